@@ -1,0 +1,20 @@
+"""dq_core: fast, trustworthy scheduling data structures.
+
+``import dq_core`` uses the compiled core when it is built and falls back to
+the pure-Python twin otherwise; ``dq_core.implementation`` says which.
+Setting ``DQ_CORE_NO_EXTENSIONS`` to any non-empty value forces pure Python.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._compat import USE_EXT, implementation
+
+if TYPE_CHECKING or not USE_EXT:
+    from ._heap_py import Heap
+else:
+    from ._heap import Heap
+
+__all__ = ["Heap", "implementation"]
+__version__ = "0.1.0"

@@ -1,0 +1,49 @@
+"""Picks the implementation: the one place that reads DQ_CORE_NO_EXTENSIONS.
+
+The compiled cores are used only if every one of them imports; otherwise
+the package runs on the pure-Python twins, all of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Any
+
+__all__ = ["USE_EXT", "implementation", "restore", "COMPILED_MODULES"]
+
+#: Compiled cores, each with a pure twin named ``<name>_py``.
+COMPILED_MODULES = ("_heap",)
+
+NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
+
+
+def _load_compiled() -> dict[str, ModuleType] | None:
+    if NO_EXTENSIONS:
+        return None
+    try:
+        return {
+            name: importlib.import_module(f"dq_core.{name}") for name in COMPILED_MODULES
+        }
+    except ImportError:
+        return None
+
+
+_compiled = _load_compiled()
+USE_EXT = _compiled is not None
+implementation = "cython" if USE_EXT else "python"
+
+
+def restore(name: str, state: Any) -> Any:
+    """Unpickling helper: rebuild a ``name`` on the implementation in use.
+
+    Both implementations pickle to this, so a pickle made by one loads in
+    the other.
+    """
+    import dq_core
+
+    cls = getattr(dq_core, name)
+    obj = cls.__new__(cls)
+    obj.__setstate__(state)
+    return obj

@@ -1,0 +1,76 @@
+"""Conversion of user numbers to C doubles, shared by both implementations.
+
+The compiled core handles exact ``float`` and small ``int`` inline and calls
+:func:`to_real` for everything else, so the rules and the error messages live
+in one place.
+"""
+
+from __future__ import annotations
+
+import operator
+
+#: Largest integer magnitude a C double holds exactly.
+MAX_EXACT_INT = 2**53
+
+
+def to_real(value: object, name: str) -> float:
+    """Return ``value`` as a float, or raise an error that names ``name``.
+
+    Integers (anything with ``__index__``) must lie within +-2**53, other
+    numbers need ``__float__``; NaN is refused.
+    """
+    tp = type(value)
+    if hasattr(tp, "__index__"):
+        i = operator.index(value)  # type: ignore[arg-type]
+        if -MAX_EXACT_INT <= i <= MAX_EXACT_INT:
+            return float(i)
+        raise OverflowError(
+            f"{name} must be an integer within +-2**53 to be stored exactly, "
+            f"got {i!r}"
+        )
+    if hasattr(tp, "__float__"):
+        d = float(value)  # type: ignore[arg-type]
+        if d != d:
+            raise ValueError(f"{name} must not be NaN")
+        return d
+    raise TypeError(f"{name} must be a real number, not {tp.__name__!r}")
+
+
+def to_count(value: object, name: str) -> int:
+    """Return ``value`` as a non-negative int, or raise naming ``name``."""
+    if not hasattr(type(value), "__index__"):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__!r}")
+    n = operator.index(value)  # type: ignore[arg-type]
+    if n < 0:
+        raise ValueError(f"{name} must be non-negative, got {n!r}")
+    return n
+
+
+def keys_of(values: object, name: str) -> list[float]:
+    """Convert a sequence, iterable or 1-D buffer of numbers to floats.
+
+    Nothing outside this call sees a partial result: a bad element raises
+    before the caller has changed anything.
+    """
+    try:
+        view = memoryview(values)  # type: ignore[arg-type]
+    except TypeError:
+        seq = values if isinstance(values, (list, tuple)) else list(values)  # type: ignore[call-overload]
+    else:
+        with view:
+            if view.ndim != 1:
+                raise ValueError(f"{name} must be one-dimensional, got {view.ndim} dimensions")
+            try:
+                seq = view.tolist()
+            except NotImplementedError:
+                raise TypeError(
+                    f"{name} has an unsupported buffer format {view.format!r}"
+                ) from None
+    out = []
+    append = out.append
+    for i, v in enumerate(seq):
+        if type(v) is float and v == v:
+            append(v)
+        else:
+            append(to_real(v, f"{name}[{i}]"))
+    return out
