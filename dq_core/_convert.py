@@ -55,7 +55,8 @@ def keys_of(values: object, name: str) -> list[float]:
     try:
         view = memoryview(values)  # type: ignore[arg-type]
     except TypeError:
-        seq = values if isinstance(values, (list, tuple)) else list(values)  # type: ignore[call-overload]
+        # a snapshot: a __float__ further on may change the caller's list
+        seq = list(values)  # type: ignore[call-overload]
     else:
         with view:
             if view.ndim != 1:
@@ -66,7 +67,7 @@ def keys_of(values: object, name: str) -> list[float]:
                 raise TypeError(
                     f"{name} has an unsupported buffer format {view.format!r}"
                 ) from None
-    out = []
+    out: list[float] = []
     append = out.append
     for i, v in enumerate(seq):
         if type(v) is float and v == v:

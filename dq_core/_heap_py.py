@@ -2,22 +2,24 @@
 
 Both implementations issue the same handles, give the same results and raise
 the same errors; only speed differs.  This one keeps ``(key, seq, slot)``
-tuples in a :mod:`heapq` list and deletes lazily: an entry is live while it
-is the very tuple recorded for its slot.  Dead entries are dropped when they
-reach the top and purged wholesale once they outnumber the live ones.
+tuples in a :mod:`heapq` list, payloads in a list by slot, and deletes
+lazily: an entry is live while it is the very tuple recorded for its slot.
+Dead entries are dropped when they reach the top and purged wholesale once
+they outnumber the live ones.
 """
 
 from __future__ import annotations
 
 import types
 from heapq import heapify, heappop, heappush
-from typing import Any, Generic, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
 
 from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 
 __all__ = ["Heap"]
 
 T = TypeVar("T")
+Entry = tuple[float, int, int]  # (key, seq, slot)
 
 #: A slot whose generation reaches this is retired, so handles never repeat.
 GEN_LIMIT = 0xFFFFFFFF
@@ -45,19 +47,20 @@ class Heap(Generic[T]):
     """
 
     __slots__ = (
-        "_heap", "_entries", "_items", "_gens", "_free", "_seq", "_len",
+        "_heap", "_entries", "_items", "_gens", "_free", "_seq", "_dead",
         "_epoch", "__weakref__",
     )
-    __class_getitem__ = classmethod(types.GenericAlias)
+    if not TYPE_CHECKING:  # same alias type as the compiled class's
+        __class_getitem__ = classmethod(types.GenericAlias)
 
-    _heap: list[tuple[float, int, int]]
-    _entries: list[tuple[float, int, int] | None]
-    _items: list[Any]
-    _gens: list[int]
-    _free: list[int]
-    _seq: int
-    _len: int
-    _epoch: int
+    _heap: list[Entry]  # live and dead entries
+    _entries: list[Entry | None]  # live entry by slot
+    _items: list[Any]  # payload by slot
+    _gens: list[int]  # generation of the slot's latest occupant
+    _free: list[int]  # stack of free slots
+    _seq: int  # next insertion sequence number
+    _dead: int  # dead entries still in _heap
+    _epoch: int  # generation of slots made afresh
 
     def __init__(self) -> None:
         self._reset_slots(0)
@@ -71,31 +74,26 @@ class Heap(Generic[T]):
         self._items = []
         self._gens = []
         self._free = []
-        self._len = 0
+        self._dead = 0
         self._epoch = epoch
 
-    def _take_slot(self) -> int:
+    def _take_slot(self) -> tuple[int, int]:
+        """Return a slot and its new generation."""
+        # A reused slot moves to the next generation, so handles of its
+        # earlier occupants go stale; at GEN_LIMIT it is retired for good.
         free = self._free
-        if free:
-            return free.pop()
-        slot = len(self._items)
-        self._items.append(None)
+        gens = self._gens
+        while free:
+            slot = free.pop()
+            gen = gens[slot] + 1
+            gens[slot] = gen
+            if gen < GEN_LIMIT:
+                return slot, gen
+        slot = len(gens)
         self._entries.append(None)
-        self._gens.append(self._epoch)
-        return slot
-
-    def _release(self, slot: int) -> None:
-        # The caller holds its own reference to the item, so no __del__
-        # runs while the tables are half-updated.
-        self._items[slot] = None
-        self._entries[slot] = None
-        gen = self._gens[slot] + 1
-        self._gens[slot] = gen
-        if gen < GEN_LIMIT:
-            self._free.append(slot)
-        self._len -= 1
-        if not self._len:
-            self._on_empty()
+        self._items.append(None)
+        gens.append(self._epoch)
+        return slot, self._epoch
 
     def _on_empty(self) -> None:
         gens = self._gens
@@ -106,8 +104,8 @@ class Heap(Generic[T]):
             if epoch < GEN_LIMIT // 2:
                 self._reset_slots(epoch)
                 return
-        if self._heap:
-            self._heap = []
+        self._heap = []
+        self._dead = 0
 
     def _slot_of(self, handle: object) -> int:
         if not isinstance(handle, int):
@@ -122,14 +120,47 @@ class Heap(Generic[T]):
             raise KeyError(handle)
         return slot
 
-    def _top(self) -> tuple[float, int, int]:
+    def _kill(self, slot: int) -> Any:
+        """Unlink the live entry in ``slot``; return its item to the caller."""
+        # The caller holds the last reference to the item: no __del__ runs
+        # while the tables are in flux.
+        items = self._items
+        item = items[slot]
+        items[slot] = None
+        self._entries[slot] = None
+        self._free.append(slot)
+        self._dead += 1
+        return item
+
+    def _top(self) -> Entry:
         heap = self._heap
         entries = self._entries
         top = heap[0]
         while entries[top[2]] is not top:
             heappop(heap)
+            self._dead -= 1
             top = heap[0]
         return top
+
+    def _pop_entry(self) -> tuple[float, Any]:
+        heap = self._heap
+        entries = self._entries
+        try:
+            entry = heappop(heap)
+            while entries[entry[2]] is not entry:
+                self._dead -= 1
+                entry = heappop(heap)
+        except IndexError:
+            raise IndexError("pop from an empty heap") from None
+        slot = entry[2]
+        items = self._items
+        item = items[slot]
+        items[slot] = None
+        entries[slot] = None
+        self._free.append(slot)
+        if len(heap) == self._dead:
+            self._on_empty()
+        return entry[0], item
 
     # -- public API ---------------------------------------------------------
 
@@ -147,15 +178,21 @@ class Heap(Generic[T]):
             key = float(priority)
         else:
             key = to_real(priority, "priority")
-        free = self._free
-        slot = free.pop() if free else self._take_slot()
         seq = self._seq
         self._seq = seq + 1
-        self._items[slot] = item
-        self._entries[slot] = entry = (key, seq, slot)
+        entries = self._entries
+        if self._free:
+            slot, gen = self._take_slot()
+            self._items[slot] = item
+            entries[slot] = entry = (key, seq, slot)
+        else:  # _take_slot() for a fresh slot, inlined: the common case
+            slot = len(entries)
+            entries.append(entry := (key, seq, slot))
+            self._items.append(item)
+            gen = self._epoch
+            self._gens.append(gen)
         heappush(self._heap, entry)
-        self._len += 1
-        return (self._gens[slot] << 32) | slot
+        return (gen << 32) | slot
 
     def push_many(self, priorities: Iterable[float], items: Iterable[T]) -> None:
         """Add every item with its priority, in order.  O(n + k) when empty.
@@ -178,20 +215,18 @@ class Heap(Generic[T]):
             )
         heap = self._heap
         take = self._take_slot
-        slots_items = self._items
         entries = self._entries
+        slot_items = self._items
         seq = self._seq
-        bulk = len(keys) >= self._len
+        bulk = len(keys) >= len(heap) - self._dead
         add = heap.append if bulk else lambda e: heappush(heap, e)
         for key, item in zip(keys, items):
-            slot = take()
-            slots_items[slot] = item
-            entry = (key, seq, slot)
-            entries[slot] = entry
+            slot = take()[0]
+            slot_items[slot] = item
+            entries[slot] = entry = (key, seq, slot)
             add(entry)
             seq += 1
         self._seq = seq
-        self._len += len(keys)
         if bulk:
             heapify(heap)
 
@@ -200,25 +235,23 @@ class Heap(Generic[T]):
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if not self._len:
-            raise IndexError("pop from an empty heap")
         heap = self._heap
         entries = self._entries
-        entry = heappop(heap)
-        while entries[entry[2]] is not entry:
+        try:
             entry = heappop(heap)
+            while entries[entry[2]] is not entry:
+                self._dead -= 1
+                entry = heappop(heap)
+        except IndexError:
+            raise IndexError("pop from an empty heap") from None
+        # the rest of _pop_entry(), inlined: this is the hot path
         slot = entry[2]
         items = self._items
         item = items[slot]
-        # _release(slot), inlined: this is the hot path
         items[slot] = None
         entries[slot] = None
-        gens = self._gens
-        gen = gens[slot] = gens[slot] + 1
-        if gen < GEN_LIMIT:
-            self._free.append(slot)
-        self._len -= 1
-        if not self._len:
+        self._free.append(slot)
+        if len(heap) == self._dead:
             self._on_empty()
         return item  # type: ignore[no-any-return]
 
@@ -227,17 +260,7 @@ class Heap(Generic[T]):
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if not self._len:
-            raise IndexError("pop from an empty heap")
-        heap = self._heap
-        entries = self._entries
-        entry = heappop(heap)
-        while entries[entry[2]] is not entry:
-            entry = heappop(heap)
-        key, _, slot = entry
-        item = self._items[slot]
-        self._release(slot)
-        return key, item
+        return self._pop_entry()
 
     def pop_many(self, n: int) -> list[T]:
         """Remove and return up to ``n`` items, lowest priority first.  O(k log n).
@@ -247,7 +270,7 @@ class Heap(Generic[T]):
         >>> h.pop_many(5)
         ['a', 'b']
         """
-        k = min(to_count(n, "n"), self._len)
+        k = min(to_count(n, "n"), len(self._heap) - self._dead)
         pop = self.pop
         return [pop() for _ in range(k)]
 
@@ -256,7 +279,7 @@ class Heap(Generic[T]):
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if not self._len:
+        if len(self._heap) == self._dead:
             raise IndexError("peek at an empty heap")
         return self._items[self._top()[2]]  # type: ignore[no-any-return]
 
@@ -265,7 +288,7 @@ class Heap(Generic[T]):
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if not self._len:
+        if len(self._heap) == self._dead:
             raise IndexError("peek at an empty heap")
         key, _, slot = self._top()
         return key, self._items[slot]
@@ -280,11 +303,11 @@ class Heap(Generic[T]):
         slot = self._slot_of(handle)
         seq = self._seq
         self._seq = seq + 1
-        entry = (key, seq, slot)
-        self._entries[slot] = entry
+        self._entries[slot] = entry = (key, seq, slot)
         heap = self._heap
         heappush(heap, entry)
-        if len(heap) > 2 * self._len + RESET_MIN_SLOTS:
+        self._dead += 1
+        if self._dead > len(heap) // 2 + RESET_MIN_SLOTS:
             self._purge()
 
     def remove(self, handle: int) -> T:
@@ -292,10 +315,11 @@ class Heap(Generic[T]):
 
         Raises ``KeyError`` if the handle is stale.
         """
-        slot = self._slot_of(handle)
-        item = self._items[slot]
-        self._release(slot)
-        if len(self._heap) > 2 * self._len + RESET_MIN_SLOTS:
+        item = self._kill(self._slot_of(handle))
+        heap = self._heap
+        if len(heap) == self._dead:
+            self._on_empty()
+        elif self._dead > len(heap) // 2 + RESET_MIN_SLOTS:
             self._purge()
         return item  # type: ignore[no-any-return]
 
@@ -304,6 +328,7 @@ class Heap(Generic[T]):
         heap = [e for e in self._heap if entries[e[2]] is e]
         heapify(heap)
         self._heap = heap
+        self._dead = 0
 
     def priority(self, handle: int) -> float:
         """Return the priority of the item behind ``handle``.  O(1).
@@ -316,26 +341,15 @@ class Heap(Generic[T]):
 
     def clear(self) -> None:
         """Remove every item; handles issued so far become stale.  O(n)."""
-        old = self._items
-        gens = self._gens
-        entries = self._entries
-        for slot, entry in enumerate(entries):
-            if entry is not None:
-                entries[slot] = None
-                gen = gens[slot] + 1
-                gens[slot] = gen
-                if gen < GEN_LIMIT:
-                    self._free.append(slot)
-        self._items = [None] * len(old)
-        self._len = 0
+        old = [self._kill(slot) for slot, e in enumerate(self._entries) if e is not None]
         self._on_empty()
         del old  # payload finalisers run only now, with the heap consistent
 
     def __len__(self) -> int:
-        return self._len
+        return len(self._heap) - self._dead
 
     def __bool__(self) -> bool:
-        return self._len > 0
+        return len(self._heap) > self._dead
 
     def __contains__(self, handle: object) -> bool:
         try:
@@ -345,44 +359,43 @@ class Heap(Generic[T]):
         return True
 
     def __repr__(self) -> str:
-        if not self._len:
+        n = len(self)
+        if not n:
             return f"<{type(self).__name__} len=0>"
-        return f"<{type(self).__name__} len={self._len} next_priority={self._top()[0]!r}>"
+        return f"<{type(self).__name__} len={n} next_priority={self._top()[0]!r}>"
 
     # -- copying, pickling, invariants --------------------------------------
 
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
         live = sorted(e for e in self._entries if e is not None)
-        items = self._items
         return (
             STATE_VERSION,
             self._seq,
             self._epoch,
             list(self._gens),
             list(self._free),
-            [(slot, key, seq, items[slot]) for key, seq, slot in live],
+            [(slot, key, seq, self._items[slot]) for key, seq, slot in live],
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         version, seq, epoch, gens, free, live = state
         if version != STATE_VERSION:
             raise ValueError(f"unsupported Heap state version {version!r}")
-        n = len(gens)
         self._reset_slots(epoch)
         self._gens = list(gens)
         self._free = list(free)
-        self._items = [None] * n
-        self._entries = entries = [None] * n
+        entries: list[Entry | None] = [None] * len(gens)
+        items: list[Any] = [None] * len(gens)
         heap = []
         for slot, key, s, item in live:
-            entry = (float(key), s, slot)
-            entries[slot] = entry
-            self._items[slot] = item
+            entries[slot] = entry = (float(key), s, slot)
+            items[slot] = item
             heap.append(entry)
-        heapify(heap)
+        heapify(heap)  # already sorted: a valid heap as it stands
+        self._entries = entries
+        self._items = items
         self._heap = heap
-        self._len = len(heap)
         self._seq = seq
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -394,13 +407,13 @@ class Heap(Generic[T]):
         """Assert every invariant of the heap and its slot table."""
         entries, items, gens, free = self._entries, self._items, self._gens, self._free
         n = len(entries)
-        assert len(items) == n == len(gens)
+        assert len(gens) == n == len(items)
         heap = self._heap
         for i in range(1, len(heap)):
             assert not heap[i] < heap[(i - 1) >> 1], f"heap order broken at {i}"
         in_heap = {id(e) for e in heap}
         live = [s for s in range(n) if entries[s] is not None]
-        assert len(live) == self._len
+        assert len(live) == len(heap) - self._dead
         for s in live:
             e = entries[s]
             assert e is not None and e[2] == s and id(e) in in_heap
@@ -408,8 +421,6 @@ class Heap(Generic[T]):
         free_set = set(free)
         assert len(free_set) == len(free)
         for s in range(n):
-            if entries[s] is None:
-                assert items[s] is None
-                assert (s in free_set) == (gens[s] < GEN_LIMIT)
-            else:
-                assert s not in free_set
+            assert (entries[s] is None) == (s in free_set or gens[s] == GEN_LIMIT)
+            assert entries[s] is not None or items[s] is None
+            assert (s in free_set) <= (gens[s] < GEN_LIMIT)

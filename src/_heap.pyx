@@ -31,20 +31,30 @@ cdef long long FREE = -1
 ctypedef unsigned long long u64
 
 
-cdef inline double _key(object x, str name) except? -1.0:
-    # Exact floats and small ints inline; everything else (and every error)
-    # goes through to_real so both implementations say the same thing.
+cdef inline bint _fast_key(object x, double* out) noexcept:
+    # Exact floats and ints within +-2**53, without calling into Python.
     cdef double d
     cdef long long v
     cdef int overflow = 0
     if type(x) is float:
         d = PyFloat_AS_DOUBLE(x)
         if d == d:
-            return d
+            out[0] = d
+            return True
     elif type(x) is int:
         v = PyLong_AsLongLongAndOverflow(x, &overflow)
         if not overflow and -MAX_EXACT_INT <= v <= MAX_EXACT_INT:
-            return <double>v
+            out[0] = <double>v
+            return True
+    return False
+
+
+cdef inline double _key(object x, str name) except? -1.0:
+    # Everything off the fast path (and every error) goes through to_real,
+    # so both implementations accept and refuse the same things.
+    cdef double d
+    if _fast_key(x, &d):
+        return d
     return to_real(x, name)
 
 
@@ -130,37 +140,36 @@ cdef class Heap:
         self._epoch = epoch
         return 0
 
-    cdef inline int _grow_heap(self) except -1:
-        if self._n == self._hcap:
-            self._alloc_heap(2 * self._hcap)
-        return 0
-
     cdef inline int _shrink_heap(self) except -1:
         if self._hcap > MIN_CAP and self._n * 4 <= self._hcap:
             self._alloc_heap(self._hcap // 2)
         return 0
 
-    cdef inline long long _take_slot(self) except -1:
+    cdef inline long long _take_slot(self, object item) except -1:
+        # A reused slot moves to the next generation, so handles of its
+        # earlier occupants go stale; at GEN_LIMIT it is retired for good.
         cdef long long slot = self._free
-        if slot >= 0:
+        cdef unsigned int gen
+        while slot >= 0:
             self._free = self._snext[slot]
-            return slot
+            gen = self._sgen[slot] + 1
+            self._sgen[slot] = gen
+            if gen < GEN_LIMIT:
+                self._items[slot] = item
+                return slot
+            slot = self._free
         slot = self._nslots
         if slot == self._scap:
             self._alloc_slots(2 * self._scap)
-        self._items.append(None)
+        self._items.append(item)
         self._sgen[slot] = self._epoch
-        self._spos[slot] = FREE
         self._nslots = slot + 1
         return slot
 
     cdef inline void _free_slot(self, long long slot) noexcept:
-        cdef unsigned int gen = self._sgen[slot] + 1
-        self._sgen[slot] = gen
         self._spos[slot] = FREE
-        if gen < GEN_LIMIT:
-            self._snext[slot] = self._free
-            self._free = slot
+        self._snext[slot] = self._free
+        self._free = slot
 
     cdef int _on_empty(self) except -1:
         cdef Py_ssize_t s
@@ -231,19 +240,32 @@ cdef class Heap:
         self._sift_up(pos, start)
 
     cdef inline long long _insert(self, double key, object item) except -1:
+        # Appends at the end of the heap array; the caller sifts.
         cdef long long slot
-        cdef Py_ssize_t pos
-        self._grow_heap()
-        slot = self._take_slot()
-        pos = self._n
+        cdef Py_ssize_t pos = self._n
+        if pos == self._hcap:
+            self._alloc_heap(2 * self._hcap)
+        slot = self._take_slot(item)
         self._hkey[pos] = key
         self._hseq[pos] = self._seq
         self._hslot[pos] = slot
         self._spos[slot] = pos
         self._seq += 1
         self._n = pos + 1
-        self._items[slot] = item
         return slot
+
+    cdef int _reserve(self, Py_ssize_t extra) except -1:
+        cdef Py_ssize_t cap = self._hcap
+        while cap < self._n + extra:
+            cap *= 2
+        if cap != self._hcap:
+            self._alloc_heap(cap)
+        cap = self._scap
+        while cap < self._nslots + extra:
+            cap *= 2
+        if cap != self._scap:
+            self._alloc_slots(cap)
+        return 0
 
     cdef object _delete_at(self, Py_ssize_t pos):
         # Unlinks the entry at pos and returns its item; no user code runs
@@ -314,31 +336,45 @@ cdef class Heap:
         """
         cdef const double[:] dv
         cdef double[::1] keys
-        cdef Py_ssize_t i, k, first
+        cdef double* K
+        cdef Py_ssize_t i, k
         cdef bint bulk
+        cdef list seq
         if not isinstance(items, (list, tuple)):
             items = list(items)
-        try:
-            dv = priorities
-        except (ValueError, TypeError, BufferError):
-            keys = _new_array(max(1, len(kl := keys_of(priorities, "priorities"))),
-                              sizeof(double), "d")
-            k = len(kl)
-            for i in range(k):
-                keys[i] = kl[i]
-        else:
-            k = dv.shape[0]
+        if isinstance(priorities, (list, tuple)):
+            # a snapshot, as in keys_of: a __float__ may change the list
+            seq = list(priorities)
+            k = len(seq)
             keys = _new_array(max(1, k), sizeof(double), "d")
+            K = &keys[0]
             for i in range(k):
-                if dv[i] != dv[i]:
-                    to_real(dv[i], f"priorities[{i}]")
-                keys[i] = dv[i]
+                x = seq[i]
+                if not _fast_key(x, &K[i]):
+                    K[i] = to_real(x, f"priorities[{i}]")
+        else:
+            try:
+                dv = priorities
+            except (ValueError, TypeError, BufferError):
+                kl = keys_of(priorities, "priorities")
+                k = len(kl)
+                keys = _new_array(max(1, k), sizeof(double), "d")
+                for i in range(k):
+                    keys[i] = kl[i]
+            else:
+                k = dv.shape[0]
+                keys = _new_array(max(1, k), sizeof(double), "d")
+                for i in range(k):
+                    if dv[i] != dv[i]:
+                        to_real(dv[i], f"priorities[{i}]")
+                    keys[i] = dv[i]
         if k != len(items):
             raise ValueError(
                 f"priorities and items differ in length ({k} != {len(items)})"
             )
+        # No user code runs from here on.
+        self._reserve(k)
         bulk = k >= self._n
-        first = self._n
         for i in range(k):
             self._insert(keys[i], items[i])
             if not bulk:
@@ -407,7 +443,7 @@ cdef class Heap:
         Acts as remove + push: the item goes behind equal priorities.
         Raises ``KeyError`` if the handle is stale.
         """
-        cdef double key = to_real(priority, "priority")
+        cdef double key = _key(priority, "priority")
         cdef long long slot = self._slot_of(handle)
         cdef Py_ssize_t pos = self._spos[slot]
         cdef double old = self._hkey[pos]

@@ -205,7 +205,7 @@ def test_generation_limit_retires_slot(impl):
     # around and repeat a handle.
     h = impl.Heap()
     version, seq, epoch, gens, free, live = h.__getstate__()
-    h.__setstate__((version, seq, epoch, [0xFFFFFFFE], [0], live))
+    h.__setstate__((version, seq, epoch, [0xFFFFFFFD], [0], live))
     old = h.push(1, "x")
     assert old == (0xFFFFFFFE << 32) | 0
     h.pop()

@@ -1,0 +1,188 @@
+"""Quick comparison of dq_core against the standard library.
+
+Run ``python -m dq_core.bench`` (or ``--quick`` for a run of a few seconds).
+Each row times one workload on the implementation in use and on its stdlib
+counterpart in the same process, and prints nanoseconds per element and the
+speed ratio.  For careful numbers use the pyperf scripts in ``perf/``; they
+call the same workload functions.
+
+Every workload function has pyperf's time-function signature:
+``f(loops, *args) -> seconds`` for ``loops`` repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import itertools
+import random
+import statistics
+import sys
+from time import perf_counter
+from typing import Any, Callable, Sequence
+
+__all__ = ["main", "rows"]
+
+Workload = Callable[..., float]
+
+
+def random_priorities(n: int, seed: int = 1) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.random() for _ in range(n)]
+
+
+# -- Heap --------------------------------------------------------------------
+
+
+def heap_push_pop(loops: int, heap_cls: Any, prios: Sequence[float]) -> float:
+    """Push every priority, then pop everything."""
+    t0 = perf_counter()
+    for _ in range(loops):
+        h = heap_cls()
+        push = h.push
+        pop = h.pop
+        for p in prios:
+            push(p, None)
+        for _ in prios:
+            pop()
+    return perf_counter() - t0
+
+
+def heapq_push_pop(loops: int, prios: Sequence[float]) -> float:
+    """The heapq way: ``(priority, seq, item)`` tuples, so ties never compare items."""
+    push = heapq.heappush
+    pop = heapq.heappop
+    t0 = perf_counter()
+    for _ in range(loops):
+        h: list[tuple[float, int, None]] = []
+        count = itertools.count()
+        for p in prios:
+            push(h, (p, next(count), None))
+        for _ in prios:
+            pop(h)
+    return perf_counter() - t0
+
+
+def heap_bulk(loops: int, heap_cls: Any, prios: Sequence[float], items: Sequence[Any]) -> float:
+    """push_many everything, then pop_many everything."""
+    n = len(items)
+    t0 = perf_counter()
+    for _ in range(loops):
+        h = heap_cls()
+        h.push_many(prios, items)
+        h.pop_many(n)
+    return perf_counter() - t0
+
+
+def heapq_bulk(loops: int, prios: Sequence[float], items: Sequence[Any]) -> float:
+    """Build the tuples, heapify, and drain to a list of items."""
+    pop = heapq.heappop
+    n = len(items)
+    t0 = perf_counter()
+    for _ in range(loops):
+        h = [(p, i, it) for i, (p, it) in enumerate(zip(prios, items))]
+        heapq.heapify(h)
+        [pop(h)[2] for _ in range(n)]
+    return perf_counter() - t0
+
+
+def heap_update_remove(
+    loops: int, heap_cls: Any, prios: Sequence[float], new_prios: Sequence[float]
+) -> float:
+    """Push all, re-prioritise all, remove every other one, drain."""
+    t0 = perf_counter()
+    for _ in range(loops):
+        h = heap_cls()
+        push = h.push
+        handles = [push(p, i) for i, p in enumerate(prios)]
+        update = h.update
+        for hd, q in zip(handles, new_prios):
+            update(hd, q)
+        remove = h.remove
+        for hd in handles[::2]:
+            remove(hd)
+        pop = h.pop
+        while h:
+            pop()
+    return perf_counter() - t0
+
+
+def heapq_update_remove(loops: int, prios: Sequence[float], new_prios: Sequence[float]) -> float:
+    """The heapq documentation's recipe: an entry map and lazy deletion."""
+    push = heapq.heappush
+    pop = heapq.heappop
+    removed = object()
+    t0 = perf_counter()
+    for _ in range(loops):
+        h: list[list[Any]] = []
+        finder: dict[int, list[Any]] = {}
+        count = itertools.count()
+        for i, p in enumerate(prios):
+            entry = [p, next(count), i]
+            finder[i] = entry
+            push(h, entry)
+        for i, q in enumerate(new_prios):
+            finder.pop(i)[-1] = removed
+            entry = [q, next(count), i]
+            finder[i] = entry
+            push(h, entry)
+        for i in range(0, len(prios), 2):
+            finder.pop(i)[-1] = removed
+        while h:
+            task = pop(h)[-1]
+            if task is not removed:
+                del finder[task]
+    return perf_counter() - t0
+
+
+# -- the table ---------------------------------------------------------------
+
+
+def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Workload, tuple[Any, ...], int]]:
+    """(label, dq_core workload, args, baseline workload, args, elements) per row."""
+    from dq_core import Heap
+
+    n = 20_000 if quick else 100_000
+    prios = random_priorities(n)
+    items = list(range(n))
+    m = n // 10
+    small, new = prios[:m], random_priorities(m, seed=2)
+    return [
+        (f"Heap push+pop, N={n:,}", heap_push_pop, (Heap, prios),
+         heapq_push_pop, (prios,), 2 * n),
+        (f"Heap push_many+pop_many, N={n:,}", heap_bulk, (Heap, prios, items),
+         heapq_bulk, (prios, items), 2 * n),
+        (f"Heap update+remove, N={m:,}", heap_update_remove, (Heap, small, new),
+         heapq_update_remove, (small, new), 3 * m + m // 2),
+    ]
+
+
+def _ns_per_element(fn: Workload, args: tuple[Any, ...], elements: int, repeat: int) -> float:
+    fn(1, *args)  # warm up
+    samples = [fn(1, *args) for _ in range(repeat)]
+    return statistics.median(samples) / elements * 1e9
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dq_core.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats (a few seconds)")
+    args = parser.parse_args(argv)
+
+    import dq_core
+
+    repeat = 3 if args.quick else 7
+    print(f"dq_core {dq_core.__version__} ({dq_core.implementation}), Python {sys.version.split()[0]}")
+    print(f"median of {repeat} runs; ns per element; ratio = stdlib time / dq_core time\n")
+    header = f"{'operation':<36} {'dq_core':>10} {'stdlib':>10} {'ratio':>7}  baseline"
+    print(header)
+    print("-" * len(header))
+    for label, fn, fargs, base, bargs, elements in rows(args.quick):
+        ours = _ns_per_element(fn, fargs, elements, repeat)
+        theirs = _ns_per_element(base, bargs, elements, repeat)
+        print(f"{label:<36} {ours:>10.1f} {theirs:>10.1f} {theirs / ours:>6.2f}x  {base.__name__}")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""pyperf: Heap (compiled and pure) against heapq, in one run.
+
+    python perf/bench_heap.py -o heap.json          # full run
+    python perf/bench_heap.py --fast -o heap.json   # quicker, noisier
+    python -m pyperf stats heap.json
+
+Times are per element.  The workloads live in dq_core.bench, shared with
+``python -m dq_core.bench``.
+"""
+
+from __future__ import annotations
+
+import pyperf
+
+from dq_core import _heap_py
+from dq_core import bench as w
+
+try:
+    from dq_core import _heap
+except ImportError:  # pure-only build: compare what exists
+    _heap = None
+
+IMPLS = [("dq_core-c", _heap), ("dq_core-py", _heap_py)]
+
+
+def main() -> None:
+    runner = pyperf.Runner()
+    runner.metadata["description"] = "dq_core.Heap vs heapq"
+    for n in (1_000, 100_000, 1_000_000):
+        prios = w.random_priorities(n)
+        for label, mod in IMPLS:
+            if mod is not None:
+                runner.bench_time_func(f"push+pop N={n} {label}", w.heap_push_pop,
+                                       mod.Heap, prios, inner_loops=2 * n)
+        runner.bench_time_func(f"push+pop N={n} heapq", w.heapq_push_pop, prios,
+                               inner_loops=2 * n)
+
+    n = 100_000
+    prios = w.random_priorities(n)
+    items = list(range(n))
+    for label, mod in IMPLS:
+        if mod is not None:
+            runner.bench_time_func(f"push_many+pop_many N={n} {label}", w.heap_bulk,
+                                   mod.Heap, prios, items, inner_loops=2 * n)
+    runner.bench_time_func(f"push_many+pop_many N={n} heapq", w.heapq_bulk,
+                           prios, items, inner_loops=2 * n)
+
+    m = 10_000
+    small, new = prios[:m], w.random_priorities(m, seed=2)
+    ops = 3 * m + m // 2
+    for label, mod in IMPLS:
+        if mod is not None:
+            runner.bench_time_func(f"update+remove N={m} {label}", w.heap_update_remove,
+                                   mod.Heap, small, new, inner_loops=ops)
+    runner.bench_time_func(f"update+remove N={m} heapq-lazy", w.heapq_update_remove,
+                           small, new, inner_loops=ops)
+
+
+if __name__ == "__main__":
+    main()
