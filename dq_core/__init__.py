@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._compat import USE_EXT, implementation
+from ._exceptions import Empty, Full, ShutDown
+from ._queues import PriorityQueue
 
 if TYPE_CHECKING or not USE_EXT:
     from ._heap_py import Heap
 else:
     from ._heap import Heap
 
-__all__ = ["Heap", "implementation"]
+__all__ = ["Empty", "Full", "Heap", "PriorityQueue", "ShutDown", "implementation"]
 __version__ = "0.1.0"

@@ -11,7 +11,7 @@ import os
 from types import ModuleType
 from typing import Any
 
-__all__ = ["USE_EXT", "implementation", "restore", "COMPILED_MODULES"]
+__all__ = ["USE_EXT", "implementation", "core", "restore", "COMPILED_MODULES"]
 
 #: Compiled cores, each with a pure twin named ``<name>_py``.
 COMPILED_MODULES = ("_heap",)
@@ -33,6 +33,13 @@ def _load_compiled() -> dict[str, ModuleType] | None:
 _compiled = _load_compiled()
 USE_EXT = _compiled is not None
 implementation = "cython" if USE_EXT else "python"
+
+
+def core(name: str) -> ModuleType:
+    """The module in use for the core ``name``: compiled, or its pure twin."""
+    if _compiled is not None:
+        return _compiled[name]
+    return importlib.import_module(f"dq_core.{name}_py")
 
 
 def restore(name: str, state: Any) -> Any:

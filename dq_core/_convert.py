@@ -29,7 +29,10 @@ def to_real(value: object, name: str) -> float:
             f"got {i!r}"
         )
     if hasattr(tp, "__float__"):
-        d = float(value)  # type: ignore[arg-type]
+        try:
+            d = float(value)  # type: ignore[arg-type]
+        except TypeError as exc:  # complex on Python 3.9, a bad __float__
+            raise TypeError(f"{name} must be a real number, not {tp.__name__!r}") from exc
         if d != d:
             raise ValueError(f"{name} must not be NaN")
         return d

@@ -19,7 +19,7 @@ import dq_core
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 
 # (compiled module, pure module) for each core; public names come from these.
-CORES = {"_heap": ("Heap",)}
+CORES = {"_heap": ("Heap", "ItemHeap")}
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -36,6 +36,15 @@ def _load(kind: str) -> SimpleNamespace:
         for n in names:
             setattr(ns, n, getattr(module, n))
         setattr(ns, core.lstrip("_"), module)
+    # The public classes built on the cores, as dq_core builds them on the
+    # implementation in use.
+    from dq_core import _queues
+
+    ns.PriorityQueue = type(
+        "PriorityQueue",
+        (_queues.PriorityQueueMethods, ns.heap.QueueCore),
+        {"__doc__": _queues.PriorityQueue.__doc__, "__module__": "dq_core"},
+    )
     return ns
 
 

@@ -1,0 +1,207 @@
+"""ItemHeap: the object-compared heap under PriorityQueue, step for step heapq."""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+class Tied:
+    """Compares by key only; two with the same key are neither less nor more."""
+
+    def __init__(self, key, tag):
+        self.key = key
+        self.tag = tag
+
+    def __lt__(self, other):
+        return self.key < other.key
+
+    def __repr__(self):
+        return f"Tied({self.key}, {self.tag})"
+
+
+class Erratic:
+    """An inconsistent order: the answer depends on a shared coin."""
+
+    rng = random.Random(0)
+
+    def __init__(self, tag):
+        self.tag = tag
+
+    def __lt__(self, other):
+        return self.rng.random() < 0.5
+
+
+def run(heap_push, heap_pop, program):
+    out = []
+    for op, item in program:
+        if op == "push":
+            heap_push(item)
+        else:
+            try:
+                out.append(heap_pop())
+            except IndexError:
+                out.append(None)
+    return out
+
+
+kinds = [
+    st.tuples(st.integers(-3, 3), st.text(max_size=2)),
+    st.tuples(st.floats(-3, 3, width=16), st.integers(0, 3)),
+    st.tuples(st.sampled_from([2**53, 2**53 + 1, -(2**60), 1, 1.0, True, 0.0, -0.0]),
+              st.integers(0, 1)),
+    st.tuples(st.integers(-2, 2), st.integers(-2, 2), st.integers(0, 1)),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False, width=16),
+]
+programs = st.one_of(*[
+    st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]), kind), max_size=80)
+    for kind in kinds
+])
+
+
+@given(programs)
+@settings(max_examples=300)
+def test_same_order_as_heapq(impl, program):
+    h = impl.ItemHeap()
+    ref: list = []
+    ours = run(h.push, h.pop, program)
+    theirs = run(lambda x: heapq.heappush(ref, x), lambda: heapq.heappop(ref), program)
+    assert ours == theirs
+    assert [type(x) for x in ours] == [type(x) for x in theirs]
+    assert h.snapshot() == ref
+    h._check()
+
+
+def test_mixed_kinds_raise_as_heapq_does(impl):
+    # A cached key must never decide between a tuple and a bare number.
+    for first, second in [((0, ""), 5), (5, (0, "")), ((1, "a"), (2.5,)), ((1,), "x")]:
+        h = impl.ItemHeap()
+        h.push(first)
+        ref = [first]
+        try:
+            heapq.heappush(ref, second)
+        except TypeError:
+            with pytest.raises(TypeError):
+                h.push(second)
+            assert h.snapshot() == [first]
+        else:
+            h.push(second)
+            assert h.snapshot() == ref
+
+
+@given(st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]), st.integers(0, 3)), max_size=60))
+def test_ties_come_out_as_heapq_gives_them(impl, program):
+    h = impl.ItemHeap()
+    ref: list = []
+    prog = [(op, Tied(k, i)) for i, (op, k) in enumerate(program)]
+    ours = run(h.push, h.pop, prog)
+    theirs = run(lambda x: heapq.heappush(ref, x), lambda: heapq.heappop(ref), prog)
+    assert [x and x.tag for x in ours] == [x and x.tag for x in theirs]
+
+
+def test_inconsistent_order_matches_heapq(impl):
+    h = impl.ItemHeap()
+    ref: list = []
+    objs = [Erratic(i) for i in range(200)]
+    Erratic.rng.seed(5)
+    for o in objs:
+        h.push(o)
+    ours = [h.pop().tag for _ in range(200)]
+    Erratic.rng.seed(5)
+    for o in objs:
+        heapq.heappush(ref, o)
+    theirs = [heapq.heappop(ref).tag for _ in range(200)]
+    assert ours == theirs
+
+
+def test_nan_first_elements_compare_as_heapq(impl):
+    nan = float("nan")
+    seq = [(nan, 1), (1.0, 2), (nan, 3), (0.0, 4), (nan, 0)]
+    h = impl.ItemHeap()
+    ref: list = []
+    for x in seq:
+        h.push(x)
+        heapq.heappush(ref, x)
+    assert [h.pop()[1] for _ in seq] == [heapq.heappop(ref)[1] for _ in seq]
+
+
+class Bomb:
+    """Raises when compared after the fuse burns down."""
+
+    fuse = 0
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other):
+        Bomb.fuse -= 1
+        if Bomb.fuse == 0:
+            raise ZeroDivisionError("bomb")
+        return self.key < other.key
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 64, 300])
+def test_raising_comparison_leaves_heap_exactly_as_it_was(impl, n):
+    rng = random.Random(n)
+    for fuse in range(1, 25):
+        h = impl.ItemHeap()
+        Bomb.fuse = -1
+        for _ in range(n):
+            h.push(Bomb(rng.random()))
+        before = h.snapshot()
+        Bomb.fuse = fuse
+        try:
+            h.push(Bomb(rng.random()))
+        except ZeroDivisionError:
+            assert h.snapshot() == before
+        else:
+            before = h.snapshot()
+        Bomb.fuse = fuse
+        try:
+            top = h.pop()
+        except ZeroDivisionError:
+            assert h.snapshot() == before  # nothing lost, nothing moved
+        else:
+            assert top is min(before, key=lambda b: b.key)
+        Bomb.fuse = -1
+        h._check()
+        keys = [h.pop().key for _ in range(len(h))]
+        assert keys == sorted(keys)
+
+
+def test_reentry_from_comparison_raises(impl):
+    h = impl.ItemHeap()
+
+    class Meddler:
+        def __init__(self, key):
+            self.key = key
+
+        def __lt__(self, other):
+            with pytest.raises(RuntimeError, match="re-entered"):
+                h.push(Meddler(0))
+            with pytest.raises(RuntimeError, match="re-entered"):
+                h.pop()
+            assert len(h) >= 1  # reading is fine
+            return self.key < other.key
+
+    for k in [5, 3, 8, 1]:
+        h.push(Meddler(k))
+    assert [h.pop().key for _ in range(4)] == [1, 3, 5, 8]
+
+
+def test_empty_and_misc(impl):
+    h = impl.ItemHeap()
+    with pytest.raises(IndexError):
+        h.pop()
+    with pytest.raises(IndexError):
+        h.peek()
+    h.push((1, "a"))
+    assert h.peek() == (1, "a") and len(h) == 1 and h
+    assert repr(h) == "<ItemHeap len=1>"
+    assert h.clear() == [(1, "a")]
+    assert not h and len(h) == 0
