@@ -697,6 +697,6 @@ def test_docstrings_identical(both, cls):
     c, py = (getattr(m.heap, cls) for m in both)
     assert c.__doc__ and same_doc(c, py)
     public = [n for n in vars(py) if not n.startswith("_") or n in ("__getstate__", "_check")]
-    assert "push" in public
+    assert len(public) >= 5
     for name in public:
         assert same_doc(getattr(c, name), getattr(py, name)), name
