@@ -14,11 +14,11 @@ import threading
 import types
 from collections import deque
 from heapq import heapify, heappop, heappush
-from threading import get_ident
 from typing import TYPE_CHECKING, Any, Generic, Iterable, Optional, TypeVar
 
 from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 from ._exceptions import Empty, Full, ShutDown
+from ._waiting import OwnedLock
 
 __all__ = ["Heap", "ItemHeap", "QueueCore"]
 
@@ -573,7 +573,7 @@ class ItemHeap(Generic[T]):
             assert not items[i] < items[(i - 1) >> 1], f"heap order broken at {i}"  # type: ignore[operator]
 
 
-class QueueCore(Generic[T]):
+class QueueCore(OwnedLock, Generic[T]):
     """The lock, the heap and the uncontended put/get of PriorityQueue.
 
     Blocking waits, ``task_done``/``join`` and ``shutdown`` live in
@@ -583,10 +583,14 @@ class QueueCore(Generic[T]):
 
     __slots__ = (
         "_heap", "_mutex", "_owner", "maxsize", "unfinished_tasks", "is_shutdown",
-        "_getters", "_putters", "_joiners", "__weakref__",
+        "_getters", "_putters", "_joiners",
     )
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
+
+    maxsize: int
+    unfinished_tasks: int
+    is_shutdown: bool
 
     def __init__(self, maxsize: int = 0) -> None:
         self._heap: ItemHeap[T] = ItemHeap()
@@ -599,22 +603,6 @@ class QueueCore(Generic[T]):
         self.maxsize = maxsize
         self.unfinished_tasks = 0
         self.is_shutdown = False
-
-    def _lock(self) -> None:
-        """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
-        me = get_ident()
-        if not self._mutex.acquire(False):
-            if self._owner == me:
-                raise RuntimeError(
-                    "the queue was re-entered while this thread holds its lock "
-                    "(from a comparison of its items?)")
-            self._mutex.acquire()
-        self._owner = me
-
-    def _unlock(self) -> None:
-        """Release the queue's lock."""
-        self._owner = 0
-        self._mutex.release()
 
     # Hooks the shared layer (dq_core._queues) provides.
     def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, TypeVar
 from ._compat import core
 from ._convert import to_count
 from ._exceptions import Empty, Full, ShutDown
-from ._waiting import check_timeout, notify_all, wait
+from ._waiting import Bounded, check_timeout, notify_all, wait
 
 if TYPE_CHECKING:
     from ._heap_py import QueueCore
@@ -34,7 +34,7 @@ __all__ = ["PriorityQueue", "PriorityQueueMethods"]
 T = TypeVar("T")
 
 
-class PriorityQueueMethods(_Base):
+class PriorityQueueMethods(Bounded, _Base):
     """What PriorityQueue adds to either implementation's QueueCore."""
 
     __slots__ = ()
@@ -48,28 +48,8 @@ class PriorityQueueMethods(_Base):
         finally:
             self._unlock()
 
-    # Called by QueueCore with the lock held, when put/get cannot finish at once.
-
-    def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
-        heap = self._heap
-        if not block:
-            if len(heap) >= self.maxsize:
-                raise Full
-        elif timeout is None:
-            while len(heap) >= self.maxsize:
-                wait(self, self._putters, None)
-                if self.is_shutdown:
-                    raise ShutDown
-        else:
-            check_timeout(timeout)
-            end = monotonic() + timeout
-            while len(heap) >= self.maxsize:
-                remaining = end - monotonic()
-                if remaining <= 0.0:
-                    raise Full
-                wait(self, self._putters, remaining)
-                if self.is_shutdown:
-                    raise ShutDown
+    # Called by QueueCore with the lock held, when get cannot finish at once;
+    # Bounded._wait_for_room is its counterpart for put.
 
     def _wait_for_item(self, block: bool, timeout: Optional[float]) -> None:
         heap = self._heap

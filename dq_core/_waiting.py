@@ -9,23 +9,35 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Any, Optional
+from threading import get_ident
+from time import monotonic
+from typing import TYPE_CHECKING, Any, Optional
 
-__all__ = ["Waiters", "wait", "notify_all", "check_timeout"]
+from ._exceptions import Full, ShutDown
+
+__all__ = ["OwnedLock", "Bounded", "new_waiter", "wait", "notify_all", "check_timeout"]
 
 Waiters = deque  # of locked threading.Lock objects, oldest first
 _allocate_lock = threading.Lock
 _TIMEOUT_MAX = threading.TIMEOUT_MAX
 
 
-def wait(owner: Any, waiters: "deque[Any]", timeout: Optional[float]) -> Any:
+def new_waiter() -> Any:
+    """A locked lock for one thread to park on until another releases it."""
+    waiter = _allocate_lock()
+    waiter.acquire()
+    return waiter
+
+
+def wait(owner: Any, waiters: "deque[Any]", timeout: Optional[float],
+         waiter: Any = None) -> Any:
     """Release ``owner``'s lock, sleep until notified or ``timeout`` passes, re-take it.
 
     Returns the waiter lock when notified, None on timeout.  Callers re-check
     their condition either way, like ``Condition.wait`` callers must.
     """
-    waiter = _allocate_lock()
-    waiter.acquire()
+    if waiter is None:
+        waiter = new_waiter()
     waiters.append(waiter)
     owner._unlock()
     got = False
@@ -55,3 +67,65 @@ def check_timeout(timeout: object) -> None:
     """``ValueError`` for a negative timeout, worded as the queue module does."""
     if timeout < 0:  # type: ignore[operator]
         raise ValueError("'timeout' must be a non-negative number")
+
+
+class OwnedLock:
+    """``_lock``/``_unlock`` over a plain lock that knows its owner thread.
+
+    Taking it again from the thread that holds it (a comparison or a clock
+    calling back into the structure) raises ``RuntimeError`` instead of
+    deadlocking.  The owner is looked at only when the lock is taken.
+    """
+
+    _mutex: Any
+    _owner: int
+
+    def _lock(self) -> None:
+        """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
+        me = get_ident()
+        if not self._mutex.acquire(False):
+            if self._owner == me:
+                raise RuntimeError(
+                    "the queue was re-entered while this thread holds its lock "
+                    "(from a comparison of its items?)")
+            self._mutex.acquire()
+        self._owner = me
+
+    def _unlock(self) -> None:
+        """Release the queue's lock."""
+        self._owner = 0
+        self._mutex.release()
+
+
+class Bounded:
+    """The wait for room of a queue with ``maxsize``, as queue.Queue.put waits."""
+
+    __slots__ = ()
+    maxsize: Any
+    is_shutdown: bool
+    _putters: "deque[Any]"
+
+    if TYPE_CHECKING:  # provided by the class this is mixed into
+
+        def __len__(self) -> int: ...
+
+    def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
+        # Called with the lock held and maxsize > 0.
+        if not block:
+            if len(self) >= self.maxsize:
+                raise Full
+        elif timeout is None:
+            while len(self) >= self.maxsize:
+                wait(self, self._putters, None)
+                if self.is_shutdown:
+                    raise ShutDown
+        else:
+            check_timeout(timeout)
+            end = monotonic() + timeout
+            while len(self) >= self.maxsize:
+                remaining = end - monotonic()
+                if remaining <= 0.0:
+                    raise Full
+                wait(self, self._putters, remaining)
+                if self.is_shutdown:
+                    raise ShutDown
