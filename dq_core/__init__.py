@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ._compat import USE_EXT, implementation
 from ._exceptions import Empty, Full, ShutDown
+from ._delayqueue import DelayQueue
 from ._queues import PriorityQueue
 
 if TYPE_CHECKING or not USE_EXT:
@@ -18,5 +19,7 @@ if TYPE_CHECKING or not USE_EXT:
 else:
     from ._heap import Heap
 
-__all__ = ["Empty", "Full", "Heap", "PriorityQueue", "ShutDown", "implementation"]
+__all__ = [
+    "DelayQueue", "Empty", "Full", "Heap", "PriorityQueue", "ShutDown", "implementation",
+]
 __version__ = "0.1.0"

@@ -45,6 +45,11 @@ def _load(kind: str) -> SimpleNamespace:
         (_queues.PriorityQueueMethods, ns.heap.QueueCore),
         {"__doc__": _queues.PriorityQueue.__doc__, "__module__": "dq_core"},
     )
+    from dq_core import _delayqueue
+
+    ns.DelayQueue = type(
+        "DelayQueue", (_delayqueue.DelayQueue,), {"_heap_class": ns.Heap, "__module__": "dq_core"}
+    )
     return ns
 
 

@@ -1,0 +1,382 @@
+"""DelayQueue: never early, precise wake-ups, each item to exactly one consumer."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+
+import dq_core
+from dq_core import Empty, Full, ShutDown
+
+
+class FakeClock:
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def start(fn, *args):
+    t = threading.Thread(target=fn, args=args, daemon=True)
+    t.start()
+    return t
+
+
+# -- fake clock: order and never early --------------------------------------------
+
+
+def test_never_early_and_earliest_first(impl):
+    clock = FakeClock()
+    dq = impl.DelayQueue(clock=clock)
+    dq.put("b", 2.0)
+    dq.put("a", 1.0)
+    dq.put_at("c", 103.0)
+    assert dq.next_deadline() == 101.0
+    with pytest.raises(Empty):
+        dq.get_nowait()
+    clock.now = 100.999
+    with pytest.raises(Empty):
+        dq.get(block=False)
+    assert dq.get_many() == []
+    clock.now = 101.0
+    assert dq.get_nowait() == "a"
+    clock.now = 110.0
+    assert dq.get_many() == ["b", "c"]
+    assert dq.next_deadline() is None and len(dq) == 0
+
+
+def test_equal_deadlines_fifo_and_past_delays_due_now(impl):
+    clock = FakeClock()
+    dq = impl.DelayQueue(clock=clock)
+    for i in range(5):
+        dq.put(i, 1.0)
+    dq.put("now", 0)
+    dq.put("past", -5)
+    assert dq.get_many() == ["past", "now"]
+    clock.now += 1
+    assert dq.get_many(3) == [0, 1, 2]
+    assert dq.get_many() == [3, 4]
+
+
+def test_bad_delays_name_the_argument(impl):
+    dq = impl.DelayQueue(clock=FakeClock())
+    dq.put("x", 1)
+    for bad, exc, msg in [(float("nan"), ValueError, "delay must not be NaN"),
+                          ("1", TypeError, "delay must be a real number"),
+                          (2**60, OverflowError, "delay")]:
+        with pytest.raises(exc, match=msg):
+            dq.put("y", bad)
+        h = dq.put("z", 5)
+        with pytest.raises(exc, match=msg):
+            dq.reschedule(h, bad)
+        assert dq.cancel(h)
+    with pytest.raises(ValueError, match="deadline must not be NaN"):
+        dq.put_at("y", float("nan"))
+    with pytest.raises(ValueError, match="'timeout' must be a non-negative number"):
+        dq.get(timeout=-1)
+    with pytest.raises(ValueError, match="max_items"):
+        dq.get_many(-1)
+    assert len(dq) == 1
+
+
+def test_cancel_and_reschedule(impl):
+    clock = FakeClock()
+    dq = impl.DelayQueue(clock=clock)
+    a = dq.put("a", 1)
+    b = dq.put("b", 2)
+    c = dq.put("c", 3)
+    assert dq.cancel(b) is True
+    assert dq.cancel(b) is False
+    assert dq.reschedule(b, 0) is False
+    assert dq.reschedule(c, 0.5) is True
+    assert dq.next_deadline() == 100.5
+    clock.now = 101
+    assert dq.get_many() == ["c", "a"]
+    assert dq.cancel(a) is False  # delivered
+    with pytest.raises(TypeError, match="handle"):
+        dq.cancel("a")
+
+
+def test_maxsize_bounds_held_items(impl):
+    dq = impl.DelayQueue(maxsize=2, clock=FakeClock())
+    dq.put("a", 10)
+    h = dq.put("b", 10)
+    with pytest.raises(Full):
+        dq.put("c", 0, block=False)
+    with pytest.raises(Full):
+        dq.put("c", 0, timeout=0.01)
+    dq.cancel(h)
+    dq.put("c", 0, block=False)
+    assert len(dq) == 2
+
+
+def test_repr_and_generic(impl):
+    dq = impl.DelayQueue(clock=FakeClock(0.0))
+    assert repr(dq) == "<DelayQueue len=0>"
+    dq.put("x", 1.5)
+    assert repr(dq) == "<DelayQueue len=1 next_deadline=1.5>"
+    assert impl.DelayQueue[int].__origin__ is impl.DelayQueue
+
+
+def test_shutdown_keeps_delivering_then_raises(impl):
+    clock = FakeClock()
+    dq = impl.DelayQueue(clock=clock)
+    dq.put("a", 1)
+    dq.put("b", 2)
+    dq.shutdown()
+    assert dq.is_shutdown
+    with pytest.raises(ShutDown):
+        dq.put("c", 0)
+    with pytest.raises(Empty):  # still holds items, none due
+        dq.get_nowait()
+    clock.now = 102
+    assert dq.get() == "a"
+    assert dq.get_many() == ["b"]
+    with pytest.raises(ShutDown):
+        dq.get_nowait()
+    with pytest.raises(ShutDown):
+        dq.get_many()
+
+
+def test_immediate_shutdown_drops_items(impl):
+    dq = impl.DelayQueue(clock=FakeClock())
+    dq.put("a", 0)
+    dq.shutdown(immediate=True)
+    assert len(dq) == 0
+    with pytest.raises(ShutDown):
+        dq.get()
+
+
+def test_iteration_until_shutdown(impl):
+    dq = impl.DelayQueue()
+    for i in range(3):
+        dq.put(i, 0.01 * (3 - i))
+    dq.shutdown()
+    assert list(dq) == [2, 1, 0]
+
+
+# -- real time: blocking and wake-ups ---------------------------------------------
+
+
+def test_blocking_get_never_early(impl):
+    dq = impl.DelayQueue()
+    t0 = time.monotonic()
+    dq.put("x", 0.05)
+    assert dq.get(timeout=5) == "x"
+    assert time.monotonic() - t0 >= 0.05
+
+
+def test_get_timeout(impl):
+    dq = impl.DelayQueue()
+    dq.put("late", 10)
+    t0 = time.monotonic()
+    with pytest.raises(Empty):
+        dq.get(timeout=0.05)
+    assert 0.05 <= time.monotonic() - t0 < 5
+
+
+def test_earlier_item_wakes_a_waiting_get(impl):
+    dq = impl.DelayQueue()
+    dq.put("late", 30)
+    got = []
+    t = start(lambda: got.append((dq.get(timeout=20), time.monotonic())))
+    time.sleep(0.05)
+    t0 = time.monotonic()
+    dq.put("soon", 0.05)
+    t.join(10)
+    assert got and got[0][0] == "soon"
+    assert 0.05 <= got[0][1] - t0 < 5
+
+
+@pytest.mark.parametrize("how", ["cancel", "reschedule"])
+def test_head_change_wakes_a_waiting_get(impl, how):
+    dq = impl.DelayQueue()
+    head = dq.put("head", 30)
+    dq.put("next", 60)
+    soon = dq.put("soon", 40)
+    got = []
+    t = start(lambda: got.append(dq.get(timeout=20)))
+    time.sleep(0.05)
+    if how == "cancel":
+        dq.reschedule(soon, 0.05)
+        time.sleep(0.02)
+        assert dq.cancel(head)
+        expected = "soon"
+    else:
+        assert dq.reschedule(head, 0.05)
+        expected = "head"
+    t.join(10)
+    assert got == [expected]
+
+
+def test_shutdown_wakes_waiting_getters(impl):
+    dq = impl.DelayQueue()
+    out = []
+
+    def getter():
+        try:
+            out.append(dq.get())
+        except ShutDown:
+            out.append("shutdown")
+
+    threads = [start(getter) for _ in range(3)]
+    time.sleep(0.05)
+    dq.shutdown()
+    for t in threads:
+        t.join(5)
+    assert out == ["shutdown"] * 3
+
+    dq2 = impl.DelayQueue()
+    dq2.put("far", 60)
+    def immediate_getter():
+        try:
+            dq2.get()
+        except ShutDown:
+            out.append("immediate")
+
+    t = start(immediate_getter)
+    time.sleep(0.05)
+    dq2.shutdown(immediate=True)
+    t.join(5)
+    assert out[-1] == "immediate"
+
+
+def test_one_leader_among_many_waiting_getters(impl):
+    dq = impl.DelayQueue()
+    dq.put("x", 0.3)
+    got = []
+
+    def getter():
+        try:
+            got.append(dq.get(timeout=10))
+        except ShutDown:
+            pass
+
+    threads = [start(getter) for _ in range(6)]
+    time.sleep(0.1)
+    assert dq._leader is not None  # exactly one sleeps until the head ...
+    assert len(dq._getters) == 6  # ... the other five until woken
+    dq.put("y", 0.2)
+    for t in threads[:]:
+        t.join(0.01)
+    time.sleep(0.5)
+    assert sorted(got) == ["x", "y"]
+    dq.shutdown(immediate=True)
+    for t in threads:
+        t.join(5)
+
+
+def test_stress_consumers_drain_exactly_once(impl):
+    n_items, n_consumers = 20_000, 4
+    dq = impl.DelayQueue()
+    rng = random.Random(7)
+    deadlines = {}
+    for i in range(n_items):
+        delay = rng.random() * 0.2
+        deadlines[i] = time.monotonic() + delay  # at or before the deadline put sets
+        dq.put(i, delay)
+    got: list[list[tuple[int, float]]] = [[] for _ in range(n_consumers)]
+
+    def consume(c):
+        out = got[c]
+        for item in dq:
+            out.append((item, time.monotonic()))
+
+    threads = [start(consume, c) for c in range(n_consumers)]
+    while len(dq):
+        time.sleep(0.01)
+    dq.shutdown()
+    for t in threads:
+        t.join(30)
+    taken = [x for out in got for x in out]
+    assert sorted(i for i, _ in taken) == list(range(n_items))  # none lost or doubled
+    early = [i for i, at in taken if at < deadlines[i]]
+    assert not early
+
+
+# -- model-based ----------------------------------------------------------------------
+
+
+def test_stateful_against_model(impl):
+    class DelayMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.clock = FakeClock(0.0)
+            self.dq = impl.DelayQueue(clock=self.clock)
+            self.model: dict[int, tuple[float, int, int]] = {}
+            self.seq = 0
+            self.handles: list[int] = []
+
+        def _add(self, handle, deadline, item):
+            self.model[handle] = (deadline, self.seq, item)
+            self.seq += 1
+
+        @rule(delay=st.floats(-5, 50, allow_nan=False), item=st.integers())
+        def put(self, delay, item):
+            h = self.dq.put(item, delay)
+            self.handles.append(h)
+            self._add(h, self.clock.now + delay, item)
+
+        @rule(deadline=st.integers(-5, 60), item=st.integers())
+        def put_at(self, deadline, item):
+            h = self.dq.put_at(item, deadline)
+            self.handles.append(h)
+            self._add(h, float(deadline), item)
+
+        @rule(i=st.integers(0, 50))
+        def cancel(self, i):
+            if self.handles:
+                h = self.handles[i % len(self.handles)]
+                assert self.dq.cancel(h) == (h in self.model)
+                self.model.pop(h, None)
+
+        @rule(i=st.integers(0, 50), delay=st.floats(-5, 50, allow_nan=False))
+        def reschedule(self, i, delay):
+            if self.handles:
+                h = self.handles[i % len(self.handles)]
+                assert self.dq.reschedule(h, delay) == (h in self.model)
+                if h in self.model:
+                    self._add(h, self.clock.now + delay, self.model[h][2])
+
+        @rule(step=st.floats(0, 20, allow_nan=False))
+        def advance(self, step):
+            self.clock.now += step
+
+        def _due(self):
+            return sorted((v for v in self.model.values() if v[0] <= self.clock.now),
+                          key=lambda v: v[:2])
+
+        @rule()
+        def get_nowait(self):
+            due = self._due()
+            if not due:
+                with pytest.raises(Empty):
+                    self.dq.get_nowait()
+                return
+            assert self.dq.get_nowait() == due[0][2]
+            self.model = {h: v for h, v in self.model.items() if v is not due[0]}
+
+        @rule(n=st.integers(0, 5))
+        def get_many(self, n):
+            due = self._due()[:n]
+            assert self.dq.get_many(n) == [v[2] for v in due]
+            ids = {id(v) for v in due}
+            self.model = {h: v for h, v in self.model.items() if id(v) not in ids}
+
+        @invariant()
+        def consistent(self):
+            assert len(self.dq) == len(self.model)
+            expected = min((v[0] for v in self.model.values()), default=None)
+            assert self.dq.next_deadline() == expected
+            self.dq._heap._check()
+
+    run_state_machine_as_test(
+        DelayMachine, settings=settings(max_examples=100, stateful_step_count=50)
+    )
