@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import heapq
 import itertools
+import queue
 import random
 import statistics
 import sys
-from time import perf_counter
+import threading
+from time import monotonic, perf_counter
 from typing import Any, Callable, Sequence
 
 __all__ = ["main", "rows"]
@@ -135,18 +137,134 @@ def heapq_update_remove(loops: int, prios: Sequence[float], new_prios: Sequence[
     return perf_counter() - t0
 
 
+# -- PriorityQueue -------------------------------------------------------------
+
+
+def pq_items(n: int, levels: int = 100, seed: int = 3) -> list[tuple[int, str]]:
+    """``(int, str)`` tuples; with few priority ``levels`` many tie on the int."""
+    rng = random.Random(seed)
+    return [(rng.randrange(levels), f"job-{i}") for i in range(n)]
+
+
+def pq_fill_drain(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
+    """put_nowait everything, then get_nowait everything."""
+    t0 = perf_counter()
+    for _ in range(loops):
+        q = queue_cls()
+        put = q.put_nowait
+        get = q.get_nowait
+        for x in items:
+            put(x)
+        for _ in items:
+            get()
+    return perf_counter() - t0
+
+
+def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
+    """One put_nowait and one get_nowait in turn, 100 items held."""
+    q = queue_cls()
+    for x in items[:100]:
+        q.put_nowait(x)
+    put = q.put_nowait
+    get = q.get_nowait
+    t0 = perf_counter()
+    for _ in range(loops):
+        for x in items:
+            put(x)
+            get()
+    return perf_counter() - t0
+
+
+def pq_threads(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
+    """One producer and one consumer thread, blocking put/get, maxsize 1000."""
+    total = 0.0
+    for _ in range(loops):
+        q = queue_cls(1000)
+
+        def produce() -> None:
+            put = q.put
+            for x in items:
+                put(x)
+
+        def consume() -> None:
+            get = q.get
+            for _ in items:
+                get()
+
+        threads = [threading.Thread(target=produce), threading.Thread(target=consume)]
+        t0 = perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        total += perf_counter() - t0
+    return total
+
+
+# -- DelayQueue --------------------------------------------------------------
+
+
+class HeapqDelayQueue:
+    """The usual hand-made delay queue: heapq under a threading.Condition."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Any]] = []
+        self._count = itertools.count()
+        self._cond = threading.Condition()
+
+    def put(self, item: Any, delay: float = 0.0) -> None:
+        with self._cond:
+            entry = (monotonic() + delay, next(self._count), item)
+            heapq.heappush(self._heap, entry)
+            if self._heap[0] is entry:
+                self._cond.notify()
+
+    def get(self) -> Any:
+        with self._cond:
+            while True:
+                if self._heap:
+                    wait = self._heap[0][0] - monotonic()
+                    if wait <= 0:
+                        return heapq.heappop(self._heap)[2]
+                else:
+                    wait = None
+                self._cond.wait(wait)
+
+    def get_nowait(self) -> Any:
+        with self._cond:
+            if self._heap and self._heap[0][0] <= monotonic():
+                return heapq.heappop(self._heap)[2]
+            raise queue.Empty
+
+
+def delay_fill_drain(loops: int, queue_cls: Any, delays: Sequence[float]) -> float:
+    """put everything with (past) delays, then take everything."""
+    t0 = perf_counter()
+    for _ in range(loops):
+        q = queue_cls()
+        put = q.put
+        get = q.get_nowait
+        for i, d in enumerate(delays):
+            put(i, d)
+        for _ in delays:
+            get()
+    return perf_counter() - t0
+
+
 # -- the table ---------------------------------------------------------------
 
 
 def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Workload, tuple[Any, ...], int]]:
     """(label, dq_core workload, args, baseline workload, args, elements) per row."""
-    from dq_core import Heap
+    from dq_core import DelayQueue, Heap, PriorityQueue
 
     n = 20_000 if quick else 100_000
     prios = random_priorities(n)
     items = list(range(n))
     m = n // 10
     small, new = prios[:m], random_priorities(m, seed=2)
+    jobs = pq_items(m)
+    past = [-p for p in small]  # already due: measures the queue, not the clock
     return [
         (f"Heap push+pop, N={n:,}", heap_push_pop, (Heap, prios),
          heapq_push_pop, (prios,), 2 * n),
@@ -154,6 +272,14 @@ def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Work
          heapq_bulk, (prios, items), 2 * n),
         (f"Heap update+remove, N={m:,}", heap_update_remove, (Heap, small, new),
          heapq_update_remove, (small, new), 3 * m + m // 2),
+        ("PriorityQueue put_nowait+get_nowait", pq_alternating, (PriorityQueue, jobs),
+         pq_alternating, (queue.PriorityQueue, jobs), 2 * m),
+        (f"PriorityQueue fill+drain, N={m:,}", pq_fill_drain, (PriorityQueue, jobs),
+         pq_fill_drain, (queue.PriorityQueue, jobs), 2 * m),
+        ("PriorityQueue 1 producer+1 consumer", pq_threads, (PriorityQueue, jobs),
+         pq_threads, (queue.PriorityQueue, jobs), m),
+        (f"DelayQueue put+get, N={m:,}", delay_fill_drain, (DelayQueue, past),
+         delay_fill_drain, (HeapqDelayQueue, past), 2 * m),
     ]
 
 

@@ -380,3 +380,23 @@ def test_stateful_against_model(impl):
     run_state_machine_as_test(
         DelayMachine, settings=settings(max_examples=100, stateful_step_count=50)
     )
+
+
+def test_garbage_collected_with_items_and_cycles(impl):
+    import gc
+    import weakref
+
+    class Job:
+        pass
+
+    dq = impl.DelayQueue()
+    jobs = []
+    for i in range(100):
+        j = Job()
+        j.dq = dq
+        jobs.append(j)
+        dq.put(j, i)
+    refs = [weakref.ref(dq)] + [weakref.ref(j) for j in jobs]
+    del dq, jobs, j
+    gc.collect()
+    assert all(r() is None for r in refs)

@@ -413,3 +413,60 @@ def test_stress_timeouts_under_contention(impl):
     tags = [x[1] for x in taken + rest]
     assert len(tags) == len(set(tags))
     assert q.unfinished_tasks == len(tags)
+
+
+# -- memory -------------------------------------------------------------------------
+
+
+def test_no_reference_leak_over_a_million_operations(impl):
+    payload = object()
+    q = impl.PriorityQueue()
+    items = [(i % 97, i, payload) for i in range(200)]
+    base = sys.getrefcount(payload)
+    rounds = 2500 if impl.name == "c" else 500
+    for _ in range(rounds):  # c: 1 million puts and gets
+        for x in items:
+            q.put_nowait(x)
+        for _ in items:
+            q.get_nowait()
+        q.put_many(items)
+        q.get_many()
+    assert sys.getrefcount(payload) == base
+    assert q.qsize() == 0
+
+
+def test_refs_survive_raising_comparisons(impl):
+    class Bad:
+        def __lt__(self, other):
+            raise KeyError("no")
+
+    q = impl.PriorityQueue()
+    first, second = Bad(), Bad()
+    base = sys.getrefcount(first), sys.getrefcount(second)
+    q.put(first)
+    for _ in range(1000):
+        with pytest.raises(KeyError):
+            q.put(second)
+    assert q.get() is first
+    assert (sys.getrefcount(first), sys.getrefcount(second)) == base
+
+
+def test_garbage_collected_with_items_and_cycles(impl):
+    import gc
+    import weakref
+
+    class Job:
+        def __init__(self, q):
+            self.q = q  # cycle: the queue holds the job, the job the queue
+
+        def __lt__(self, other):
+            return id(self) < id(other)
+
+    q = impl.PriorityQueue()
+    jobs = [Job(q) for _ in range(100)]
+    for j in jobs:
+        q.put(j)
+    refs = [weakref.ref(q)] + [weakref.ref(j) for j in jobs]
+    del q, jobs, j
+    gc.collect()
+    assert all(r() is None for r in refs)
