@@ -13,13 +13,17 @@ from ._compat import USE_EXT, implementation
 from ._exceptions import Empty, Full, ShutDown
 from ._delayqueue import DelayQueue
 from ._queues import PriorityQueue
+from ._ttldict import TTLDict
 
 if TYPE_CHECKING or not USE_EXT:
     from ._heap_py import Heap
+    from ._ring_py import TTLRing
 else:
     from ._heap import Heap
+    from ._ring import TTLRing
 
 __all__ = [
-    "DelayQueue", "Empty", "Full", "Heap", "PriorityQueue", "ShutDown", "implementation",
+    "DelayQueue", "Empty", "Full", "Heap", "PriorityQueue", "ShutDown", "TTLDict", "TTLRing",
+    "implementation",
 ]
 __version__ = "0.1.0"

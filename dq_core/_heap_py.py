@@ -35,6 +35,29 @@ STATE_VERSION = 1
 _NEG_LIM = -MAX_EXACT_INT
 
 
+def check_state(state: Any) -> tuple[Any, ...]:
+    """Validate a pickled Heap state (both implementations load through this)."""
+    try:
+        version, seq, epoch, gens, free, live = state
+    except (TypeError, ValueError):
+        raise ValueError("invalid Heap state") from None
+    if version != STATE_VERSION:
+        raise ValueError(f"unsupported Heap state version {version!r}")
+    n = len(gens)
+    slots = list(free) + [entry[0] for entry in live]
+    if (
+        not all(type(g) is int and 0 <= g <= GEN_LIMIT for g in gens)
+        or not all(type(s) is int and 0 <= s < n for s in slots)
+        or len(set(slots)) != len(slots)
+        or not all(type(e[2]) is int and 0 <= e[2] < seq for e in live)
+        or not (type(seq) is int and 0 <= seq < 2**64)
+        or not (type(epoch) is int and 0 <= epoch < GEN_LIMIT)
+        or n >= 2**32
+    ):
+        raise ValueError("invalid Heap state")
+    return version, seq, epoch, gens, free, live
+
+
 class Heap(Generic[T]):
     """Binary min-heap of items keyed by real-number priorities.
 
@@ -383,9 +406,7 @@ class Heap(Generic[T]):
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        version, seq, epoch, gens, free, live = state
-        if version != STATE_VERSION:
-            raise ValueError(f"unsupported Heap state version {version!r}")
+        version, seq, epoch, gens, free, live = check_state(state)
         self._reset_slots(epoch)
         self._gens = list(gens)
         self._free = list(free)

@@ -16,6 +16,7 @@ from cython.view cimport array as cvarray
 import types
 
 from dq_core._convert import keys_of, to_count, to_real
+from dq_core._heap_py import check_state
 
 __all__ = ["Heap", "ItemHeap", "QueueCore"]
 
@@ -525,9 +526,7 @@ cdef class Heap:
         )
 
     def __setstate__(self, state):
-        version, seq, epoch, gens, free, live = state
-        if version != STATE_VERSION:
-            raise ValueError(f"unsupported Heap state version {version!r}")
+        version, seq, epoch, gens, free, live = check_state(state)
         cdef Py_ssize_t n = len(gens), i, cap = MIN_CAP
         cdef long long prev = -1
         while cap < n:

@@ -19,7 +19,7 @@ import dq_core
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 
 # (compiled module, pure module) for each core; public names come from these.
-CORES = {"_heap": ("Heap", "ItemHeap")}
+CORES = {"_heap": ("Heap", "ItemHeap"), "_ring": ("TTLRing",)}
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -45,7 +45,11 @@ def _load(kind: str) -> SimpleNamespace:
         (_queues.PriorityQueueMethods, ns.heap.QueueCore),
         {"__doc__": _queues.PriorityQueue.__doc__, "__module__": "dq_core"},
     )
-    from dq_core import _delayqueue
+    from dq_core import _delayqueue, _ttldict
+
+    ns.TTLDict = type(
+        "TTLDict", (_ttldict.TTLDict,), {"_ring_class": ns.TTLRing, "__module__": "dq_core"}
+    )
 
     ns.DelayQueue = type(
         "DelayQueue", (_delayqueue.DelayQueue,), {"_heap_class": ns.Heap, "__module__": "dq_core"}

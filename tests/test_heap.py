@@ -700,3 +700,22 @@ def test_docstrings_identical(both, cls):
     assert len(public) >= 5
     for name in public:
         assert same_doc(getattr(c, name), getattr(py, name)), name
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda st: (2,) + st[1:],
+    lambda st: st[:4] + ([99],) + st[5:],
+    lambda st: st[:5] + ([(99, 1.0, 0, "x")],),
+    lambda st: st[:4] + ([0, 1],) + st[5:],  # slot 1 both free and live
+    lambda st: st[:3] + ([-1, 0],) + st[4:],
+    lambda st: ("junk",),
+])
+def test_corrupt_state_is_refused(impl, mutate):
+    h = impl.Heap()
+    h.push(1.0, "a")
+    h.push(2.0, "b")
+    h.pop()
+    state = h.__getstate__()
+    other = impl.Heap()
+    with pytest.raises(ValueError, match="Heap state"):
+        other.__setstate__(mutate(state))
