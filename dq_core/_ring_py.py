@@ -11,11 +11,12 @@ the outer index is compacted once its dead front outweighs the live part.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Generic, Optional, TypeVar
+import types
+from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 from ._convert import to_count, to_real
 
-__all__ = ["TTLRing"]
+__all__ = ["TTLRing", "TTLDictCore"]
 
 K = TypeVar("K")
 
@@ -208,3 +209,99 @@ class TTLRing(Generic[K]):
         assert self._pushed - self._expired == self._len
         if self._spare is not None:
             assert all(k is None for k in self._spare[0])
+
+
+Entry = tuple[Any, Any, float]  # (key, value, created_at)
+V = TypeVar("V")
+
+
+class TTLDictCore(Generic[K, V]):
+    """The dict, the ring and the hot paths of TTLDict.
+
+    Every set pushes its entry ``(key, value, created_at)`` on the ring; the
+    dict maps each key to its latest entry, so a ring entry whose key was
+    set again since is recognised as stale by identity and skipped.
+    """
+
+    __slots__ = ("_ring", "_data", "_ttl", "_clock", "maxsize", "on_expire", "__weakref__")
+    if not TYPE_CHECKING:
+        __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __init__(self, ttl: float, maxsize: Optional[int] = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 on_expire: Optional[Callable[[K, V], Any]] = None) -> None:
+        self._ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
+        if maxsize is not None:
+            maxsize = to_count(maxsize, "maxsize")
+            if maxsize < 1:
+                raise ValueError(f"maxsize must be at least 1 or None, got {maxsize!r}")
+        self.maxsize = maxsize
+        self.on_expire = on_expire
+        self._clock = clock
+        self._ttl = self._ring.ttl
+        self._data: dict[K, Entry] = {}
+
+    @property
+    def ttl(self) -> float:
+        """Seconds every entry lives; a new value applies to all entries at once."""
+        return self._ttl
+
+    @ttl.setter
+    def ttl(self, value: float) -> None:
+        self._ring.ttl = value
+        self._ttl = self._ring.ttl
+
+    def __getitem__(self, key: K) -> V:
+        entry = self._data[key]
+        if entry[2] + self._ttl <= self._clock():
+            raise KeyError(key)
+        return entry[1]  # type: ignore[no-any-return]
+
+    def __contains__(self, key: object) -> bool:
+        entry = self._data.get(key)  # type: ignore[arg-type]
+        return entry is not None and entry[2] + self._ttl > self._clock()
+
+    def __setitem__(self, key: K, value: V) -> None:
+        now = self._clock()
+        data = self._data
+        removed: list[tuple[K, V]] = []
+        maxsize = self.maxsize
+        if maxsize is not None and len(data) >= maxsize and key not in data:
+            removed = self._purge(now)
+            if len(data) >= maxsize:
+                removed.append(self._evict_oldest())
+        entry = (key, value, now)
+        data[key] = entry
+        self._ring.push(entry, now)
+        if removed:
+            self._notify(removed)
+
+    def __delitem__(self, key: K) -> None:
+        entry = self._data[key]
+        if entry[2] + self._ttl <= self._clock():
+            raise KeyError(key)
+        del self._data[key]  # its ring entry is stale from now on
+
+    def _purge(self, now: float) -> list[tuple[K, V]]:
+        """Drop the expired entries still held; return them as (key, value)."""
+        data = self._data
+        out = []
+        for entry in self._ring.expire(now):
+            key = entry[0]
+            if data.get(key) is entry:
+                del data[key]
+                out.append((key, entry[1]))
+        return out
+
+    def _evict_oldest(self) -> tuple[K, V]:
+        """Drop the oldest entry held, due or not; return it as (key, value)."""
+        data = self._data
+        while True:
+            entry = self._ring.popleft()
+            key = entry[0]
+            if data.get(key) is entry:
+                del data[key]
+                return key, entry[1]
+
+    def _notify(self, removed: list[tuple[K, V]]) -> None:
+        raise NotImplementedError  # provided by dq_core._ttldict.TTLDict

@@ -251,12 +251,79 @@ def delay_fill_drain(loops: int, queue_cls: Any, delays: Sequence[float]) -> flo
     return perf_counter() - t0
 
 
+# -- TTLRing and TTLDict ------------------------------------------------------
+
+
+class FakeTimer:
+    """A clock that tests and benchmarks move by hand."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def ring_with_backlog(ring_cls: Any, n: int) -> Any:
+    ring = ring_cls(60.0)
+    for i in range(n):
+        ring.push(i, 0.0)
+    return ring
+
+
+def ring_expire_nothing_due(loops: int, ring: Any, calls: int = 1000) -> float:
+    """``calls`` x expire() when the head is still live: the check a service makes each tick."""
+    expire = ring.expire
+    t0 = perf_counter()
+    for _ in range(loops * calls):
+        expire(1.0)
+    return perf_counter() - t0
+
+
+def cachetools_expire_nothing_due(loops: int, cache: Any, calls: int = 1000) -> float:
+    """``calls`` x cachetools.TTLCache.expire() when nothing is due."""
+    expire = cache.expire
+    t0 = perf_counter()
+    for _ in range(loops * calls):
+        expire(1.0)
+    return perf_counter() - t0
+
+
+def ttl_set_get_expire(loops: int, make: Callable[[FakeTimer], Any], n: int) -> float:
+    """Set n keys over time, read each back, then expire them all."""
+    total = 0.0
+    for _ in range(loops):
+        timer = FakeTimer()
+        d = make(timer)
+        t0 = perf_counter()
+        for i in range(n):
+            timer.now = i * 1e-4
+            d[i] = i
+            d[i]
+        timer.now = 1e6
+        d.expire()
+        total += perf_counter() - t0
+    return total
+
+
+def make_ttldict(ttl_dict_cls: Any) -> Callable[[FakeTimer], Any]:
+    return lambda timer: ttl_dict_cls(60.0, clock=timer)
+
+
+def make_ttlcache(timer: FakeTimer) -> Any:
+    import cachetools
+
+    return cachetools.TTLCache(maxsize=float("inf"), ttl=60.0, timer=timer)
+
+
 # -- the table ---------------------------------------------------------------
 
 
 def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Workload, tuple[Any, ...], int]]:
     """(label, dq_core workload, args, baseline workload, args, elements) per row."""
-    from dq_core import DelayQueue, Heap, PriorityQueue
+    from dq_core import DelayQueue, Heap, PriorityQueue, TTLDict, TTLRing
 
     n = 20_000 if quick else 100_000
     prios = random_priorities(n)
@@ -280,6 +347,26 @@ def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Work
          pq_threads, (queue.PriorityQueue, jobs), m),
         (f"DelayQueue put+get, N={m:,}", delay_fill_drain, (DelayQueue, past),
          delay_fill_drain, (HeapqDelayQueue, past), 2 * m),
+    ] + _ttl_rows(TTLRing, TTLDict, m)
+
+
+def _ttl_rows(ring_cls: Any, dict_cls: Any, m: int) -> list[Any]:
+    try:
+        import cachetools  # noqa: F401  (the baseline; not a dependency)
+    except ImportError:
+        return []
+    backlog = 100_000
+    ring = ring_with_backlog(ring_cls, backlog)
+    import cachetools
+
+    cache: Any = cachetools.TTLCache(maxsize=float("inf"), ttl=60.0, timer=lambda: 0.0)
+    for i in range(backlog):
+        cache[i] = i
+    return [
+        (f"TTLRing.expire(), nothing due, {backlog:,} held", ring_expire_nothing_due, (ring,),
+         cachetools_expire_nothing_due, (cache,), 1000),
+        (f"TTLDict set+get+expire, N={m:,}", ttl_set_get_expire, (make_ttldict(dict_cls), m),
+         ttl_set_get_expire, (make_ttlcache, m), 3 * m),
     ]
 
 
@@ -299,13 +386,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeat = 3 if args.quick else 7
     print(f"dq_core {dq_core.__version__} ({dq_core.implementation}), Python {sys.version.split()[0]}")
     print(f"median of {repeat} runs; ns per element; ratio = stdlib time / dq_core time\n")
-    header = f"{'operation':<36} {'dq_core':>10} {'stdlib':>10} {'ratio':>7}  baseline"
+    header = f"{'operation':<46} {'dq_core':>10} {'stdlib':>10} {'ratio':>7}  baseline"
     print(header)
     print("-" * len(header))
     for label, fn, fargs, base, bargs, elements in rows(args.quick):
         ours = _ns_per_element(fn, fargs, elements, repeat)
         theirs = _ns_per_element(base, bargs, elements, repeat)
-        print(f"{label:<36} {ours:>10.1f} {theirs:>10.1f} {theirs / ours:>6.2f}x  {base.__name__}")
+        print(f"{label:<46} {ours:>10.1f} {theirs:>10.1f} {theirs / ours:>6.2f}x  {base.__name__}")
         sys.stdout.flush()
     return 0
 

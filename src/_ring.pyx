@@ -13,10 +13,11 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cython.view cimport array as cvarray
 
 import time
+import types
 
 from dq_core._convert import to_count, to_real
 
-__all__ = ["TTLRing"]
+__all__ = ["TTLRing", "TTLDictCore"]
 
 # Shared with the pure twin; see dq_core._ring_py.
 cdef Py_ssize_t COMPACT_MIN = 32
@@ -96,7 +97,6 @@ cdef class TTLRing:
     def push(self, key, created_at=None):
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
         cdef double t
-        cdef _Segment seg
         if created_at is None:
             c = self._clock()
             t = PyFloat_AS_DOUBLE(c) if type(c) is float else to_real(c, "clock()")
@@ -104,6 +104,10 @@ cdef class TTLRing:
             t = PyFloat_AS_DOUBLE(created_at)
         else:
             t = to_real(created_at, "created_at")
+        self._push(key, t)
+
+    cdef int _push(self, object key, double t) except -1:
+        cdef _Segment seg
         if self._tail == self._size:
             seg = self._spare
             if seg is None:
@@ -120,24 +124,29 @@ cdef class TTLRing:
         self._tail += 1
         self._len += 1
         self._pushed += 1
+        return 0
 
-    def expire(self, now=None, Py_ssize_t max_items=-1):
+    def expire(self, now=None, max_items=-1):
         """Pop and return every head key with ``created_at + ttl <= now``, oldest first.
 
         ``now`` defaults to ``clock()``; ``max_items`` >= 0 caps how many.
         O(1) when nothing is due, O(k) for k expired keys.
         """
         cdef double t
-        cdef list out = []
-        cdef Py_ssize_t head, n
-        cdef _Segment seg
         if now is None:
             now = self._clock()
-        if type(now) is float and now == now:
+        if type(now) is float:
             t = PyFloat_AS_DOUBLE(now)
+            if t != t:
+                t = to_real(now, "now")
         else:
             t = to_real(now, "now")
-        n = self._len
+        return self._expire(t, max_items)
+
+    cdef list _expire(self, double t, Py_ssize_t max_items):
+        cdef list out = []
+        cdef Py_ssize_t head, n = self._len
+        cdef _Segment seg
         if n == 0:
             return out
         seg = self._hseg
@@ -180,8 +189,7 @@ cdef class TTLRing:
         if not self._len:
             raise IndexError("pop from an empty ring")
         # "now" is the head's own expiry: exactly the head is due
-        cdef list out = self.expire(self._hseg.times[self._head] + self._ttl, 1)
-        return out[0]
+        return self._expire(self._hseg.times[self._head] + self._ttl, 1)[0]
 
     def next_expiry(self):
         """When the head entry expires (``created_at + ttl``), or None if empty.  O(1)."""
@@ -229,3 +237,123 @@ cdef class TTLRing:
         assert self._pushed - self._expired == <unsigned long long>self._len
         if self._spare is not None:
             assert all(k is None for k in self._spare.keys)
+
+
+# -- TTLDictCore: the dict, the ring and the hot paths of TTLDict -------------
+
+from cpython.dict cimport PyDict_GetItemWithError as PyDict_GetItem, PyDict_SetItem, PyDict_DelItem
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM
+
+
+cdef class TTLDictCore:
+    """The dict, the ring and the hot paths of TTLDict.
+
+    Every set pushes its entry ``(key, value, created_at)`` on the ring; the
+    dict maps each key to its latest entry, so a ring entry whose key was
+    set again since is recognised as stale by identity and skipped.
+    """
+
+    # visible to the shared layer (dq_core._ttldict), which clears them
+    cdef public TTLRing _ring
+    cdef public dict _data
+    cdef readonly double _ttl
+    cdef readonly object _clock
+    cdef public object maxsize, on_expire
+    cdef object __weakref__
+
+    __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __init__(self, ttl, maxsize=None, clock=time.monotonic, on_expire=None):
+        self._ring = TTLRing(ttl, clock=clock)
+        if maxsize is not None:
+            maxsize = to_count(maxsize, "maxsize")
+            if maxsize < 1:
+                raise ValueError(f"maxsize must be at least 1 or None, got {maxsize!r}")
+        self.maxsize = maxsize
+        self.on_expire = on_expire
+        self._clock = clock
+        self._ttl = self._ring._ttl
+        self._data = {}
+
+    @property
+    def ttl(self):
+        """Seconds every entry lives; a new value applies to all entries at once."""
+        return self._ttl
+
+    @ttl.setter
+    def ttl(self, value):
+        self._ring.ttl = value
+        self._ttl = self._ring._ttl
+
+    cdef inline double _now(self) except? -1.0:
+        c = self._clock()
+        if type(c) is float:
+            return PyFloat_AS_DOUBLE(c)
+        return c
+
+    cdef inline bint _expired(self, object entry, double now) noexcept:
+        return PyFloat_AS_DOUBLE(<object>PyTuple_GET_ITEM(entry, 2)) + self._ttl <= now
+
+    def __getitem__(self, key):
+        cdef PyObject* e = PyDict_GetItem(self._data, key)
+        if e == NULL:
+            raise KeyError(key)
+        entry = <object>e  # a reference of our own before calling the clock
+        if self._expired(entry, self._now()):
+            raise KeyError(key)
+        return <object>PyTuple_GET_ITEM(entry, 1)
+
+    def __contains__(self, key):
+        cdef PyObject* e = PyDict_GetItem(self._data, key)
+        if e == NULL:
+            return False
+        entry = <object>e
+        return not self._expired(entry, self._now())
+
+    def __setitem__(self, key, value):
+        c = self._clock()
+        cdef double now = PyFloat_AS_DOUBLE(c) if type(c) is float else c
+        cdef list removed = None
+        maxsize = self.maxsize
+        if maxsize is not None and len(self._data) >= maxsize and key not in self._data:
+            removed = self._purge(now)
+            if len(self._data) >= maxsize:
+                removed.append(self._evict_oldest())
+        entry = (key, value, now)
+        PyDict_SetItem(self._data, key, entry)
+        self._ring._push(entry, now)
+        if removed:
+            self._notify(removed)
+
+    def __delitem__(self, key):
+        cdef PyObject* e = PyDict_GetItem(self._data, key)
+        if e == NULL:
+            raise KeyError(key)
+        entry = <object>e
+        if self._expired(entry, self._now()):
+            raise KeyError(key)
+        PyDict_DelItem(self._data, key)  # its ring entry is stale from now on
+
+    def _purge(self, double now):
+        """Drop the expired entries still held; return them as (key, value)."""
+        cdef list out = []
+        cdef PyObject* e
+        for entry in self._ring._expire(now, -1):
+            key = <object>PyTuple_GET_ITEM(entry, 0)
+            e = PyDict_GetItem(self._data, key)
+            if e == <PyObject*>entry:
+                PyDict_DelItem(self._data, key)
+                out.append((key, <object>PyTuple_GET_ITEM(entry, 1)))
+        return out
+
+    def _evict_oldest(self):
+        """Drop the oldest entry held, due or not; return it as (key, value)."""
+        cdef PyObject* e
+        while True:
+            entry = self._ring.popleft()
+            key = <object>PyTuple_GET_ITEM(entry, 0)
+            e = PyDict_GetItem(self._data, key)
+            if e == <PyObject*>entry:
+                PyDict_DelItem(self._data, key)
+                return key, <object>PyTuple_GET_ITEM(entry, 1)

@@ -47,8 +47,12 @@ def _load(kind: str) -> SimpleNamespace:
     )
     from dq_core import _delayqueue, _ttldict
 
+    from collections.abc import MutableMapping
+
     ns.TTLDict = type(
-        "TTLDict", (_ttldict.TTLDict,), {"_ring_class": ns.TTLRing, "__module__": "dq_core"}
+        "TTLDict",
+        (_ttldict.TTLDictMethods, ns.ring.TTLDictCore, MutableMapping),
+        {"__doc__": _ttldict.TTLDict.__doc__, "__module__": "dq_core"},
     )
 
     ns.DelayQueue = type(
