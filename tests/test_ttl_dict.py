@@ -184,3 +184,43 @@ def test_stateful_against_model(impl):
     run_state_machine_as_test(
         DictMachine, settings=settings(max_examples=80, stateful_step_count=40)
     )
+
+
+def test_no_reference_leak_over_a_million_operations(impl):
+    import sys
+
+    clock = Clock()
+    d = impl.TTLDict(1.0, maxsize=500, clock=clock)
+    value = object()
+    base = sys.getrefcount(value)
+    rounds = 1000 if impl.name == "c" else 200
+    for r in range(rounds):  # c: 1000 x (1000 sets, 1000 gets, misses, expiry)
+        clock.now = float(r)
+        for k in range(1000):  # over maxsize: evictions too
+            d[k] = value
+            d.get(k)
+            k in d
+        d.get("missing")
+    clock.now += 10
+    assert d.expire() != [] or len(d) == 0
+    assert sys.getrefcount(value) == base
+
+
+def test_docstrings_identical(both):
+    import inspect
+
+    c, py = (m.ring.TTLDictCore for m in both)
+    for name in ["__doc__", "ttl", "_purge", "_evict_oldest"]:
+        a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__
+        b = py.__doc__ if name == "__doc__" else getattr(py, name).__doc__
+        assert inspect.cleandoc(a) == inspect.cleandoc(b), name
+
+
+def test_unhashable_keys_raise_type_error(impl):
+    d = impl.TTLDict(10, clock=Clock())
+    with pytest.raises(TypeError):
+        d[[1]] = 1
+    with pytest.raises(TypeError):
+        d[[1]]
+    with pytest.raises(TypeError):
+        [1] in d
