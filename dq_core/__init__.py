@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 from ._compat import USE_EXT, implementation
 from ._exceptions import Empty, Full, ShutDown
 from ._delayqueue import DelayQueue
+from ._executor import PriorityExecutor
 from ._queues import PriorityQueue
+from ._ratelimit import RateLimiter
 from ._ttldict import TTLDict
 
 if TYPE_CHECKING or not USE_EXT:
@@ -23,7 +25,7 @@ else:
     from ._ring import TTLRing
 
 __all__ = [
-    "DelayQueue", "Empty", "Full", "Heap", "PriorityQueue", "ShutDown", "TTLDict", "TTLRing",
-    "implementation",
+    "DelayQueue", "Empty", "Full", "Heap", "PriorityExecutor", "PriorityQueue", "RateLimiter",
+    "ShutDown", "TTLDict", "TTLRing", "implementation",
 ]
 __version__ = "0.1.0"

@@ -45,7 +45,12 @@ def _load(kind: str) -> SimpleNamespace:
         (_queues.PriorityQueueMethods, ns.heap.QueueCore),
         {"__doc__": _queues.PriorityQueue.__doc__, "__module__": "dq_core"},
     )
-    from dq_core import _delayqueue, _ttldict
+    from dq_core import _delayqueue, _executor, _ttldict
+
+    ns.PriorityExecutor = type(
+        "PriorityExecutor", (_executor.PriorityExecutor,),
+        {"_heap_class": ns.Heap, "__module__": "dq_core"},
+    )
 
     from collections.abc import MutableMapping
 

@@ -1,0 +1,171 @@
+"""PriorityExecutor: a concurrent.futures Executor that starts tasks by priority under a rate limit.
+
+Pending tasks wait in a keyed Heap (lowest priority first, FIFO among
+equals).  One worker at a time holds the dispatch role: it takes a permit
+from the RateLimiter, then the task at the top of the heap *at that moment*,
+so a task submitted while the permit was awaited still goes first if it is
+more urgent, and no two threads race for permits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+from concurrent.futures import Executor, Future
+from concurrent.futures import BrokenExecutor
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
+
+from ._compat import core
+from ._ratelimit import RateLimiter
+
+if TYPE_CHECKING:
+    from ._heap_py import Heap
+else:
+    Heap = core("_heap").Heap
+
+__all__ = ["PriorityExecutor"]
+
+T = TypeVar("T")
+_log = logging.getLogger("dq_core")
+_counter = itertools.count()
+
+
+class PriorityExecutor(Executor):
+    """Thread pool that starts tasks in priority order, never faster than ``rate`` per second.
+
+    ``submit`` runs at priority 0; ``submit_with_priority(priority, fn, ...)``
+    lets lower priorities start first (FIFO among equals).  At most
+    ``max_workers`` tasks run at once; with ``rate`` set, at most ``rate``
+    tasks start per second after an initial ``burst``.  Workers start lazily;
+    ``initializer(*initargs)`` runs in each, as in ThreadPoolExecutor.
+
+    >>> with PriorityExecutor(max_workers=1) as ex:
+    ...     f = ex.submit_with_priority(5, pow, 2, 10)
+    ...     f.result()
+    1024
+    """
+
+    #: The keyed heap class; the test matrix swaps in each implementation's.
+    _heap_class: ClassVar[Any] = Heap
+
+    def __init__(self, max_workers: Optional[int] = None, rate: Optional[float] = None,
+                 burst: float = 1, thread_name_prefix: str = "",
+                 initializer: Optional[Callable[..., Any]] = None,
+                 initargs: tuple[Any, ...] = ()) -> None:
+        if max_workers is None:
+            max_workers = min(32, (os.cpu_count() or 1) + 4)
+        if max_workers <= 0:
+            raise ValueError("max_workers must be greater than 0")
+        if initializer is not None and not callable(initializer):
+            raise TypeError("initializer must be a callable")
+        self._max_workers = max_workers
+        self._limiter = None if rate is None else RateLimiter(rate, burst)
+        self._heap: Heap[tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]]
+        self._heap = self._heap_class()
+        self._lock = threading.Lock()
+        self._work = threading.Condition(self._lock)
+        self._dispatch = threading.Lock()  # held by the worker choosing the next task
+        self._threads: set[threading.Thread] = set()
+        self._idle = threading.Semaphore(0)  # released by each worker that turns idle
+        self._waiting = 0  # workers parked in self._work
+        self._shutdown = False
+        self._broken: Optional[str] = None
+        self._prefix = thread_name_prefix or f"PriorityExecutor-{next(_counter)}"
+        self._initializer = initializer
+        self._initargs = initargs
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Schedule ``fn(*args, **kwargs)`` at priority 0; return its Future."""
+        return self.submit_with_priority(0, fn, *args, **kwargs)
+
+    def submit_with_priority(self, priority: float, fn: Callable[..., T], /,
+                             *args: Any, **kwargs: Any) -> Future[T]:
+        """Schedule ``fn(*args, **kwargs)`` at ``priority`` (lowest starts first).  O(log n)."""
+        with self._lock:
+            if self._broken:
+                raise BrokenExecutor(self._broken)
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            future: Future[T] = Future()
+            self._heap.push(priority, (future, fn, args, kwargs))
+            if self._waiting:
+                self._work.notify()
+            # As ThreadPoolExecutor: a worker that turned idle takes it, else a new one.
+            if not self._idle.acquire(False) and len(self._threads) < self._max_workers:
+                self._start_worker()
+        return future
+
+    def _start_worker(self) -> None:
+        t = threading.Thread(target=self._worker, daemon=True,
+                             name=f"{self._prefix}_{len(self._threads)}")
+        self._threads.add(t)
+        t.start()
+
+    def _worker(self) -> None:
+        if self._initializer is not None:
+            try:
+                self._initializer(*self._initargs)
+            except BaseException:
+                _log.critical("Exception in initializer:", exc_info=True)
+                self._set_broken("A thread initializer failed, the thread pool is not usable anymore")
+                return
+        while True:
+            with self._dispatch:
+                with self._lock:
+                    while not self._heap and not self._shutdown and not self._broken:
+                        self._waiting += 1
+                        self._work.wait()
+                        self._waiting -= 1
+                    if not self._heap or self._broken:
+                        return
+                if self._limiter is not None:
+                    self._limiter.acquire()  # the lock is free: submits go on meanwhile
+                with self._lock:
+                    if not self._heap:  # cancelled while we waited for the permit
+                        continue
+                    future, fn, args, kwargs = self._heap.pop()
+            try:
+                if future.set_running_or_notify_cancel():
+                    try:
+                        result = fn(*args, **kwargs)
+                    except BaseException as exc:
+                        future.set_exception(exc)
+                        del exc
+                    else:
+                        future.set_result(result)
+                        del result
+            finally:
+                del future, fn, args, kwargs
+                self._idle.release()
+
+    def _set_broken(self, reason: str) -> None:
+        with self._lock:
+            self._broken = reason
+            pending = self._heap.pop_many(len(self._heap))
+            self._work.notify_all()
+        for future, *_ in pending:
+            if future.set_running_or_notify_cancel():
+                future.set_exception(BrokenExecutor(reason))
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop accepting tasks; optionally cancel the pending ones; optionally wait.
+
+        Workers finish the tasks already started (and, without
+        ``cancel_futures``, every pending one) and exit.
+        """
+        with self._lock:
+            self._shutdown = True
+            pending = self._heap.pop_many(len(self._heap)) if cancel_futures else []
+            self._work.notify_all()
+            threads = list(self._threads)
+        for future, *_ in pending:
+            future.cancel()
+        if wait:
+            for t in threads:
+                t.join()
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} max_workers={self._max_workers} "
+                f"workers={len(self._threads)} pending={len(self._heap)}>")

@@ -1,0 +1,129 @@
+"""PriorityExecutor: a concurrent.futures Executor with priorities and a rate limit."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from concurrent.futures import BrokenExecutor, CancelledError
+
+import pytest
+
+
+def test_results_exceptions_and_map(impl):
+    with impl.PriorityExecutor(max_workers=3) as ex:
+        assert ex.submit(pow, 2, 8).result(5) == 256
+        f = ex.submit_with_priority(-1, divmod, 7, 0)
+        with pytest.raises(ZeroDivisionError):
+            f.result(5)
+        assert list(ex.map(lambda x: x * x, range(10))) == [x * x for x in range(10)]
+        assert ex.submit(lambda *a, **k: (a, k), 1, fn=2).result(5) == ((1,), {"fn": 2})
+
+
+def test_start_order_follows_priority_then_submission(impl):
+    rng = random.Random(4)
+    gate = threading.Event()
+    started = []
+    with impl.PriorityExecutor(max_workers=1) as ex:
+        ex.submit(gate.wait, 10)  # holds the only worker while we queue up
+        time.sleep(0.05)
+        expected = []
+        for i in range(200):
+            p = rng.randrange(10)
+            ex.submit_with_priority(p, started.append, (p, i))
+            expected.append((p, i))
+        gate.set()
+    assert started == sorted(expected)
+
+
+def test_never_more_than_max_workers(impl):
+    running = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def task():
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.01)
+        with lock:
+            running -= 1
+
+    with impl.PriorityExecutor(max_workers=3) as ex:
+        futures = [ex.submit(task) for _ in range(30)]
+    assert all(f.done() for f in futures)
+    assert peak == 3
+    assert len(ex._threads) == 3
+
+
+def test_rate_is_held_in_real_time(impl):
+    starts = []
+    rate, n = 40, 20
+    with impl.PriorityExecutor(max_workers=4, rate=rate, burst=2) as ex:
+        for _ in range(n):
+            ex.submit(lambda: starts.append(time.monotonic()))
+    starts.sort()
+    span = starts[-1] - starts[0]
+    assert span >= (n - 2) / rate * 0.9  # after the burst, never faster than rate
+    for i in range(len(starts) - 4):  # no window holds more than burst + rate * width
+        assert starts[i + 4] - starts[i] >= (4 - 2) / rate * 0.9
+
+
+def test_shutdown_waits_and_refuses_new_work(impl):
+    done = []
+    ex = impl.PriorityExecutor(max_workers=2)
+    for i in range(5):
+        ex.submit(lambda i=i: (time.sleep(0.01), done.append(i)))
+    ex.shutdown(wait=True)
+    assert sorted(done) == list(range(5))
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        ex.submit(print)
+
+
+def test_shutdown_cancel_futures(impl):
+    gate = threading.Event()
+    ex = impl.PriorityExecutor(max_workers=1)
+    first = ex.submit(gate.wait, 10)
+    time.sleep(0.05)
+    pending = [ex.submit(time.sleep, 0) for _ in range(5)]
+    ex.shutdown(wait=False, cancel_futures=True)
+    gate.set()
+    assert first.result(5) is True
+    assert all(f.cancelled() for f in pending)
+    with pytest.raises(CancelledError):
+        pending[0].result()
+
+
+def test_thread_names_and_initializer(impl):
+    seen = []
+    with impl.PriorityExecutor(max_workers=2, thread_name_prefix="poller",
+                               initializer=seen.append, initargs=("init",)) as ex:
+        name = ex.submit(lambda: threading.current_thread().name).result(5)
+    assert name.startswith("poller_")
+    assert seen and set(seen) == {"init"}
+
+
+def test_failing_initializer_breaks_the_pool(impl):
+    def boom():
+        raise RuntimeError("no")
+
+    ex = impl.PriorityExecutor(max_workers=1, initializer=boom)
+    f = ex.submit(print)
+    with pytest.raises(BrokenExecutor):
+        f.result(5)
+    with pytest.raises(BrokenExecutor):
+        ex.submit(print)
+    ex.shutdown()
+
+
+def test_bad_arguments(impl):
+    with pytest.raises(ValueError, match="max_workers"):
+        impl.PriorityExecutor(max_workers=0)
+    with pytest.raises(TypeError, match="initializer"):
+        impl.PriorityExecutor(initializer=3)
+    with impl.PriorityExecutor() as ex:
+        with pytest.raises(ValueError, match="priority must not be NaN"):
+            ex.submit_with_priority(float("nan"), print)
+        with pytest.raises(TypeError, match="priority must be a real number"):
+            ex.submit_with_priority("high", print)
