@@ -1,10 +1,12 @@
 """PriorityExecutor: a concurrent.futures Executor that starts tasks by priority under a rate limit.
 
 Pending tasks wait in a keyed Heap (lowest priority first, FIFO among
-equals).  One worker at a time holds the dispatch role: it takes a permit
-from the RateLimiter, then the task at the top of the heap *at that moment*,
-so a task submitted while the permit was awaited still goes first if it is
-more urgent, and no two threads race for permits.
+equals).  Workers block on a ``queue.SimpleQueue`` doorbell (C-level, as
+ThreadPoolExecutor's do) that gets one ring per task.  A worker that hears
+it takes a permit from the RateLimiter (permits are reserved first come,
+first served, so threads never race for them), then the task at the top of
+the heap *at that moment*: a task submitted while the permit was awaited
+still goes first if it is more urgent.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import queue
 import threading
 from concurrent.futures import Executor, Future
 from concurrent.futures import BrokenExecutor
@@ -65,11 +68,11 @@ class PriorityExecutor(Executor):
         self._heap: Heap[tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]]
         self._heap = self._heap_class()
         self._lock = threading.Lock()
-        self._work = threading.Condition(self._lock)
-        self._dispatch = threading.Lock()  # held by the worker choosing the next task
+        # One ring per task, one per worker at shutdown: a worker that hears
+        # one finds either a task, or the pool closing.
+        self._bell: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._threads: set[threading.Thread] = set()
         self._idle = threading.Semaphore(0)  # released by each worker that turns idle
-        self._waiting = 0  # workers parked in self._work
         self._shutdown = False
         self._broken: Optional[str] = None
         self._prefix = thread_name_prefix or f"PriorityExecutor-{next(_counter)}"
@@ -90,8 +93,7 @@ class PriorityExecutor(Executor):
                 raise RuntimeError("cannot schedule new futures after shutdown")
             future: Future[T] = Future()
             self._heap.push(priority, (future, fn, args, kwargs))
-            if self._waiting:
-                self._work.notify()
+            self._bell.put(None)
             # As ThreadPoolExecutor: a worker that turned idle takes it, else a new one.
             if not self._idle.acquire(False) and len(self._threads) < self._max_workers:
                 self._start_worker()
@@ -111,21 +113,23 @@ class PriorityExecutor(Executor):
                 _log.critical("Exception in initializer:", exc_info=True)
                 self._set_broken("A thread initializer failed, the thread pool is not usable anymore")
                 return
+        heap = self._heap
+        lock = self._lock
+        limiter = self._limiter
         while True:
-            with self._dispatch:
-                with self._lock:
-                    while not self._heap and not self._shutdown and not self._broken:
-                        self._waiting += 1
-                        self._work.wait()
-                        self._waiting -= 1
-                    if not self._heap or self._broken:
+            self._bell.get()
+            if limiter is not None:
+                with lock:
+                    if not heap and (self._shutdown or self._broken):
                         return
-                if self._limiter is not None:
-                    self._limiter.acquire()  # the lock is free: submits go on meanwhile
-                with self._lock:
-                    if not self._heap:  # cancelled while we waited for the permit
-                        continue
-                    future, fn, args, kwargs = self._heap.pop()
+                if heap:
+                    limiter.acquire()  # no lock held: submits go on meanwhile
+            with lock:
+                if not heap:
+                    if self._shutdown or self._broken:
+                        return
+                    continue  # its task was cancelled
+                future, fn, args, kwargs = heap.pop()
             try:
                 if future.set_running_or_notify_cancel():
                     try:
@@ -144,7 +148,8 @@ class PriorityExecutor(Executor):
         with self._lock:
             self._broken = reason
             pending = self._heap.pop_many(len(self._heap))
-            self._work.notify_all()
+            for _ in self._threads:
+                self._bell.put(None)
         for future, *_ in pending:
             if future.set_running_or_notify_cancel():
                 future.set_exception(BrokenExecutor(reason))
@@ -158,8 +163,9 @@ class PriorityExecutor(Executor):
         with self._lock:
             self._shutdown = True
             pending = self._heap.pop_many(len(self._heap)) if cancel_futures else []
-            self._work.notify_all()
             threads = list(self._threads)
+            for _ in threads:
+                self._bell.put(None)
         for future, *_ in pending:
             future.cancel()
         if wait:
