@@ -394,6 +394,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         theirs = _ns_per_element(base, bargs, elements, repeat)
         print(f"{label:<46} {ours:>10.1f} {theirs:>10.1f} {theirs / ours:>6.2f}x  {base.__name__}")
         sys.stdout.flush()
+    try:
+        import cachetools  # noqa: F401
+    except ImportError:
+        print("\n(TTLRing/TTLDict rows compare with cachetools: pip install cachetools)")
     return 0
 
 
