@@ -77,12 +77,15 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
     def __len__(self) -> int:
         return len(self._heap)
 
+    def _head_deadline(self) -> Optional[float]:
+        heap = self._heap
+        return heap.peekitem()[0] if heap else None
+
     def next_deadline(self) -> Optional[float]:
         """Return the earliest deadline held, or None if empty.  O(1)."""
         self._lock()
         try:
-            heap = self._heap
-            return heap.peekitem()[0] if heap else None
+            return self._head_deadline()
         finally:
             self._unlock()
 
@@ -115,7 +118,7 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
             if self.maxsize > 0:
                 self._wait_for_room(block, timeout)
             heap = self._heap
-            head = heap.peekitem()[0] if heap else None
+            head = self._head_deadline()
             handle = heap.push(deadline, item)
             if head is None or deadline < head:
                 self._head_changed()
@@ -236,12 +239,12 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         self._lock()
         try:
             heap = self._heap
-            head = heap.peekitem()[0] if heap else None
+            head = self._head_deadline()
             try:
                 heap.remove(handle)
             except KeyError:
                 return False
-            if not heap or heap.peekitem()[0] != head:
+            if self._head_deadline() != head:
                 self._head_changed()
             if self._putters:
                 self._putters.popleft().release()
@@ -261,12 +264,12 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         self._lock()
         try:
             heap = self._heap
-            head = heap.peekitem()[0] if heap else None
+            head = self._head_deadline()
             try:
                 heap.update(handle, deadline)
             except KeyError:
                 return False
-            if heap.peekitem()[0] != head:
+            if self._head_deadline() != head:
                 self._head_changed()
             return True
         finally:

@@ -16,8 +16,7 @@ import logging
 import os
 import queue
 import threading
-from concurrent.futures import Executor, Future
-from concurrent.futures import BrokenExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
 
 from ._compat import core

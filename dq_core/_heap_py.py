@@ -632,6 +632,20 @@ class QueueCore(OwnedLock, Generic[T]):
     def _wait_for_item(self, block: bool, timeout: Optional[float]) -> None:
         raise NotImplementedError
 
+    def _add(self, item: T) -> None:
+        # With the lock held: queue it, count it, wake one getter.
+        self._heap.push(item)
+        self.unfinished_tasks += 1
+        if self._getters:
+            self._getters.popleft().release()
+
+    def _take(self) -> T:
+        # With the lock held: unqueue the lowest item, wake one putter.
+        item = self._heap.pop()
+        if self._putters:
+            self._putters.popleft().release()
+        return item
+
     def qsize(self) -> int:
         """Return the approximate size of the queue (not reliable!).  O(1)."""
         return len(self._heap)
@@ -661,10 +675,7 @@ class QueueCore(OwnedLock, Generic[T]):
                 raise ShutDown
             if self.maxsize > 0:
                 self._wait_for_room(block, timeout)
-            self._heap.push(item)
-            self.unfinished_tasks += 1
-            if self._getters:
-                self._getters.popleft().release()
+            self._add(item)
         finally:
             self._unlock()
 
@@ -676,10 +687,7 @@ class QueueCore(OwnedLock, Generic[T]):
                 raise ShutDown
             if 0 < self.maxsize <= len(self._heap):
                 raise Full
-            self._heap.push(item)
-            self.unfinished_tasks += 1
-            if self._getters:
-                self._getters.popleft().release()
+            self._add(item)
         finally:
             self._unlock()
 
@@ -695,10 +703,7 @@ class QueueCore(OwnedLock, Generic[T]):
         try:
             if not self._heap or (block and timeout is not None):
                 self._wait_for_item(block, timeout)
-            item = self._heap.pop()
-            if self._putters:
-                self._putters.popleft().release()
-            return item
+            return self._take()
         finally:
             self._unlock()
 
@@ -710,9 +715,6 @@ class QueueCore(OwnedLock, Generic[T]):
                 if self.is_shutdown:
                     raise ShutDown
                 raise Empty
-            item = self._heap.pop()
-            if self._putters:
-                self._putters.popleft().release()
-            return item
+            return self._take()
         finally:
             self._unlock()

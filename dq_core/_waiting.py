@@ -17,7 +17,6 @@ from ._exceptions import Full, ShutDown
 
 __all__ = ["OwnedLock", "Bounded", "new_waiter", "wait", "notify_all", "check_timeout"]
 
-Waiters = deque  # of locked threading.Lock objects, oldest first
 _allocate_lock = threading.Lock
 _TIMEOUT_MAX = threading.TIMEOUT_MAX
 

@@ -289,7 +289,7 @@ cdef class Heap:
                 self._sift_down(pos)
         if last == 0:
             self._on_empty()
-        elif self._n * 4 <= self._hcap:
+        else:
             self._shrink_heap()
         return item
 
@@ -905,6 +905,21 @@ cdef class QueueCore:
         cdef object m = self.maxsize
         return m > 0 and PyList_GET_SIZE(self._heap._items) >= m
 
+    cdef inline int _add(self, object item) except -1:
+        # With the lock held: queue it, count it, wake one getter.
+        self._heap._push(item)
+        self.unfinished_tasks += 1
+        if self._getters:
+            self._getters.popleft().release()
+        return 0
+
+    cdef inline object _take(self):
+        # With the lock held: unqueue the lowest item, wake one putter.
+        item = self._heap._pop()
+        if self._putters:
+            self._putters.popleft().release()
+        return item
+
     def qsize(self):
         """Return the approximate size of the queue (not reliable!).  O(1)."""
         return PyList_GET_SIZE(self._heap._items)
@@ -934,10 +949,7 @@ cdef class QueueCore:
                 raise ShutDown
             if self.maxsize > 0:
                 self._wait_for_room(block, timeout)
-            self._heap._push(item)
-            self.unfinished_tasks += 1
-            if self._getters:
-                self._getters.popleft().release()
+            self._add(item)
         finally:
             self._release()
 
@@ -949,10 +961,7 @@ cdef class QueueCore:
                 raise ShutDown
             if self._full():
                 raise Full
-            self._heap._push(item)
-            self.unfinished_tasks += 1
-            if self._getters:
-                self._getters.popleft().release()
+            self._add(item)
         finally:
             self._release()
 
@@ -968,10 +977,7 @@ cdef class QueueCore:
         try:
             if PyList_GET_SIZE(self._heap._items) == 0 or (block and timeout is not None):
                 self._wait_for_item(block, timeout)
-            item = self._heap._pop()
-            if self._putters:
-                self._putters.popleft().release()
-            return item
+            return self._take()
         finally:
             self._release()
 
@@ -983,9 +989,6 @@ cdef class QueueCore:
                 if self.is_shutdown:
                     raise ShutDown
                 raise Empty
-            item = self._heap._pop()
-            if self._putters:
-                self._putters.popleft().release()
-            return item
+            return self._take()
         finally:
             self._release()
