@@ -20,12 +20,14 @@ from ._ttldict import TTLDict
 if TYPE_CHECKING or not USE_EXT:
     from ._heap_py import Heap
     from ._ring_py import TTLRing
+    from ._wheel_py import TimingWheel
 else:
     from ._heap import Heap
     from ._ring import TTLRing
+    from ._wheel import TimingWheel
 
 __all__ = [
     "DelayQueue", "Empty", "Full", "Heap", "PriorityExecutor", "PriorityQueue", "RateLimiter",
-    "ShutDown", "TTLDict", "TTLRing", "implementation",
+    "ShutDown", "TTLDict", "TTLRing", "TimingWheel", "implementation",
 ]
 __version__ = "0.1.0"

@@ -14,7 +14,7 @@ from typing import Any
 __all__ = ["USE_EXT", "implementation", "core", "restore", "COMPILED_MODULES"]
 
 #: Compiled cores, each with a pure twin named ``<name>_py``.
-COMPILED_MODULES = ("_heap", "_ring")
+COMPILED_MODULES = ("_heap", "_ring", "_wheel")
 
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 

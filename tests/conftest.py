@@ -19,7 +19,7 @@ import dq_core
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 
 # (compiled module, pure module) for each core; public names come from these.
-CORES = {"_heap": ("Heap", "ItemHeap"), "_ring": ("TTLRing",)}
+CORES = {"_heap": ("Heap", "ItemHeap"), "_ring": ("TTLRing",), "_wheel": ("TimingWheel",)}
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -1,0 +1,641 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+"""Hierarchical hashed timing wheel: the compiled twin of ``dq_core._wheel_py``.
+
+Timers live in a slab of typed arrays (tick, list links, generation) with
+the payloads in a list; each wheel slot is an intrusive doubly linked list
+through the slab, and each level keeps a bitmap of its occupied slots.  See
+the pure twin for the scheme.
+"""
+
+cimport cython
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.list cimport PyList_GET_ITEM
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.math cimport INFINITY, floor, nextafter
+
+import time
+import types
+
+from dq_core._convert import to_count, to_real
+from dq_core._wheel_py import check_raw
+
+__all__ = ["TimingWheel"]
+
+ctypedef unsigned long long u64
+ctypedef long long i64
+
+# Shared with the pure twin; see dq_core._wheel_py.
+cdef unsigned int GEN_LIMIT = 0xFFFFFFFF
+cdef Py_ssize_t RESET_MIN_SLOTS = 64
+cdef Py_ssize_t MAX_WHEEL_SIZE = 2 ** 16
+cdef i64 TICK_LIMIT = 2 ** 62
+cdef double TICK_LIMIT_D = <double>(2 ** 62)
+cdef double ORIGIN_LIMIT_D = <double>(2 ** 61)
+cdef int NIL = -1
+cdef i64 DUE = -1, FAR = -2, FREE = -3
+cdef Py_ssize_t DUE_LIST = 0, FAR_LIST = 1, WHEEL_LISTS = 2
+cdef Py_ssize_t MIN_CAP = 8
+
+ctypedef struct Node:
+    i64 tick        # relative tick, or DUE / FAR / FREE
+    int next        # list link; the free-list link of a free slot
+    int prev
+    unsigned int gen
+
+# de Bruijn sequence for the index of the lowest set bit of a 64-bit word
+cdef u64 DEBRUIJN = 0x03F79D71B4CB0A89ULL
+cdef int DEBRUIJN_INDEX[64]
+cdef int _i
+for _i in range(64):
+    DEBRUIJN_INDEX[((<u64>1 << _i) * DEBRUIJN) >> 58] = _i
+
+
+cdef inline int _lowest_bit(u64 x) noexcept nogil:
+    return DEBRUIJN_INDEX[((x & (~x + 1)) * DEBRUIJN) >> 58]
+
+
+cdef extern from *:
+    """
+    /* time.monotonic() read without a Python call; the same value, same source. */
+    #if PY_VERSION_HEX >= 0x030D0000
+    static int dq_monotonic(double *out) {
+        PyTime_t t;
+        if (PyTime_Monotonic(&t) < 0) return -1;
+        *out = PyTime_AsSecondsDouble(t);
+        return 0;
+    }
+    #else
+    static int dq_monotonic(double *out) {
+        *out = _PyTime_AsSecondsDouble(_PyTime_GetMonotonicClock());
+        return 0;
+    }
+    #endif
+    """
+    int dq_monotonic(double* out) except -1
+
+
+cdef object MONOTONIC = time.monotonic
+
+
+cdef inline double _real(object x, str name) except? -1.0:
+    cdef double d
+    if type(x) is float:
+        d = PyFloat_AS_DOUBLE(x)
+        if d == d:
+            return d
+    return to_real(x, name)
+
+
+cdef inline i64 _tick_of(double d, double tick) noexcept nogil:
+    # the absolute tick at which deadline d is due, or TICK_LIMIT if beyond
+    cdef double q = nextafter(d, -INFINITY) / tick
+    if q >= TICK_LIMIT_D:
+        return TICK_LIMIT
+    return <i64>floor(q) + 1
+
+
+cdef inline i64 _ticks_at(double t, double tick) noexcept nogil:
+    # the absolute tick reached at time t, clamped to +-TICK_LIMIT
+    cdef double q = t / tick
+    if q >= TICK_LIMIT_D:
+        return TICK_LIMIT
+    if q <= -TICK_LIMIT_D:
+        return -TICK_LIMIT
+    return <i64>floor(q)
+
+
+@cython.final
+cdef class TimingWheel:
+    """Hierarchical hashed timing wheel: O(1) schedule and cancel of timers.
+
+    ``advance`` returns the items whose deadline has passed, earliest tick
+    first and first-in first-out within a tick; an item never comes out
+    before its deadline and at most one ``tick`` after it.  Upper levels
+    are added as needed, so any delay works.  Not thread-safe.
+
+    >>> w = TimingWheel(tick=0.5, clock=lambda: 0.0)
+    >>> a = w.schedule("a", 2.0)
+    >>> b = w.schedule_at("b", 1.2)
+    >>> w.advance(1.0), w.advance(1.5)
+    ([], ['b'])
+    >>> w.cancel(a), w.cancel(a), len(w)
+    (True, False, 0)
+    """
+
+    cdef double _tick, _time
+    cdef Py_ssize_t _size, _bits, _words, _levels
+    cdef u64 _mask
+    cdef object _clock
+    cdef i64 _origin, _cur
+    # the slab, by slot: one node per timer, so a timer's fields share a cache line
+    cdef Node* _nodes
+    cdef list _items
+    cdef Py_ssize_t _nslots, _cap, _len
+    cdef int _free
+    cdef unsigned int _epoch
+    # list heads and tails, by list id; occupancy bitmaps, _words per level
+    cdef int* _head
+    cdef int* _tail
+    cdef u64* _occ
+    cdef dict _far
+    cdef bint _ready
+    cdef unsigned long long _visited, _cascaded
+    cdef object __weakref__
+
+    __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __cinit__(self):
+        # a usable (empty, 1 s ticks) wheel even if __init__ never runs
+        self._head = <int*>PyMem_Malloc(WHEEL_LISTS * sizeof(int))
+        self._tail = <int*>PyMem_Malloc(WHEEL_LISTS * sizeof(int))
+        if self._head is NULL or self._tail is NULL:
+            raise MemoryError()
+        self._head[DUE_LIST] = self._head[FAR_LIST] = NIL
+        self._tail[DUE_LIST] = self._tail[FAR_LIST] = NIL
+        self._tick = 1.0
+        self._size = 2
+        self._bits = 1
+        self._mask = 1
+        self._words = 1
+        self._clock = MONOTONIC
+        self._far = {}
+        self._reset_slots(0)
+
+    def __init__(self, tick=0.001, wheel_size=256, clock=time.monotonic):
+        if self._ready:
+            raise RuntimeError("TimingWheel.__init__ may run only once")
+        cdef double tk = to_real(tick, "tick")
+        if not (0 < tk < INFINITY):
+            raise ValueError(f"tick must be a positive finite number, got {tk!r}")
+        size = to_count(wheel_size, "wheel_size")
+        if not 2 <= size <= MAX_WHEEL_SIZE or size & (size - 1):
+            raise ValueError(
+                f"wheel_size must be a power of two from 2 to {MAX_WHEEL_SIZE}, got {size!r}"
+            )
+        if not callable(clock):
+            raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
+        cdef double now = to_real(clock(), "clock()")
+        cdef double q = now / tk
+        if not (-ORIGIN_LIMIT_D < q < ORIGIN_LIMIT_D):
+            raise ValueError(
+                f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
+            )
+        self._tick = tk
+        self._size = size
+        self._bits = size.bit_length() - 1
+        self._mask = size - 1
+        self._words = (size + 63) // 64
+        self._clock = clock
+        self._origin = <i64>floor(q)
+        self._cur = 0
+        self._time = now
+        self._ready = True
+
+    # -- slab ---------------------------------------------------------------
+
+    cdef int _alloc_slots(self, Py_ssize_t cap) except -1:
+        cdef Node* nodes = <Node*>PyMem_Realloc(self._nodes, cap * sizeof(Node))
+        if nodes is NULL:
+            raise MemoryError()
+        self._nodes = nodes
+        self._cap = cap
+        return 0
+
+    def __dealloc__(self):
+        PyMem_Free(self._nodes)
+        PyMem_Free(self._head)
+        PyMem_Free(self._tail)
+        PyMem_Free(self._occ)
+
+    cdef int _reset_slots(self, unsigned int epoch) except -1:
+        self._nslots = 0
+        PyMem_Free(self._nodes)
+        self._nodes = NULL
+        self._alloc_slots(MIN_CAP)
+        self._items = []
+        self._free = NIL
+        self._epoch = epoch
+        return 0
+
+    cdef inline int _take_slot(self, object item) except -1:
+        # A reused slot moves to the next generation, so handles of its
+        # earlier occupants go stale; at GEN_LIMIT it is retired for good.
+        cdef int slot = self._free
+        cdef unsigned int gen
+        while slot != NIL:
+            self._free = self._nodes[slot].next
+            gen = self._nodes[slot].gen + 1
+            self._nodes[slot].gen = gen
+            if gen < GEN_LIMIT:
+                self._items[slot] = item
+                return slot
+            slot = self._free
+        if self._nslots == 0x7FFFFFFF:
+            raise MemoryError("a TimingWheel holds at most 2**31 - 1 timers")
+        slot = <int>self._nslots
+        if slot == self._cap:
+            self._alloc_slots(2 * self._cap)
+        self._items.append(item)
+        self._nodes[slot].tick = FREE
+        self._nodes[slot].gen = self._epoch
+        self._nslots = slot + 1
+        return slot
+
+    cdef inline void _free_slot(self, int slot) noexcept:
+        self._nodes[slot].tick = FREE
+        self._nodes[slot].next = self._free
+        self._free = slot
+
+    cdef int _on_empty(self) except -1:
+        cdef Py_ssize_t s
+        cdef unsigned int top = 0
+        if self._nslots > RESET_MIN_SLOTS:
+            for s in range(self._nslots):
+                if self._nodes[s].gen > top:
+                    top = self._nodes[s].gen
+            # Every handle ever issued has a generation below the new epoch,
+            # so slots made afresh cannot repeat one.
+            if <u64>top + 1 < GEN_LIMIT // 2:
+                self._reset_slots(top + 1)
+        return 0
+
+    cdef inline int _slot_of(self, object handle) except -2:
+        # the slot behind handle, or NIL if it is stale or unknown
+        cdef u64 h
+        cdef i64 v
+        cdef int overflow = 0
+        cdef Py_ssize_t slot
+        if type(handle) is int:
+            v = PyLong_AsLongLongAndOverflow(handle, &overflow)
+            if v < 0 and not overflow:
+                return NIL
+            h = <u64>v
+        elif not isinstance(handle, int):
+            raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
+        if overflow or type(handle) is not int:
+            # a generation of 2**31 or more, an int subclass, or out of range
+            if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
+                return NIL
+            h = handle
+        slot = <Py_ssize_t>(h & <u64>0xFFFFFFFF)
+        if slot >= self._nslots or self._nodes[slot].tick == FREE or self._nodes[slot].gen != (h >> 32):
+            return NIL
+        return <int>slot
+
+    # -- slot lists ---------------------------------------------------------
+
+    cdef inline Py_ssize_t _list_of(self, i64 t) noexcept:
+        # the list of a timer at relative tick t (or a DUE/FAR marker)
+        cdef Py_ssize_t bits = self._bits, level = 0
+        cdef u64 x
+        if t < 0:
+            return DUE_LIST if t == DUE else FAR_LIST
+        x = (<u64>t ^ <u64>self._cur) >> bits
+        while x:
+            level += 1
+            x >>= bits
+        return WHEEL_LISTS + (level << bits) + <Py_ssize_t>((<u64>t >> (level * bits)) & self._mask)
+
+    cdef int _add_level(self) except -1:
+        cdef Py_ssize_t n = WHEEL_LISTS + self._levels * self._size, i
+        cdef Py_ssize_t m = n + self._size, w = self._levels * self._words
+        cdef int* h = <int*>PyMem_Realloc(self._head, m * sizeof(int))
+        if h is NULL:
+            raise MemoryError()
+        self._head = h
+        h = <int*>PyMem_Realloc(self._tail, m * sizeof(int))
+        if h is NULL:
+            raise MemoryError()
+        self._tail = h
+        cdef u64* o = <u64*>PyMem_Realloc(self._occ, (w + self._words) * sizeof(u64))
+        if o is NULL:
+            raise MemoryError()
+        self._occ = o
+        for i in range(n, m):
+            self._head[i] = self._tail[i] = NIL
+        for i in range(w, w + self._words):
+            o[i] = 0
+        self._levels += 1
+        return 0
+
+    cdef inline int _link(self, int slot, i64 t) except -1:
+        cdef Py_ssize_t lst = self._list_of(t), i
+        cdef int last
+        self._nodes[slot].tick = t
+        if lst >= WHEEL_LISTS:
+            i = lst - WHEEL_LISTS
+            while (i >> self._bits) >= self._levels:  # an upper level, made on demand
+                self._add_level()
+            self._occ[(i >> self._bits) * self._words + ((i & self._mask) >> 6)] |= (
+                <u64>1 << (i & self._mask & 63))
+        last = self._tail[lst]
+        self._nodes[slot].prev = last
+        self._nodes[slot].next = NIL
+        if last == NIL:
+            self._head[lst] = slot
+        else:
+            self._nodes[last].next = slot
+        self._tail[lst] = slot
+        return 0
+
+    cdef inline void _clear_bit(self, Py_ssize_t lst) noexcept:
+        cdef Py_ssize_t i = lst - WHEEL_LISTS
+        self._occ[(i >> self._bits) * self._words + ((i & self._mask) >> 6)] &= ~(
+            <u64>1 << (i & self._mask & 63))
+
+    cdef inline void _unlink(self, int slot) noexcept:
+        cdef Py_ssize_t lst = self._list_of(self._nodes[slot].tick)
+        cdef int p = self._nodes[slot].prev, n = self._nodes[slot].next
+        if p == NIL:
+            self._head[lst] = n
+        else:
+            self._nodes[p].next = n
+        if n == NIL:
+            self._tail[lst] = p
+        else:
+            self._nodes[n].prev = p
+        if lst >= WHEEL_LISTS and self._head[lst] == NIL:
+            self._clear_bit(lst)
+
+    cdef inline int _detach(self, Py_ssize_t lst) noexcept:
+        # empty list lst (its nodes keep their links) and return its head
+        cdef int first = self._head[lst]
+        self._head[lst] = NIL
+        self._tail[lst] = NIL
+        if lst >= WHEEL_LISTS:
+            self._clear_bit(lst)
+        return first
+
+    cdef i64 _next_event(self, Py_ssize_t* level_out) noexcept:
+        # tick of the next occupied slot after the current tick, or -1
+        cdef Py_ssize_t bits = self._bits, words = self._words, level, shift, pos, w
+        cdef i64 cur = self._cur
+        cdef u64 x
+        cdef u64* occ
+        for level in range(self._levels):
+            shift = level * bits
+            pos = <Py_ssize_t>((<u64>cur >> shift) & self._mask) + 1
+            if pos >= self._size:
+                continue
+            occ = self._occ + level * words
+            w = pos >> 6
+            x = occ[w] & (~<u64>0 << (pos & 63))
+            while True:
+                if x:
+                    pos = (w << 6) + _lowest_bit(x)
+                    level_out[0] = level
+                    return <i64>(((<u64>cur >> (shift + bits)) << (shift + bits))
+                                 | (<u64>pos << shift))
+                w += 1
+                if w >= words:
+                    break
+                x = occ[w]
+        return -1
+
+    # -- public API ---------------------------------------------------------
+
+    def schedule(self, item, delay):
+        """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
+
+        A ``delay`` <= 0 makes the item due at the next ``advance``.
+        """
+        cdef double dl = _real(delay, "delay")
+        cdef double now
+        if self._clock is MONOTONIC:
+            dq_monotonic(&now)
+        else:
+            now = _real(self._clock(), "clock()")
+        return self._insert(item, now + dl, dl <= 0)
+
+    def schedule_at(self, item, deadline):
+        """Add ``item``, due at ``deadline`` on the clock; return its handle.  O(1).
+
+        A deadline the wheel's time has already reached makes the item due
+        at the next ``advance``.
+        """
+        return self._insert(item, _real(deadline, "deadline"), False)
+
+    cdef object _insert(self, object item, double d, bint due):
+        cdef i64 t, a
+        cdef int slot
+        if due or d <= self._time:
+            t = DUE
+        else:
+            a = _tick_of(d, self._tick)
+            t = FAR if a >= TICK_LIMIT else a - self._origin
+        slot = self._take_slot(item)
+        if t == FAR:
+            self._far[slot] = d
+        self._link(slot, t)
+        self._len += 1
+        return (<u64>self._nodes[slot].gen << 32) | <u64>slot
+
+    def cancel(self, handle):
+        """Remove the item behind ``handle``; False if it already left or never was.  O(1)."""
+        cdef int slot = self._slot_of(handle)
+        if slot == NIL:
+            return False
+        item = <object>PyList_GET_ITEM(self._items, slot)  # its __del__ runs after we are done
+        self._unlink(slot)
+        if self._nodes[slot].tick == FAR:
+            del self._far[slot]
+        self._free_slot(slot)
+        self._items[slot] = None
+        self._len -= 1
+        if not self._len:
+            self._on_empty()
+        return True
+
+    def advance(self, now=None):
+        """Move the wheel's time to ``now`` and return the items that came due.
+
+        ``now`` defaults to ``clock()``; a ``now`` before the wheel's time
+        counts as the wheel's time.  Items come out earliest tick first,
+        first-in first-out within a tick.  O(k + s) for k items returned and
+        s occupied slots passed, whatever the time skipped.
+        """
+        cdef double t = _real(self._clock() if now is None else now, "now")
+        cdef i64 target, ev
+        cdef Py_ssize_t level = 0, bits = self._bits
+        cdef int slot, nxt
+        cdef list out = []
+        if t < self._time:
+            t = self._time
+        self._time = t
+        target = _ticks_at(t, self._tick) - self._origin
+        if not self._len:
+            if target > self._cur:
+                self._cur = target
+            return out
+        self._fire(self._detach(DUE_LIST), out)
+        while True:
+            ev = self._next_event(&level)
+            if ev < 0 or ev > target:
+                break
+            self._cur = ev
+            self._visited += 1
+            if level:
+                # cascade: the slot's timers move down, relative to the new tick
+                slot = self._detach(WHEEL_LISTS + (level << bits)
+                                    + <Py_ssize_t>((<u64>ev >> (level * bits)) & self._mask))
+                while slot != NIL:
+                    nxt = self._nodes[slot].next
+                    self._link(slot, self._nodes[slot].tick)
+                    self._cascaded += 1
+                    slot = nxt
+            slot = <int>(WHEEL_LISTS + <Py_ssize_t>(<u64>ev & self._mask))
+            if self._head[slot] != NIL:
+                self._fire(self._detach(slot), out)
+        if target > self._cur:
+            self._cur = target
+        if self._far and t / self._tick >= TICK_LIMIT_D:
+            self._fire_far(t, out)
+        if not self._len:
+            self._on_empty()
+        return out
+
+    cdef int _fire(self, int slot, list out) except -1:
+        cdef Py_ssize_t n = 0
+        cdef int nxt
+        cdef list items = self._items
+        while slot != NIL:
+            nxt = self._nodes[slot].next
+            out.append(<object>PyList_GET_ITEM(items, slot))
+            items[slot] = None
+            self._free_slot(slot)
+            slot = nxt
+            n += 1
+        self._len -= n
+        return 0
+
+    cdef int _fire_far(self, double t, list out) except -1:
+        far = self._far
+        due = []
+        cdef int slot = self._head[FAR_LIST]
+        while slot != NIL:
+            if far[slot] <= t:
+                due.append(slot)
+            slot = self._nodes[slot].next
+        due.sort(key=far.__getitem__)  # stable: FIFO among equal deadlines
+        for slot in due:
+            self._unlink(slot)
+            del far[slot]
+            out.append(self._items[slot])
+            self._items[slot] = None
+            self._free_slot(slot)
+        self._len -= len(due)
+        return 0
+
+    def drain(self):
+        """Remove and return every item, earliest tick first.  O(n log n).
+
+        Every handle issued so far goes stale.
+        """
+        cdef list out = []
+        cdef Py_ssize_t level, s, d, bits = self._bits, lst
+        cdef int slot
+        self._fire(self._detach(DUE_LIST), out)
+        tk = [self._nodes[i].tick for i in range(self._nslots)]
+        for level in range(self._levels):
+            # an upper slot holds several ticks: sort them, keeping FIFO
+            d = <Py_ssize_t>((<u64>self._cur >> (level * bits)) & self._mask)
+            for s in range(d + 1, self._size):
+                lst = WHEEL_LISTS + (level << bits) + s
+                slot = self._detach(lst)
+                group = []
+                while slot != NIL:
+                    group.append(slot)
+                    slot = self._nodes[slot].next
+                group.sort(key=tk.__getitem__)
+                for slot in group:
+                    out.append(self._items[slot])
+                    self._items[slot] = None
+                    self._free_slot(slot)
+                self._len -= len(group)
+        if self._far:
+            self._fire_far(INFINITY, out)
+        self._on_empty()
+        return out
+
+    def next_deadline(self):
+        """The earliest time at which ``advance`` could return an item, or None.  O(levels).
+
+        ``advance`` before this time returns nothing.  It is exact when the
+        earliest item sits on the lowest level; when that item is still on
+        an upper level, it is the start of the item's slot there (a lower
+        bound).  Items already due give the wheel's current time.
+        """
+        cdef Py_ssize_t level = 0
+        cdef i64 ev, a
+        cdef double v
+        if not self._len:
+            return None
+        if self._head[DUE_LIST] != NIL:
+            return self._time
+        ev = self._next_event(&level)
+        if ev < 0:
+            return min(self._far.values())
+        a = ev + self._origin
+        v = <double>a * self._tick
+        # the first double that reaches tick a
+        while _ticks_at(v, self._tick) < a:
+            v = nextafter(v, INFINITY)
+        while _ticks_at(nextafter(v, -INFINITY), self._tick) >= a:
+            v = nextafter(v, -INFINITY)
+        return v
+
+    @property
+    def tick(self):
+        """Seconds per tick."""
+        return self._tick
+
+    @property
+    def wheel_size(self):
+        """Slots per level."""
+        return self._size
+
+    def __len__(self):
+        return self._len
+
+    def __contains__(self, handle):
+        return isinstance(handle, int) and self._slot_of(handle) != NIL
+
+    def stats(self):
+        """Counters: length, levels, slots (allocated in the slab), visited, cascaded.
+
+        ``visited`` counts the occupied slots ``advance`` has reached, and
+        ``cascaded`` the timers it moved down a level.
+        """
+        return {
+            "length": self._len, "levels": self._levels, "slots": self._nslots,
+            "visited": self._visited, "cascaded": self._cascaded,
+        }
+
+    def __repr__(self):
+        nxt = self.next_deadline()
+        tail = "" if nxt is None else f" next_deadline={nxt!r}"
+        return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
+
+    def _raw(self):
+        cdef Py_ssize_t n = self._nslots, lvl, w
+        occ = []
+        for lvl in range(self._levels):
+            bitmap = 0
+            for w in range(self._words):
+                bitmap |= <object>self._occ[lvl * self._words + w] << (64 * w)
+            occ.append(bitmap)
+        nl = WHEEL_LISTS + self._levels * self._size
+        return {
+            "tk": [self._nodes[i].tick for i in range(n)], "next": [self._nodes[i].next for i in range(n)],
+            "prev": [self._nodes[i].prev for i in range(n)], "gen": [self._nodes[i].gen for i in range(n)],
+            "items": list(self._items), "free": self._free, "nslots": n,
+            "epoch": self._epoch, "head": [self._head[i] for i in range(nl)],
+            "tail": [self._tail[i] for i in range(nl)], "occ": occ, "far": dict(self._far),
+            "cur": self._cur, "bits": self._bits, "len": self._len,
+        }
+
+    def _check(self):
+        """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
+        assert self._cap >= self._nslots == len(self._items)
+        check_raw(self._raw())
