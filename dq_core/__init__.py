@@ -15,6 +15,7 @@ from ._delayqueue import DelayQueue
 from ._executor import PriorityExecutor
 from ._queues import PriorityQueue
 from ._ratelimit import RateLimiter
+from ._timer import Timer, TimerHandle
 from ._ttldict import TTLDict
 
 if TYPE_CHECKING or not USE_EXT:
@@ -28,6 +29,7 @@ else:
 
 __all__ = [
     "DelayQueue", "Empty", "Full", "Heap", "PriorityExecutor", "PriorityQueue", "RateLimiter",
-    "ShutDown", "TTLDict", "TTLRing", "TimingWheel", "implementation",
+    "ShutDown", "TTLDict", "TTLRing", "Timer", "TimerHandle", "TimingWheel",
+    "implementation",
 ]
 __version__ = "0.1.0"

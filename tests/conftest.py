@@ -60,6 +60,10 @@ def _load(kind: str) -> SimpleNamespace:
         {"__doc__": _ttldict.TTLDict.__doc__, "__module__": "dq_core"},
     )
 
+    from dq_core import _timer
+
+    ns.Timer = type("Timer", (_timer.Timer,), {"_wheel_class": ns.TimingWheel, "__module__": "dq_core"})
+
     ns.DelayQueue = type(
         "DelayQueue", (_delayqueue.DelayQueue,), {"_heap_class": ns.Heap, "__module__": "dq_core"}
     )

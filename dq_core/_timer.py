@@ -1,0 +1,260 @@
+"""Timer: one thread that runs callbacks from a TimingWheel.
+
+The thread sleeps on a condition until the wheel's ``next_deadline()`` (no
+tick loop: an idle Timer uses no CPU) and is woken early only when a timer
+due before that is scheduled.  Callbacks run outside the lock, one at a
+time, in deadline order; the lock is taken again between them, so a
+``cancel`` or ``stop`` from any thread takes effect before the next one.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import math
+import operator
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
+
+from ._compat import core
+from ._convert import to_real
+
+if TYPE_CHECKING:
+    from ._wheel_py import TimingWheel
+else:
+    TimingWheel = core("_wheel").TimingWheel
+
+__all__ = ["Timer", "TimerHandle"]
+
+_log = logging.getLogger("dq_core")
+_counter = itertools.count()
+_deadline = operator.attrgetter("_when")
+
+# TimerHandle states
+PENDING = "pending"      # in the wheel
+DUE = "due"              # taken from the wheel, waiting its turn on the thread
+RUNNING = "running"      # started (and perhaps finished)
+CANCELLED = "cancelled"
+UNRUN = "unrun"          # returned by stop()
+
+
+class TimerHandle:
+    """A scheduled callback: ``cancel()`` it, or read ``when`` and ``cancelled``."""
+
+    __slots__ = ("_when", "_fn", "_args", "_kwargs", "_state", "_core", "_key")
+
+    def __init__(self, core: _Core, when: float, fn: Callable[..., Any],
+                 args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self._core = core
+        self._when = when
+        self._fn = fn
+        self._args = args
+        self._kwargs = kwargs
+        self._state = PENDING
+        self._key = -1  # the wheel's handle
+
+    @property
+    def when(self) -> float:
+        """The deadline, on the ``time.monotonic()`` clock."""
+        return self._when
+
+    @property
+    def cancelled(self) -> bool:
+        """True once ``cancel()`` has stopped the callback from running."""
+        return self._state is CANCELLED
+
+    def cancel(self) -> bool:
+        """Stop the callback from running; False if it already started, ran or was cancelled."""
+        return self._core.cancel(self)
+
+    def __repr__(self) -> str:
+        fn = getattr(self._fn, "__qualname__", None) or repr(self._fn)
+        return f"<TimerHandle {self._state} when={self._when!r} {fn}>"
+
+
+class _Core:
+    """State shared by the Timer, its handles and its thread (never the Timer itself,
+    so a Timer nobody holds can be collected, which stops the thread)."""
+
+    def __init__(self, wheel: Any, name: str) -> None:
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.wheel = wheel
+        self.batch: collections.deque[TimerHandle] = collections.deque()
+        self.stopped = False
+        self.thread: Optional[threading.Thread] = None
+        self.name = name
+        self.wake_at = -math.inf  # when the sleeping thread will wake on its own
+        self.wakeups = 0
+
+    def schedule(self, h: TimerHandle) -> TimerHandle:
+        with self.lock:
+            if self.stopped:
+                raise RuntimeError("cannot schedule new timers after stop()")
+            h._key = self.wheel.schedule_at(h, h._when)
+            if self.thread is None:
+                self.thread = threading.Thread(target=_run, args=(self,), name=self.name,
+                                               daemon=True)
+                self.thread.start()
+            elif h._when < self.wake_at:
+                self.cond.notify()
+        return h
+
+    def cancel(self, h: TimerHandle) -> bool:
+        with self.lock:
+            if h._state is PENDING:
+                self.wheel.cancel(h._key)
+            elif h._state is not DUE:
+                return False
+            h._state = CANCELLED
+        return True
+
+    def stop(self) -> list[TimerHandle]:
+        with self.lock:
+            if self.stopped:
+                return []
+            self.stopped = True
+            unrun = [h for h in self.batch if h._state is DUE]
+            unrun += self.wheel.drain()
+            self.batch.clear()
+            for h in unrun:
+                h._state = UNRUN
+            self.cond.notify_all()
+            thread = self.thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        return unrun
+
+    def abandon(self) -> None:
+        # The Timer was collected: let the thread go.  This may run on the
+        # thread itself, inside the lock, so it must not wait for the lock.
+        self.stopped = True
+        if self.lock.acquire(blocking=False):
+            try:
+                self.cond.notify_all()
+            finally:
+                self.lock.release()
+
+    def pending(self) -> int:
+        with self.lock:
+            return len(self.wheel) + sum(h._state is DUE for h in self.batch)
+
+
+def _run(core: _Core) -> None:
+    cond, wheel, batch = core.cond, core.wheel, core.batch
+    while True:
+        with cond:
+            while True:
+                if core.stopped:
+                    return
+                if batch:
+                    h = batch.popleft()
+                    if h._state is DUE:
+                        h._state = RUNNING
+                        break
+                    continue
+                due = wheel.advance()
+                if due:
+                    # the wheel orders by tick; within a batch, by deadline too
+                    due.sort(key=_deadline)
+                    for h in due:
+                        h._state = DUE
+                    batch.extend(due)
+                    continue
+                nxt = wheel.next_deadline()
+                if nxt is None:
+                    core.wake_at = math.inf
+                    cond.wait()
+                else:
+                    core.wake_at = nxt
+                    cond.wait(max(0.0, nxt - time.monotonic()))
+                core.wake_at = -math.inf
+                core.wakeups += 1
+        try:
+            h._fn(*h._args, **h._kwargs)
+        except BaseException:
+            _log.exception("exception in timer callback %r", h)
+        del h  # nothing of the callback is kept while we sleep
+
+
+class Timer:
+    """A thread that runs callbacks at their deadlines, from a TimingWheel.
+
+    ``call_later``/``call_at`` and ``TimerHandle.cancel`` are thread-safe.
+    Callbacks run one at a time on the timer's thread, in deadline order,
+    never early and about one ``tick`` late at most (plus the time the
+    callbacks before them take); an exception in one is logged on the
+    ``dq_core`` logger and the thread goes on.  The thread starts with the
+    first timer and sleeps until the next deadline.  ``stop()`` (also on
+    leaving a ``with`` block) ends it and returns the timers not run.
+
+    >>> import threading
+    >>> done = threading.Event()
+    >>> with Timer(tick=0.001) as t:
+    ...     h = t.call_later(0.01, done.set)
+    ...     done.wait(5)
+    True
+    """
+
+    #: The TimingWheel class; the test matrix swaps in each implementation's.
+    _wheel_class: ClassVar[Any] = TimingWheel
+
+    def __init__(self, tick: float = 0.01, wheel_size: int = 256, *,
+                 name: Optional[str] = None) -> None:
+        wheel = self._wheel_class(tick, wheel_size, clock=time.monotonic)
+        if name is None:
+            name = f"dq_core-timer-{next(_counter)}"
+        self._core = _Core(wheel, name)
+        self._finalizer = weakref.finalize(self, self._core.abandon)
+
+    def call_later(self, delay: float, fn: Callable[..., Any], /, *args: Any,
+                   **kwargs: Any) -> TimerHandle:
+        """Run ``fn(*args, **kwargs)`` ``delay`` seconds from now; return its handle.  O(1)."""
+        d = to_real(delay, "delay")
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
+        return self._core.schedule(TimerHandle(self._core, time.monotonic() + d, fn, args, kwargs))
+
+    def call_at(self, deadline: float, fn: Callable[..., Any], /, *args: Any,
+                **kwargs: Any) -> TimerHandle:
+        """Run ``fn(*args, **kwargs)`` at ``deadline`` (``time.monotonic()`` clock).  O(1)."""
+        d = to_real(deadline, "deadline")
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
+        return self._core.schedule(TimerHandle(self._core, d, fn, args, kwargs))
+
+    def cancel(self, handle: TimerHandle) -> bool:
+        """Same as ``handle.cancel()``."""
+        if not isinstance(handle, TimerHandle) or handle._core is not self._core:
+            raise TypeError("handle must be a TimerHandle of this Timer")
+        return self._core.cancel(handle)
+
+    def stop(self) -> list[TimerHandle]:
+        """Stop the thread and return the timers not run, in deadline order.
+
+        Waits for a running callback to finish (unless called from one).
+        Scheduling after ``stop`` raises RuntimeError; a second ``stop``
+        returns [].
+        """
+        return self._core.stop()
+
+    @property
+    def stopped(self) -> bool:
+        """True once ``stop()`` has been called."""
+        return self._core.stopped
+
+    def __len__(self) -> int:
+        return self._core.pending()
+
+    def __enter__(self) -> Timer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "stopped" if self._core.stopped else "running"
+        return f"<Timer {state} pending={len(self)} tick={self._core.wheel.tick!r}>"

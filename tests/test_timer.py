@@ -1,0 +1,228 @@
+"""Timer: callbacks on a thread, in real time, with generous bounds; both implementations."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import random
+import threading
+import time
+import weakref
+
+import pytest
+
+# Bounds for a loaded 2-core machine: what must happen soon gets this long.
+SOON = 5.0
+
+
+def test_callbacks_run_in_deadline_order_never_early(impl):
+    ran: list[tuple[int, float, float]] = []
+    done = threading.Event()
+    with impl.Timer(tick=0.005) as t:
+        start = time.monotonic()
+        delays = [0.09, 0.01, 0.05, 0.03, 0.07, 0.0, 0.031, 0.1]
+        for i, d in enumerate(delays):
+            h = t.call_later(d, lambda i=i: ran.append((i, time.monotonic())))
+        t.call_later(0.15, done.set)
+        assert done.wait(SOON)
+    order = [i for i, _ in ran]
+    assert order == sorted(range(len(delays)), key=lambda i: delays[i])
+    for i, at in ran:
+        assert at >= start + delays[i]  # never early
+        assert at < start + delays[i] + SOON
+    assert h.when >= start + 0.1
+
+
+def test_call_at_and_arguments(impl):
+    got = []
+    done = threading.Event()
+    with impl.Timer(tick=0.001) as t:
+        when = time.monotonic() + 0.02
+        h = t.call_at(when, lambda *a, **k: (got.append((a, k)), done.set()), 1, 2, fn=3)
+        assert h.when == when and not h.cancelled
+        assert done.wait(SOON)
+    assert got == [((1, 2), {"fn": 3})]
+    assert time.monotonic() >= when
+
+
+def test_an_earlier_timer_wakes_the_sleeping_thread(impl):
+    done = threading.Event()
+    with impl.Timer(tick=0.01) as t:
+        t.call_later(3600, lambda: None)
+        time.sleep(0.05)  # the thread is asleep until an hour from now
+        start = time.monotonic()
+        t.call_later(0.05, done.set)
+        assert done.wait(SOON)
+        assert time.monotonic() - start >= 0.05
+
+
+def test_an_idle_timer_does_not_tick(impl):
+    with impl.Timer(tick=0.001) as t:
+        t.call_later(3600, lambda: None)
+        time.sleep(0.05)
+        before = t._core.wakeups
+        time.sleep(0.5)
+        # a loop ticking every 1 ms would have woken ~500 times
+        assert t._core.wakeups - before <= 2
+
+
+def test_an_exception_is_logged_and_the_thread_goes_on(impl, caplog):
+    done = threading.Event()
+
+    def boom():
+        raise ValueError("boom")
+
+    with caplog.at_level(logging.ERROR, logger="dq_core"):
+        with impl.Timer(tick=0.001) as t:
+            t.call_later(0.0, boom)
+            t.call_later(0.01, done.set)
+            assert done.wait(SOON)
+    records = [r for r in caplog.records if r.name == "dq_core"]
+    assert len(records) == 1
+    assert "exception in timer callback" in records[0].getMessage()
+    assert records[0].exc_info[0] is ValueError
+
+
+def test_cancel(impl):
+    ran = []
+    done = threading.Event()
+    with impl.Timer(tick=0.001) as t:
+        h = t.call_later(0.03, ran.append, "cancelled")
+        keep = t.call_later(0.03, ran.append, "kept")
+        assert h.cancel() is True and h.cancelled
+        assert h.cancel() is False
+        t.call_later(0.06, done.set)
+        assert done.wait(SOON)
+        assert keep.cancel() is False and not keep.cancelled
+        assert len(t) == 0
+    assert ran == ["kept"]
+
+
+def test_cancel_of_a_due_timer_from_an_earlier_callback(impl):
+    ran = []
+    release = threading.Event()
+    done = threading.Event()
+    with impl.Timer(tick=0.001) as t:
+        when = time.monotonic() + 0.02
+        later = []
+
+        def first():
+            ran.append("first")
+            release.wait(SOON)
+            later.append(second.cancel())  # due, not started yet
+
+        t.call_at(when, first)
+        second = t.call_at(when, ran.append, "second")
+        t.call_at(when + 0.001, done.set)
+        time.sleep(0.1)
+        release.set()
+        assert done.wait(SOON)
+    assert ran == ["first"] and later == [True] and second.cancelled
+
+
+def test_stop_returns_the_timers_not_run(impl):
+    t = impl.Timer(tick=0.01)
+    hs = [t.call_later(d, lambda: None) for d in (50, 10, 30, 3600)]
+    assert len(t) == 4
+    assert "running" in repr(t) and "pending=4" in repr(t)
+    unrun = t.stop()
+    assert unrun == [hs[1], hs[2], hs[0], hs[3]]
+    assert not t._core.thread.is_alive()
+    assert t.stop() == [] and t.stopped and len(t) == 0
+    assert all(h.cancel() is False and not h.cancelled for h in unrun)
+    with pytest.raises(RuntimeError, match="after stop"):
+        t.call_later(1, print)
+
+
+def test_stop_waits_for_the_running_callback(impl):
+    started = threading.Event()
+    finished = []
+
+    def slow():
+        started.set()
+        time.sleep(0.2)
+        finished.append(True)
+
+    t = impl.Timer(tick=0.001)
+    t.call_later(0, slow)
+    after = t.call_later(0, print)  # due, but queued behind slow
+    assert started.wait(SOON)
+    assert t.stop() == [after]
+    assert finished == [True]
+
+
+def test_stop_from_a_callback(impl):
+    t = impl.Timer(tick=0.001)
+    result = []
+    done = threading.Event()
+    t.call_later(0, lambda: (result.append(t.stop()), done.set()))
+    pending = t.call_later(60, print)
+    assert done.wait(SOON)
+    assert result == [[pending]]
+    t._core.thread.join(SOON)
+    assert not t._core.thread.is_alive()
+
+
+def test_bad_arguments(impl):
+    with impl.Timer() as t:
+        with pytest.raises(TypeError, match="delay must be a real number, not 'str'"):
+            t.call_later("1", print)
+        with pytest.raises(ValueError, match="deadline must not be NaN"):
+            t.call_at(float("nan"), print)
+        with pytest.raises(TypeError, match="fn must be callable, not 'int'"):
+            t.call_later(1, 5)
+        with pytest.raises(TypeError, match="handle must be a TimerHandle"):
+            t.cancel(5)
+        assert len(t) == 0 and t._core.thread is None  # nothing started
+    with pytest.raises(ValueError, match="tick must be a positive"):
+        impl.Timer(tick=0)
+
+
+def test_many_threads_schedule_and_cancel(impl):
+    runs: dict[int, int] = {}
+    lock = threading.Lock()
+    n_threads, per_thread = 4, 3000 if impl.name == "c" else 1500
+
+    def record(key):
+        with lock:
+            runs[key] = runs.get(key, 0) + 1
+
+    with impl.Timer(tick=0.001) as t:
+        kept: list[int] = []
+
+        def producer(base):
+            rnd = random.Random(base)
+            mine = []
+            for i in range(per_thread):
+                key = base + i
+                h = t.call_later(rnd.random() * 0.2, record, key)
+                if rnd.random() < 0.5 and h.cancel():
+                    continue
+                mine.append(key)
+            with lock:
+                kept.extend(mine)
+
+        threads = [threading.Thread(target=producer, args=(k * 10**6,)) for k in range(n_threads)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        deadline = time.monotonic() + SOON * 4
+        while len(t) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(t) == 0
+    # leaving the block joined the thread: the last callback has finished
+    assert sorted(runs) == sorted(kept)
+    assert set(runs.values()) == {1}
+
+
+def test_a_dropped_timer_stops_its_thread(impl):
+    t = impl.Timer(tick=0.01)
+    t.call_later(3600, print)
+    thread = t._core.thread
+    ref = weakref.ref(t)
+    del t
+    gc.collect()
+    assert ref() is None
+    thread.join(SOON)
+    assert not thread.is_alive()
