@@ -318,12 +318,177 @@ def make_ttlcache(timer: FakeTimer) -> Any:
     return cachetools.TTLCache(maxsize=float("inf"), ttl=60.0, timer=timer)
 
 
+# -- TimingWheel ----------------------------------------------------------------
+
+#: The timer workload: tick 1 ms, delays uniform in 0-60 s, every other timer
+#: cancelled, then the clock advanced tick by tick through 61 s.
+WHEEL_TICK = 0.001
+WHEEL_SPAN = 61.0
+
+
+def timer_delays(n: int, seed: int = 4) -> list[float]:
+    rnd = random.Random(seed)
+    return [rnd.uniform(0.0, 60.0) for _ in range(n)]
+
+
+def wheel_timers(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
+    """Schedule every delay, cancel every other timer, advance tick by tick to the end."""
+    total = 0.0
+    ticks = int(WHEEL_SPAN / WHEEL_TICK)
+    for _ in range(loops):
+        timer = FakeTimer()
+        t0 = perf_counter()
+        w = wheel_cls(WHEEL_TICK, 256, clock=timer)
+        at = w.schedule_at
+        handles = [at(i, d) for i, d in enumerate(delays)]
+        cancel = w.cancel
+        for h in handles[::2]:
+            cancel(h)
+        advance = w.advance
+        fired = 0
+        for k in range(1, ticks + 1):
+            fired += len(advance(k * WHEEL_TICK))
+        total += perf_counter() - t0
+        assert fired == len(delays) // 2
+    return total
+
+
+def heapq_timers(loops: int, delays: Sequence[float]) -> float:
+    """The same with heapq and lazy cancellation (the heapq docs' recipe)."""
+    total = 0.0
+    ticks = int(WHEEL_SPAN / WHEEL_TICK)
+    push, pop = heapq.heappush, heapq.heappop
+    for _ in range(loops):
+        t0 = perf_counter()
+        q: list[list[Any]] = []
+        entries = []
+        for i, d in enumerate(delays):
+            entry = [d, i, i]
+            push(q, entry)
+            entries.append(entry)
+        for entry in entries[::2]:
+            entry[2] = None  # cancelled: skipped when it surfaces
+        fired = 0
+        for k in range(1, ticks + 1):
+            now = k * WHEEL_TICK
+            out = []
+            while q and q[0][0] <= now:
+                item = pop(q)[2]
+                if item is not None:
+                    out.append(item)
+            fired += len(out)
+        total += perf_counter() - t0
+        assert fired == len(delays) // 2
+    return total
+
+
+def sched_timers(loops: int, delays: Sequence[float]) -> float:
+    """The same with sched.scheduler (its cancel is O(n)) and no-op actions."""
+    import sched
+
+    total = 0.0
+    ticks = int(WHEEL_SPAN / WHEEL_TICK)
+    for _ in range(loops):
+        timer = FakeTimer()
+        t0 = perf_counter()
+        s = sched.scheduler(timer, lambda _: None)
+        enter = s.enterabs
+        events = [enter(d, 0, int) for d in delays]
+        for ev in events[::2]:
+            s.cancel(ev)
+        run = s.run
+        for k in range(1, ticks + 1):
+            timer.now = k * WHEEL_TICK
+            run(blocking=False)
+        total += perf_counter() - t0
+        assert s.empty()
+    return total
+
+
+def wheel_schedule(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
+    """schedule_at() alone, into a wheel that grows to len(delays) timers."""
+    total = 0.0
+    for _ in range(loops):
+        w = wheel_cls(WHEEL_TICK, 256, clock=FakeTimer())
+        at = w.schedule_at
+        t0 = perf_counter()
+        for d in delays:
+            at(None, d)
+        total += perf_counter() - t0
+    return total
+
+
+def wheel_schedule_now(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
+    """schedule(item, delay) alone, on the default clock (time.monotonic)."""
+    total = 0.0
+    for _ in range(loops):
+        w = wheel_cls(WHEEL_TICK, 256)
+        schedule = w.schedule
+        t0 = perf_counter()
+        for d in delays:
+            schedule(None, d)
+        total += perf_counter() - t0
+    return total
+
+
+def wheel_cancel(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
+    """cancel() alone, of every timer of a full wheel, in scheduling order."""
+    total = 0.0
+    for _ in range(loops):
+        w = wheel_cls(WHEEL_TICK, 256, clock=FakeTimer())
+        at = w.schedule_at
+        handles = [at(None, d) for d in delays]
+        cancel = w.cancel
+        t0 = perf_counter()
+        for h in handles:
+            cancel(h)
+        total += perf_counter() - t0
+    return total
+
+
+def heapq_push(loops: int, delays: Sequence[float]) -> float:
+    """heappush of a [deadline, seq, item] entry: heapq's schedule."""
+    total = 0.0
+    push = heapq.heappush
+    for _ in range(loops):
+        q: list[list[Any]] = []
+        t0 = perf_counter()
+        for i, d in enumerate(delays):
+            push(q, [d, i, None])
+        total += perf_counter() - t0
+    return total
+
+
+def wheel_bytes_per_timer(wheel_cls: Any, delays: Sequence[float]) -> tuple[float, float]:
+    """Bytes per pending timer (payload and the caller's handles excluded): wheel, heapq."""
+    import tracemalloc
+
+    item = object()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        w = wheel_cls(WHEEL_TICK, 256, clock=FakeTimer())
+        for d in delays:
+            w.schedule_at(item, d)
+        wheel = tracemalloc.get_traced_memory()[0] - base
+        del w
+        base = tracemalloc.get_traced_memory()[0]
+        q: list[tuple[float, int, Any]] = []
+        for i, d in enumerate(delays):
+            heapq.heappush(q, (d, i + 2**40, item))  # a seq int beyond the small-int cache
+        heap = tracemalloc.get_traced_memory()[0] - base
+        del q
+    finally:
+        tracemalloc.stop()
+    return wheel / len(delays), heap / len(delays)
+
+
 # -- the table ---------------------------------------------------------------
 
 
 def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Workload, tuple[Any, ...], int]]:
     """(label, dq_core workload, args, baseline workload, args, elements) per row."""
-    from dq_core import DelayQueue, Heap, PriorityQueue, TTLDict, TTLRing
+    from dq_core import DelayQueue, Heap, PriorityQueue, TimingWheel, TTLDict, TTLRing
 
     n = 20_000 if quick else 100_000
     prios = random_priorities(n)
@@ -347,7 +512,17 @@ def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Work
          pq_threads, (queue.PriorityQueue, jobs), m),
         (f"DelayQueue put+get, N={m:,}", delay_fill_drain, (DelayQueue, past),
          delay_fill_drain, (HeapqDelayQueue, past), 2 * m),
-    ] + _ttl_rows(TTLRing, TTLDict, m)
+    ] + _ttl_rows(TTLRing, TTLDict, m) + _wheel_rows(TimingWheel, n, m)
+
+
+def _wheel_rows(wheel_cls: Any, n: int, m: int) -> list[Any]:
+    timers, few = timer_delays(n), timer_delays(m // 5)
+    return [
+        (f"TimingWheel {n:,} timers, half cancelled, 61 s", wheel_timers, (wheel_cls, timers),
+         heapq_timers, (timers,), n),
+        (f"TimingWheel vs sched, {m // 5:,} timers", wheel_timers, (wheel_cls, few),
+         sched_timers, (few,), m // 5),
+    ]
 
 
 def _ttl_rows(ring_cls: Any, dict_cls: Any, m: int) -> list[Any]:
@@ -394,6 +569,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         theirs = _ns_per_element(base, bargs, elements, repeat)
         print(f"{label:<46} {ours:>10.1f} {theirs:>10.1f} {theirs / ours:>6.2f}x  {base.__name__}")
         sys.stdout.flush()
+    wheel, heap = wheel_bytes_per_timer(dq_core.TimingWheel, timer_delays(100_000 if args.quick else 1_000_000))
+    print(f"\nTimingWheel memory per pending timer: {wheel:.1f} bytes "
+          f"(heapq (deadline, seq, item) entry: {heap:.1f} bytes)")
     try:
         import cachetools  # noqa: F401
     except ImportError:

@@ -20,11 +20,14 @@ def main(path: str) -> None:
         group, _, who = b.get_name().rpartition(" ")
         groups[group][who] = b.median()
     for group, results in groups.items():
-        base_name = next(k for k in results if not k.startswith("dq_core"))
-        base = results[base_name]
+        base_name = next((k for k in results if not k.startswith("dq_core")), None)
         print(group)
         for who, med in results.items():
-            print(f"  {who:<14} {med * 1e9:10.1f} ns   {base / med:6.2f}x vs {base_name}")
+            if base_name is None:
+                print(f"  {who:<14} {med * 1e9:10.1f} ns")
+            else:
+                base = results[base_name]
+                print(f"  {who:<14} {med * 1e9:10.1f} ns   {base / med:6.2f}x vs {base_name}")
 
 
 if __name__ == "__main__":

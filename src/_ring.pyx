@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, embedsignature=True, embedsignature.format=clinic
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 """Segmented FIFO ring for expiry when every entry shares one TTL (twin of ``_ring_py``).
 
 Each segment keeps its keys in a list and its created_at times in a typed
