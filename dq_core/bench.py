@@ -361,9 +361,9 @@ def heapq_timers(loops: int, delays: Sequence[float]) -> float:
     for _ in range(loops):
         t0 = perf_counter()
         q: list[list[Any]] = []
-        entries = []
+        entries: list[list[Any]] = []
         for i, d in enumerate(delays):
-            entry = [d, i, i]
+            entry: list[Any] = [d, i, i]
             push(q, entry)
             entries.append(entry)
         for entry in entries[::2]:
