@@ -1,12 +1,15 @@
 """PriorityExecutor: a concurrent.futures Executor that starts tasks by priority under a rate limit.
 
-Pending tasks wait in a keyed Heap (lowest priority first, FIFO among
-equals).  Workers block on a ``queue.SimpleQueue`` doorbell (C-level, as
-ThreadPoolExecutor's do) that gets one ring per task.  A worker that hears
-it takes a permit from the RateLimiter (permits are reserved first come,
-first served, so threads never race for them), then the task at the top of
-the heap *at that moment*: a task submitted while the permit was awaited
-still goes first if it is more urgent.
+Pending tasks wait in a PriorityQueue as ``(priority, seq, task)``
+(lowest priority first, FIFO among equals through ``seq``; tasks are never
+compared).  The compiled queue does a put or get under a C lock that is
+never held across a wait, so workers and submitters do not queue up on a
+Python lock.  Workers block on a ``queue.SimpleQueue`` doorbell (C-level,
+as ThreadPoolExecutor's do) that gets one ring per task.  A worker that
+hears it takes a permit from the RateLimiter (permits are reserved first
+come, first served, so threads never race for them), then the task at the
+top of the queue *at that moment*: a task submitted while the permit was
+awaited still goes first if it is more urgent.
 """
 
 from __future__ import annotations
@@ -17,19 +20,17 @@ import os
 import queue
 import threading
 from concurrent.futures import BrokenExecutor, Executor, Future
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
+from queue import Empty
+from typing import Any, Callable, ClassVar, Optional, TypeVar
 
-from ._compat import core
+from ._convert import to_real
+from ._queues import PriorityQueue
 from ._ratelimit import RateLimiter
-
-if TYPE_CHECKING:
-    from ._heap_py import Heap
-else:
-    Heap = core("_heap").Heap
 
 __all__ = ["PriorityExecutor"]
 
 T = TypeVar("T")
+Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 _log = logging.getLogger("dq_core")
 _counter = itertools.count()
 
@@ -49,8 +50,8 @@ class PriorityExecutor(Executor):
     1024
     """
 
-    #: The keyed heap class; the test matrix swaps in each implementation's.
-    _heap_class: ClassVar[Any] = Heap
+    #: The pending-task queue class; the test matrix swaps in each implementation's.
+    _queue_class: ClassVar[Any] = PriorityQueue
 
     def __init__(self, max_workers: Optional[int] = None, rate: Optional[float] = None,
                  burst: float = 1, thread_name_prefix: str = "",
@@ -64,8 +65,8 @@ class PriorityExecutor(Executor):
             raise TypeError("initializer must be a callable")
         self._max_workers = max_workers
         self._limiter = None if rate is None else RateLimiter(rate, burst)
-        self._heap: Heap[tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]]
-        self._heap = self._heap_class()
+        self._pending: PriorityQueue[tuple[float, int, Task]] = self._queue_class()
+        self._seq = itertools.count()
         self._lock = threading.Lock()
         # One ring per task, one per worker at shutdown: a worker that hears
         # one finds either a task, or the pool closing.
@@ -80,18 +81,24 @@ class PriorityExecutor(Executor):
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         """Schedule ``fn(*args, **kwargs)`` at priority 0; return its Future."""
-        return self.submit_with_priority(0, fn, *args, **kwargs)
+        return self._submit(0.0, fn, args, kwargs)
 
     def submit_with_priority(self, priority: float, fn: Callable[..., T], /,
                              *args: Any, **kwargs: Any) -> Future[T]:
         """Schedule ``fn(*args, **kwargs)`` at ``priority`` (lowest starts first).  O(log n)."""
+        p = priority if type(priority) is float and priority == priority else to_real(
+            priority, "priority")
+        return self._submit(p, fn, args, kwargs)
+
+    def _submit(self, p: float, fn: Callable[..., T], args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Future[T]:
         with self._lock:
             if self._broken:
                 raise BrokenExecutor(self._broken)
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             future: Future[T] = Future()
-            self._heap.push(priority, (future, fn, args, kwargs))
+            self._pending.put_nowait((p, next(self._seq), (future, fn, args, kwargs)))
             self._bell.put(None)
             # As ThreadPoolExecutor: a worker that turned idle takes it, else a new one.
             if not self._idle.acquire(False) and len(self._threads) < self._max_workers:
@@ -112,23 +119,19 @@ class PriorityExecutor(Executor):
                 _log.critical("Exception in initializer:", exc_info=True)
                 self._set_broken("A thread initializer failed, the thread pool is not usable anymore")
                 return
-        heap = self._heap
-        lock = self._lock
+        get = self._pending.get_nowait
+        pending = self._pending
         limiter = self._limiter
         while True:
             self._bell.get()
-            if limiter is not None:
-                with lock:
-                    if not heap and (self._shutdown or self._broken):
-                        return
-                if heap:
-                    limiter.acquire()  # no lock held: submits go on meanwhile
-            with lock:
-                if not heap:
-                    if self._shutdown or self._broken:
-                        return
-                    continue  # its task was cancelled
-                future, fn, args, kwargs = heap.pop()
+            if limiter is not None and pending.qsize():
+                limiter.acquire()  # no lock held: submits go on meanwhile
+            try:
+                future, fn, args, kwargs = get()[2]
+            except Empty:
+                if self._shutdown or self._broken:
+                    return
+                continue  # its task was cancelled
             try:
                 if future.set_running_or_notify_cancel():
                     try:
@@ -146,7 +149,7 @@ class PriorityExecutor(Executor):
     def _set_broken(self, reason: str) -> None:
         with self._lock:
             self._broken = reason
-            pending = self._heap.pop_many(len(self._heap))
+            pending = [entry[2] for entry in self._pending.get_many()]
             for _ in self._threads:
                 self._bell.put(None)
         for future, *_ in pending:
@@ -161,7 +164,7 @@ class PriorityExecutor(Executor):
         """
         with self._lock:
             self._shutdown = True
-            pending = self._heap.pop_many(len(self._heap)) if cancel_futures else []
+            pending = [entry[2] for entry in self._pending.get_many()] if cancel_futures else []
             threads = list(self._threads)
             for _ in threads:
                 self._bell.put(None)
@@ -173,4 +176,4 @@ class PriorityExecutor(Executor):
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} max_workers={self._max_workers} "
-                f"workers={len(self._threads)} pending={len(self._heap)}>")
+                f"workers={len(self._threads)} pending={self._pending.qsize()}>")

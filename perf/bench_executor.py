@@ -13,7 +13,7 @@ from time import perf_counter
 
 import pyperf
 
-from dq_core import _executor, _heap_py
+from dq_core import _executor, _heap_py, _queues
 
 try:
     from dq_core import _heap
@@ -43,7 +43,8 @@ def main() -> None:
     n = 10_000
     for label, mod in (("dq_core-c", _heap), ("dq_core-py", _heap_py)):
         if mod is not None:
-            cls = type("PriorityExecutor", (_executor.PriorityExecutor,), {"_heap_class": mod.Heap})
+            pq = type("PriorityQueue", (_queues.PriorityQueueMethods, mod.QueueCore), {})
+            cls = type("PriorityExecutor", (_executor.PriorityExecutor,), {"_queue_class": pq})
             runner.bench_time_func(f"dispatch N={n} {label}", dispatch, cls, n, inner_loops=n)
     runner.bench_time_func(f"dispatch N={n} ThreadPoolExecutor", dispatch, ThreadPoolExecutor, n,
                            inner_loops=n)

@@ -49,7 +49,7 @@ def _load(kind: str) -> SimpleNamespace:
 
     ns.PriorityExecutor = type(
         "PriorityExecutor", (_executor.PriorityExecutor,),
-        {"_heap_class": ns.Heap, "__module__": "dq_core"},
+        {"_queue_class": ns.PriorityQueue, "__module__": "dq_core"},
     )
 
     from collections.abc import MutableMapping
