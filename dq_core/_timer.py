@@ -94,7 +94,12 @@ class _Core:
         with self.lock:
             if self.stopped:
                 raise RuntimeError("cannot schedule new timers after stop()")
-            h._key = self.wheel.schedule_at(h, h._when)
+            wheel = self.wheel
+            # Never into the wheel's list of already-due items: that list
+            # goes out ahead of timers in the current tick whose deadlines
+            # have passed too.  In the next tick, the batch sort by deadline
+            # puts it in its place.
+            h._key = wheel.schedule_at(h, max(h._when, math.nextafter(wheel.wheel_time, math.inf)))
             if self.thread is None:
                 self.thread = threading.Thread(target=_run, args=(self,), name=self.name,
                                                daemon=True)

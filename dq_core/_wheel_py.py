@@ -270,7 +270,8 @@ class TimingWheel(Generic[T]):
     def schedule(self, item: T, delay: float) -> int:
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
-        A ``delay`` <= 0 makes the item due at the next ``advance``.
+        A ``delay`` <= 0 makes the item due at the wheel's current tick, as
+        for a past deadline in ``schedule_at``.
         """
         dl = _real(delay, "delay")
         now = _real(self._clock(), "clock()")
@@ -279,8 +280,9 @@ class TimingWheel(Generic[T]):
     def schedule_at(self, item: T, deadline: float) -> int:
         """Add ``item``, due at ``deadline`` on the clock; return its handle.  O(1).
 
-        A deadline the wheel's time has already reached makes the item due
-        at the next ``advance``.
+        A deadline the wheel's time (``wheel_time``) has already reached
+        makes the item due at the wheel's current tick: the next ``advance``
+        returns it, ahead of every item still waiting for a later tick.
         """
         return self._insert(item, _real(deadline, "deadline"), False)
 
@@ -444,6 +446,11 @@ class TimingWheel(Generic[T]):
     def wheel_size(self) -> int:
         """Slots per level."""
         return self._size
+
+    @property
+    def wheel_time(self) -> float:
+        """The wheel's time: the latest ``now`` it was advanced to (or its clock at creation)."""
+        return self._time
 
     def __len__(self) -> int:
         return self._len

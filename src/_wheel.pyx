@@ -398,7 +398,8 @@ cdef class TimingWheel:
     def schedule(self, item, delay):
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
-        A ``delay`` <= 0 makes the item due at the next ``advance``.
+        A ``delay`` <= 0 makes the item due at the wheel's current tick, as
+        for a past deadline in ``schedule_at``.
         """
         cdef double dl = _real(delay, "delay")
         cdef double now
@@ -411,8 +412,9 @@ cdef class TimingWheel:
     def schedule_at(self, item, deadline):
         """Add ``item``, due at ``deadline`` on the clock; return its handle.  O(1).
 
-        A deadline the wheel's time has already reached makes the item due
-        at the next ``advance``.
+        A deadline the wheel's time (``wheel_time``) has already reached
+        makes the item due at the wheel's current tick: the next ``advance``
+        returns it, ahead of every item still waiting for a later tick.
         """
         return self._insert(item, _real(deadline, "deadline"), False)
 
@@ -594,6 +596,11 @@ cdef class TimingWheel:
     def wheel_size(self):
         """Slots per level."""
         return self._size
+
+    @property
+    def wheel_time(self):
+        """The wheel's time: the latest ``now`` it was advanced to (or its clock at creation)."""
+        return self._time
 
     def __len__(self):
         return self._len

@@ -226,3 +226,20 @@ def test_a_dropped_timer_stops_its_thread(impl):
     assert ref() is None
     thread.join(SOON)
     assert not thread.is_alive()
+
+
+def test_a_past_deadline_waits_behind_an_earlier_one_of_the_same_tick(impl):
+    ran = []
+    done = threading.Event()
+    with impl.Timer(tick=0.3) as t:
+        wheel = t._core.wheel
+        first = t.call_at(time.monotonic(), ran.append, "first")
+        limit = time.monotonic() + SOON
+        while wheel.wheel_time <= first.when and time.monotonic() < limit:
+            time.sleep(0.001)  # until the thread has advanced past it (not to its tick)
+        assert wheel.wheel_time > first.when
+        # between the two: already past for the wheel, later than "first"
+        t.call_at((first.when + wheel.wheel_time) / 2, ran.append, "second")
+        t.call_later(0.01, done.set)
+        assert done.wait(SOON)
+    assert ran == ["first", "second"]

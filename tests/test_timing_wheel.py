@@ -7,6 +7,7 @@ import inspect
 import math
 import random
 import sys
+import time
 import tracemalloc
 import weakref
 
@@ -78,11 +79,14 @@ def test_past_deadlines_and_non_positive_delays_are_due_at_the_next_advance(impl
 
 
 def test_time_never_goes_back(impl):
-    w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, clock=Clock(7.0))
+    assert w.wheel_time == 7.0
     w.advance(100.0)
+    assert w.wheel_time == 100.0
     w.schedule_at("x", 99.0)  # the wheel's time has passed it
     w.schedule_at("y", 100.5)
     assert w.advance(5.0) == ["x"]  # counts as advance(100.0)
+    assert w.wheel_time == 100.0
     assert w.advance(101.0) == ["y"]
 
 
@@ -257,7 +261,7 @@ def test_drain_returns_everything_in_order(impl):
 def test_docstrings_identical(both):
     c, py = (m.TimingWheel for m in both)
     names = ["__doc__", "schedule", "schedule_at", "cancel", "advance", "drain",
-             "next_deadline", "stats", "tick", "wheel_size", "_check"]
+             "next_deadline", "stats", "tick", "wheel_size", "wheel_time", "_check"]
     for name in names:
         a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__
         b = py.__doc__ if name == "__doc__" else getattr(py, name).__doc__
@@ -534,3 +538,13 @@ def test_millions_of_operations_leak_nothing(impl):
     assert sys.getrefcount(payload) == base
     grown = sum(s.size_diff for s in snap2.compare_to(snap1, "filename"))
     assert grown < 256 * 1024, grown
+
+
+def test_schedule_reads_the_default_clock(impl):
+    # the compiled core reads time.monotonic's clock without calling it
+    w = impl.TimingWheel(tick=1e-6)
+    before = time.monotonic()
+    w.schedule("x", 10.0)
+    after = time.monotonic()
+    assert w.advance(before + 10.0 - 1e-3) == []
+    assert w.advance(after + 10.0 + 2e-6) == ["x"]
