@@ -518,7 +518,7 @@ def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Work
 def _wheel_rows(wheel_cls: Any, n: int, m: int) -> list[Any]:
     timers, few = timer_delays(n), timer_delays(m // 5)
     return [
-        (f"TimingWheel {n:,} timers, half cancelled, 61 s", wheel_timers, (wheel_cls, timers),
+        (f"TimingWheel {n:,} timers, half cancelled", wheel_timers, (wheel_cls, timers),
          heapq_timers, (timers,), n),
         (f"TimingWheel vs sched, {m // 5:,} timers", wheel_timers, (wheel_cls, few),
          sched_timers, (few,), m // 5),
