@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, embedsignature=True, embedsignature.format=clinic
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 """Keyed binary min-heap: the compiled twin of ``dq_core._heap_py``.
 
 Entries live in three typed arrays indexed by heap position (key, insertion
@@ -295,13 +295,21 @@ cdef class Heap:
 
     cdef long long _slot_of(self, object handle) except -2:
         cdef u64 h
-        cdef long long slot
-        if not isinstance(handle, int):
+        cdef long long slot, v
+        cdef int overflow = 0
+        if type(handle) is int:
+            v = PyLong_AsLongLongAndOverflow(handle, &overflow)
+            if v < 0 and not overflow:
+                raise KeyError(handle)
+            h = <u64>v
+        elif not isinstance(handle, int):
             raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-        if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
-            raise KeyError(handle)
-        h = handle
-        slot = <long long>(h & 0xFFFFFFFF)
+        if overflow or type(handle) is not int:
+            # a generation of 2**31 or more, an int subclass, or out of range
+            if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
+                raise KeyError(handle)
+            h = handle
+        slot = <long long>(h & <u64>0xFFFFFFFF)
         if slot >= self._nslots or self._spos[slot] < 0 or self._sgen[slot] != (h >> 32):
             raise KeyError(handle)
         return slot
