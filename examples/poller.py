@@ -34,12 +34,13 @@ def main() -> None:
     polls = []  # (job started_at) in the order polls happened
 
     def poll(job_id: int) -> None:
-        started_at, remaining = jobs[job_id]
         with lock:
+            started_at, remaining = jobs[job_id]
             polls.append(started_at)
         time.sleep(0.001)  # the remote call
         if remaining > 1:
-            jobs[job_id] = (started_at, remaining - 1)
+            with lock:
+                jobs[job_id] = (started_at, remaining - 1)
             ex.submit_with_priority(started_at, poll, job_id)  # same place in line
         else:
             with lock:
@@ -48,7 +49,7 @@ def main() -> None:
                     finished.set()
 
     with PriorityExecutor(max_workers=args.workers, rate=args.rate, burst=1) as ex:
-        for job_id, (started_at, _) in jobs.items():
+        for job_id, (started_at, _) in list(jobs.items()):  # workers change jobs meanwhile
             ex.submit_with_priority(started_at, poll, job_id)  # earliest started first
         finished.wait()
     elapsed = time.monotonic() - t0

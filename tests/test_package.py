@@ -113,3 +113,14 @@ def test_bench_quick_runs_and_prints_a_table(capsys):
     assert "ratio" in out
     for label, *_ in bench.rows(quick=True):
         assert label in out
+
+
+@pytest.mark.parametrize("script, args, expect", [
+    ("poller.py", ["--jobs", "1000", "--rate", "5000", "--workers", "4"], "polls of 1000 jobs"),
+    ("timeouts.py", ["--connections", "2000", "--idle", "0.05"], "2000 of 2000 connections closed"),
+])
+def test_examples_run(script, args, expect):
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert expect in out.stdout
