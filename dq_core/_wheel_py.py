@@ -27,14 +27,14 @@ import types
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 from ._convert import to_count, to_real
+from ._heap_py import GEN_LIMIT, RESET_MIN_SLOTS
 
 __all__ = ["TimingWheel"]
 
 T = TypeVar("T")
 
-# Shared with the compiled twin; see dq_core._wheel.
-GEN_LIMIT = 0xFFFFFFFF
-RESET_MIN_SLOTS = 64
+# Shared with the compiled twin; see dq_core._wheel.  Handles follow the
+# Heap's generation rules, with its limits.
 MAX_WHEEL_SIZE = 2**16
 #: A deadline whose tick number (deadline / tick) reaches this goes on the
 #: far list, served by an exact comparison of deadlines.

@@ -42,8 +42,8 @@ def main() -> None:
     for label, cls in IMPLS:
         runner.bench_time_func(f"schedule_at N={n} {label}", w.wheel_schedule, cls, timers,
                                inner_loops=n)
-        runner.bench_time_func(f"schedule N={n} {label}", w.wheel_schedule_now, cls, timers,
-                               inner_loops=n)
+        runner.bench_time_func(f"schedule N={n} {label}", w.wheel_schedule, cls, timers,
+                               "schedule", inner_loops=n)
         runner.bench_time_func(f"cancel N={n} {label}", w.wheel_cancel, cls, timers,
                                inner_loops=n)
     runner.bench_time_func(f"schedule_at N={n} heapq", w.heapq_push, timers, inner_loops=n)
