@@ -2,7 +2,10 @@
 
 DQ_CORE_NO_EXTENSIONS (any non-empty value) builds pure Python, loudly.
 Otherwise a compile failure fails the build: never a silent slow install.
-DQ_CORE_DEBUG=1 compiles with bounds checks on.
+DQ_CORE_DEBUG=1 compiles with bounds and wraparound checks and C asserts on
+(the .pyx headers leave those two directives to this file, since a file
+header would override the build's directives); switching between a debug and
+a release build needs ``build_ext --force``.
 """
 
 import os
@@ -28,14 +31,15 @@ def extensions():
         return []
     from Cython.Build import cythonize
 
-    directives = {}
-    if DEBUG:
-        directives.update(boundscheck=True, wraparound=True)
+    directives = {"boundscheck": DEBUG, "wraparound": DEBUG}
+    macros = [("DQ_CORE_DEBUG", "1")] if DEBUG else []
+    extra = ["-UNDEBUG"] if DEBUG and sys.platform != "win32" else []
     modules = [
-        Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"])
+        Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"],
+                  define_macros=macros, extra_compile_args=extra)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]
-    return cythonize(modules, compiler_directives=directives, language_level=3)
+    return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG)
 
 
 setup(ext_modules=extensions())

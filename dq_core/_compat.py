@@ -1,20 +1,23 @@
 """Picks the implementation: the one place that reads DQ_CORE_NO_EXTENSIONS.
 
 The compiled cores are used only if every one of them imports; otherwise
-the package runs on the pure-Python twins, all of them.
+the package runs on the pure-Python twins, all of them, and says so with a
+``RuntimeWarning`` that names the reason, unless DQ_CORE_NO_EXTENSIONS asked
+for pure Python.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from types import ModuleType
 from typing import Any
 
 __all__ = ["USE_EXT", "implementation", "core", "restore", "COMPILED_MODULES"]
 
 #: Compiled cores, each with a pure twin named ``<name>_py``.
-COMPILED_MODULES = ("_heap", "_ring", "_wheel")
+COMPILED_MODULES = ("_heap", "_pqueue", "_ring", "_wheel")
 
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 
@@ -26,7 +29,14 @@ def _load_compiled() -> dict[str, ModuleType] | None:
         return {
             name: importlib.import_module(f"dq_core.{name}") for name in COMPILED_MODULES
         }
-    except ImportError:
+    except ImportError as exc:
+        warnings.warn(
+            f"dq_core: the compiled core could not be imported ({exc}); falling back "
+            "to the pure-Python implementation, which is several times slower. "
+            "Set DQ_CORE_NO_EXTENSIONS=1 to choose it deliberately.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
 
 

@@ -22,11 +22,11 @@ from ._exceptions import Empty, Full, ShutDown
 from ._waiting import Bounded, check_timeout, notify_all, wait
 
 if TYPE_CHECKING:
-    from ._heap_py import QueueCore
+    from ._pqueue_py import QueueCore
 
     _Base = QueueCore[Any]
 else:
-    QueueCore = core("_heap").QueueCore
+    QueueCore = core("_pqueue").QueueCore
     _Base = object
 
 __all__ = ["PriorityQueue", "PriorityQueueMethods"]

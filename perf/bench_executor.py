@@ -13,12 +13,12 @@ from time import perf_counter
 
 import pyperf
 
-from dq_core import _executor, _heap_py, _queues
+from dq_core import _executor, _pqueue_py, _queues
 
 try:
-    from dq_core import _heap
+    from dq_core import _pqueue
 except ImportError:  # pure-only build: compare what exists
-    _heap = None
+    _pqueue = None
 
 
 def noop() -> None:
@@ -41,7 +41,7 @@ def dispatch(loops: int, executor_cls, n: int) -> float:
 def main() -> None:
     runner = pyperf.Runner()
     n = 10_000
-    for label, mod in (("dq_core-c", _heap), ("dq_core-py", _heap_py)):
+    for label, mod in (("dq_core-c", _pqueue), ("dq_core-py", _pqueue_py)):
         if mod is not None:
             pq = type("PriorityQueue", (_queues.PriorityQueueMethods, mod.QueueCore), {})
             cls = type("PriorityExecutor", (_executor.PriorityExecutor,), {"_queue_class": pq})

@@ -1,4 +1,5 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
 """Segmented FIFO ring for expiry when every entry shares one TTL (twin of ``_ring_py``).
 
 Each segment keeps its keys in a list and its created_at times in a typed

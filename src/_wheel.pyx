@@ -1,4 +1,5 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
 """Hierarchical hashed timing wheel: the compiled twin of ``dq_core._wheel_py``.
 
 Timers live in a slab of typed arrays (tick, list links, generation) with

@@ -19,7 +19,7 @@ import dq_core
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 
 # (compiled module, pure module) for each core; public names come from these.
-CORES = {"_heap": ("Heap", "ItemHeap"), "_ring": ("TTLRing",), "_wheel": ("TimingWheel",)}
+CORES = {"_heap": ("Heap",), "_pqueue": ("ItemHeap",), "_ring": ("TTLRing",), "_wheel": ("TimingWheel",)}
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -42,7 +42,7 @@ def _load(kind: str) -> SimpleNamespace:
 
     ns.PriorityQueue = type(
         "PriorityQueue",
-        (_queues.PriorityQueueMethods, ns.heap.QueueCore),
+        (_queues.PriorityQueueMethods, ns.pqueue.QueueCore),
         {"__doc__": _queues.PriorityQueue.__doc__, "__module__": "dq_core"},
     )
     from dq_core import _delayqueue, _executor, _ttldict

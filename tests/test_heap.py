@@ -692,9 +692,9 @@ def same_doc(a: object, b: object) -> bool:
                         and inspect.cleandoc(da) == inspect.cleandoc(db))
 
 
-@pytest.mark.parametrize("cls", ["Heap", "ItemHeap", "QueueCore"])
-def test_docstrings_identical(both, cls):
-    c, py = (getattr(m.heap, cls) for m in both)
+@pytest.mark.parametrize("module, cls", [("heap", "Heap"), ("pqueue", "ItemHeap"), ("pqueue", "QueueCore")])
+def test_docstrings_identical(both, module, cls):
+    c, py = (getattr(getattr(m, module), cls) for m in both)
     assert c.__doc__ and same_doc(c, py)
     public = [n for n in vars(py) if not n.startswith("_") or n in ("__getstate__", "_check")]
     assert len(public) >= 5

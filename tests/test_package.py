@@ -17,7 +17,7 @@ from conftest import compiled_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
-    "dq_core._heap_py", "dq_core._ring_py", "dq_core._wheel_py", "dq_core._convert", "dq_core._queues",
+    "dq_core._heap_py", "dq_core._pqueue_py", "dq_core._ring_py", "dq_core._wheel_py", "dq_core._convert", "dq_core._queues",
     "dq_core._delayqueue", "dq_core._ttldict", "dq_core._ratelimit", "dq_core._executor",
     "dq_core._timer",
 ]
@@ -32,6 +32,33 @@ def _implementation(env_value: str | None) -> str:
         env=env, cwd=str(ROOT / "tests"), capture_output=True, text=True, check=True,
     )
     return out.stdout.strip()
+
+
+def _import_with_blocked_core(env_value: str | None) -> subprocess.CompletedProcess[str]:
+    # sys.modules[name] = None makes that import raise ImportError, as a
+    # missing or foreign-ABI extension would.
+    env = {k: v for k, v in os.environ.items() if k != "DQ_CORE_NO_EXTENSIONS"}
+    if env_value is not None:
+        env["DQ_CORE_NO_EXTENSIONS"] = env_value
+    code = (
+        "import sys, warnings; warnings.simplefilter('error', RuntimeWarning); "
+        "sys.modules['dq_core._wheel'] = None; import dq_core; print(dq_core.implementation)"
+    )
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=str(ROOT / "tests"),
+                          capture_output=True, text=True)
+
+
+def test_missing_compiled_core_warns_with_the_reason():
+    out = _import_with_blocked_core(None)
+    assert out.returncode != 0
+    assert "RuntimeWarning" in out.stderr and "dq_core._wheel" in out.stderr
+    assert "DQ_CORE_NO_EXTENSIONS" in out.stderr
+
+
+def test_deliberate_pure_python_does_not_warn():
+    out = _import_with_blocked_core("1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "python"
 
 
 def test_environment_variable_forces_pure_python():
