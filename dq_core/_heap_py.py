@@ -64,7 +64,8 @@ class Heap(Generic[T]):
     _epoch: int  # generation of slots made afresh
     _busy: bool  # an operation is changing the heap: refuse re-entry
 
-    def __init__(self) -> None:
+    def __init__(self, /) -> None:
+        """Initialize self.  See help(type(self)) for accurate signature."""
         try:
             self._busy
         except AttributeError:  # the first call: later ones change nothing
@@ -190,7 +191,7 @@ class Heap(Generic[T]):
 
     # -- public API ---------------------------------------------------------
 
-    def push(self, priority: float, item: T) -> int:
+    def push(self, /, priority: float, item: T) -> int:
         """Add ``item`` with ``priority`` and return its handle.  O(log n).
 
         >>> h = Heap()
@@ -226,7 +227,7 @@ class Heap(Generic[T]):
             self._busy = False
         return (gen << 32) | slot
 
-    def push_many(self, priorities: Iterable[float], items: Iterable[T]) -> None:
+    def push_many(self, /, priorities: Iterable[float], items: Iterable[T]) -> None:
         """Add every item with its priority, in order.  O(n + k) when empty.
 
         ``priorities`` is a sequence, iterable or 1-D buffer of numbers
@@ -266,7 +267,7 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
 
-    def pop(self) -> T:
+    def pop(self, /) -> T:
         """Remove and return the item with the lowest priority.  O(log n).
 
         Raises ``IndexError`` when the heap is empty.
@@ -279,7 +280,7 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
 
-    def popitem(self) -> tuple[float, T]:
+    def popitem(self, /) -> tuple[float, T]:
         """Remove and return ``(priority, item)`` for the lowest priority.  O(log n).
 
         Raises ``IndexError`` when the heap is empty.
@@ -290,7 +291,7 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
 
-    def pop_many(self, n: int) -> list[T]:
+    def pop_many(self, /, n: int) -> list[T]:
         """Remove and return up to ``n`` items, lowest priority first.  O(k log n).
 
         >>> h = Heap()
@@ -306,14 +307,14 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
 
-    def peek(self) -> T:
+    def peek(self, /) -> T:
         """Return the item with the lowest priority without removing it.  O(1).
 
         Raises ``IndexError`` when the heap is empty.
         """
         return self.peekitem()[1]
 
-    def peekitem(self) -> tuple[float, T]:
+    def peekitem(self, /) -> tuple[float, T]:
         """Return ``(priority, item)`` for the lowest priority.  O(1).
 
         Raises ``IndexError`` when the heap is empty.
@@ -327,7 +328,7 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
 
-    def update(self, handle: int, priority: float) -> None:
+    def update(self, /, handle: int, priority: float) -> None:
         """Give the item behind ``handle`` a new priority.  O(log n).
 
         Acts as remove + push: the item goes behind equal priorities.
@@ -348,7 +349,7 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
 
-    def remove(self, handle: int) -> T:
+    def remove(self, /, handle: int) -> T:
         """Remove the item behind ``handle`` and return it.  O(log n).
 
         Raises ``KeyError`` if the handle is stale.
@@ -372,7 +373,7 @@ class Heap(Generic[T]):
         self._heap = heap
         self._dead = 0
 
-    def priority(self, handle: int) -> float:
+    def priority(self, /, handle: int) -> float:
         """Return the priority of the item behind ``handle``.  O(1).
 
         Raises ``KeyError`` if the handle is stale.
@@ -382,7 +383,7 @@ class Heap(Generic[T]):
         assert entry is not None
         return entry[0]
 
-    def clear(self) -> None:
+    def clear(self, /) -> None:
         """Remove every item; handles issued so far become stale.  O(n)."""
         self._enter()
         try:
@@ -393,21 +394,25 @@ class Heap(Generic[T]):
             self._busy = False
         del old  # payload finalisers run only now, with the heap consistent
 
-    def __len__(self) -> int:
+    def __len__(self, /) -> int:
+        """Return len(self)."""
         return len(self._heap) - self._dead
 
-    def __bool__(self) -> bool:
+    def __bool__(self, /) -> bool:
+        """True if self else False"""
         return len(self._heap) > self._dead
 
-    def __contains__(self, handle: object) -> bool:
+    def __contains__(self, key: object, /) -> bool:
+        """Return key in self."""
         self._idle()
         try:
-            self._slot_of(handle)
+            self._slot_of(key)
         except (KeyError, TypeError):
             return False
         return True
 
-    def __repr__(self) -> str:
+    def __repr__(self, /) -> str:
+        """Return repr(self)."""
         if not self:
             return f"<{type(self).__name__} len=0>"
         key = self.peekitem()[0]
@@ -415,7 +420,7 @@ class Heap(Generic[T]):
 
     # -- copying, pickling, invariants --------------------------------------
 
-    def __getstate__(self) -> tuple[Any, ...]:
+    def __getstate__(self, /) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
         self._enter()
         try:
@@ -432,7 +437,7 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
 
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
+    def __setstate__(self, /, state: tuple[Any, ...]) -> None:
         """Load a state of ``__getstate__``; a bad one changes nothing."""
         seq, epoch, gens, free, live = check_state(state)
         # Built aside: until the swap, a finaliser may still use this heap.
@@ -463,18 +468,18 @@ class Heap(Generic[T]):
             self._busy = False
         del old  # the replaced payloads' finalisers run only now
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self, /) -> tuple[Any, ...]:
         from ._compat import restore
 
         return restore, ("Heap", self.__getstate__())
 
-    def __copy__(self) -> Heap[T]:
+    def __copy__(self, /) -> Heap[T]:
         """A new heap with the same items (not copied) and handles.  O(n)."""
         new: Heap[T] = Heap.__new__(Heap)
         new.__setstate__(self.__getstate__())
         return new
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Heap[T]:
+    def __deepcopy__(self, /, memo: dict[int, Any]) -> Heap[T]:
         """A new heap with copies of the items, and the same handles.  O(n)."""
         from copy import deepcopy
 
@@ -483,7 +488,7 @@ class Heap(Generic[T]):
         new.__setstate__(deepcopy(self.__getstate__(), memo))
         return new
 
-    def _check(self) -> None:
+    def _check(self, /) -> None:
         """Assert every invariant of the heap and its slot table."""
         self._enter()
         try:

@@ -119,8 +119,12 @@ Binary min-heap of items keyed by real-number priorities.
         self._alloc_heap(MIN_CAP)
         self._reset_slots(0)
 
+    @cython.embedsignature(False)
     def __init__(self, *args, **kwargs):
-        """Initialize self.  See help(type(self)) for accurate signature."""
+        """__init__($self, /)
+--
+
+Initialize self.  See help(type(self)) for accurate signature."""
         # __cinit__ did it all; a second call changes nothing.  Extra
         # arguments get CPython's words for the pure twin's __init__(self).
         if kwargs:
