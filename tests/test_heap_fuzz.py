@@ -71,20 +71,12 @@ class HostileIndex(Hostile):
         return 3
 
 
-class Garbage:
+class Garbage(Payload):
     """Cyclic garbage whose finaliser re-enters the heap at the next collection."""
 
     def __init__(self, heap, action):
+        super().__init__(heap, "gc", action)
         self.cycle = self
-        self.heap = heap
-        self.action = action
-
-    def __del__(self):
-        h = self.heap
-        if self.action == "push":
-            h.push(2, "from gc")
-        elif h:
-            h.pop()
 
 
 PLAIN_PRIORITIES = [2**53, -(2**53), 2**53 + 1, 2**70, True, False, "1", None, b"x", 1 + 2j,
