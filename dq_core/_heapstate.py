@@ -89,7 +89,7 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
             raise _invalid(f"live[{i}] has a bad slot {slot!r}")
         owner[slot] = 1
         if type(key) is not float or key != key:
-            raise _invalid(f"live[{i}] priority must be a float, not NaN")
+            raise _invalid(f"live[{i}] priority must be a float other than NaN")
         if not _is_int(s, 0, seq):
             raise _invalid(f"live[{i}] seq must be an int below the state's seq")
         if prev is not None and not prev < (key, s):

@@ -225,3 +225,46 @@ def test_generic_alias_at_run_time(impl):
     alias = impl.Heap[str]
     assert alias.__origin__ is impl.Heap and alias.__args__ == (str,)
     assert type(alias()) is impl.Heap
+
+
+def test_no_leak_over_state_copy_and_refusals(impl):
+    import gc
+    import sys
+    import tracemalloc
+
+    payload = object()
+    h = impl.Heap()
+    base = sys.getrefcount(payload)
+
+    def churn(rounds):
+        for r in range(rounds):
+            hs = [h.push(i % 13, payload) for i in range(40)]
+            st = h.__getstate__()
+            other = impl.Heap()
+            other.push(1, payload)
+            other.__setstate__(st)  # replaces a non-empty heap
+            for bad in (with_entry(st, 0, key="x"), with_field(st, 1, -1), st[:3]):
+                try:
+                    other.__setstate__(bad)
+                except (ValueError, TypeError):
+                    pass
+            copy.copy(other).pop_many(5)
+            copy.deepcopy(other, {id(payload): payload}).clear()
+            pickle.loads(pickle.dumps(h.__getstate__()[:5] + ([],)))
+            for x in hs[::3]:
+                h.remove(x)
+            h.pop_many(2**70)
+            other.clear()
+
+    churn(30)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        churn(600)
+        gc.collect()
+        end, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sys.getrefcount(payload) == base
+    assert end - start < 64 * 1024, f"grew by {end - start} bytes"
