@@ -539,9 +539,9 @@ def assert_no_leak(churn, rounds: int) -> None:
 def test_no_leak_over_states_copies_and_refused_states(impl):
     payload = object()
     h = impl.Heap()
-    base = sys.getrefcount(payload)
     st = (1, 2, 0, [0, 0], [], [(1, 1.0, 0, payload), (0, 2.0, 1, payload)])
     refused = [st[:3] + ([0, 0], [], [(1, "x", 0, payload)]), st[:5] + (None,), st[:3]]
+    base = sys.getrefcount(payload)
 
     def churn(rounds: int) -> None:
         for r in range(rounds):
