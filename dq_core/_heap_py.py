@@ -403,13 +403,16 @@ class Heap(Generic[T]):
         return len(self._heap) > self._dead
 
     def __contains__(self, key: object, /) -> bool:
-        """Return key in self."""
         self._idle()
         try:
             self._slot_of(key)
         except (KeyError, TypeError):
             return False
         return True
+
+    # CPython's words for this slot (they vary by version), as the compiled
+    # twin's slot wrapper shows them
+    __contains__.__doc__ = list.__contains__.__doc__
 
     def __repr__(self, /) -> str:
         """Return repr(self)."""

@@ -10,6 +10,7 @@ stays consistent: no crash, no lost or duplicated item.
 from __future__ import annotations
 
 import gc
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -187,7 +188,10 @@ def test_refusal_seen_on_both_twins_with_the_same_message(impl):
         for i in range(200):
             h.push(i, i)
         h.push_many(range(300), range(300))
-    assert seen and set(seen) == {REENTERED}
+    assert set(seen) <= {REENTERED}
+    # From 3.12 a collection waits for the interpreter's next check, which
+    # compiled code reaches only once the operation is over.
+    assert seen or (impl.name == "c" and sys.version_info >= (3, 12))
     h._check()
     out = h.pop_many(10_000)
     assert sorted(x for x in out if x != "inner") == sorted([*range(200), *range(300)])
@@ -211,6 +215,6 @@ def test_refused_reentry_changes_nothing(impl):
 
     with collecting_constantly(hook):
         h.push_many(range(100), range(100))
-    assert REENTERED in calls
+    assert REENTERED in calls or (impl.name == "c" and sys.version_info >= (3, 12))
     h._check()
     assert h.pop_many(200)[:3] == [0, 1, 2]

@@ -138,7 +138,7 @@ def help_sections(cls) -> str:
     text = pydoc.render_doc(cls, renderer=pydoc.plaintext).replace(cls.__module__, "MOD")
     text = re.sub(r": '[^']*'", "", text)
     text = re.sub(r" -> '[^']*'", "", text)
-    text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \|  \n", "", text)
+    text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \| *\n", "", text)
     doc = text[text.index("Binary min-heap"):]
     blocks = re.split(r"\n \|  -{20,}\n", doc)
     keep = [b for b in blocks[1:] if b.startswith(" |  Class methods defined here")]
