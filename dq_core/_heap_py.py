@@ -10,48 +10,21 @@ they outnumber the live ones.
 
 from __future__ import annotations
 
+import operator
 import types
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
 
 from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
+from ._heapstate import GEN_LIMIT, RESET_MIN_SLOTS, STATE_VERSION, check_state
 
-__all__ = ["Heap"]
+__all__ = ["Heap", "GEN_LIMIT", "RESET_MIN_SLOTS"]
 
 T = TypeVar("T")
 Entry = tuple[float, int, int]  # (key, seq, slot)
 
-#: A slot whose generation reaches this is retired, so handles never repeat.
-GEN_LIMIT = 0xFFFFFFFF
-#: Below this many slots an emptied heap keeps its slot table.
-RESET_MIN_SLOTS = 64
-#: Version tag of the state shared by both implementations' pickles.
-STATE_VERSION = 1
-
 _NEG_LIM = -MAX_EXACT_INT
-
-
-def check_state(state: Any) -> tuple[Any, ...]:
-    """Validate a pickled Heap state (both implementations load through this)."""
-    try:
-        version, seq, epoch, gens, free, live = state
-    except (TypeError, ValueError):
-        raise ValueError("invalid Heap state") from None
-    if version != STATE_VERSION:
-        raise ValueError(f"unsupported Heap state version {version!r}")
-    n = len(gens)
-    slots = list(free) + [entry[0] for entry in live]
-    if (
-        not all(type(g) is int and 0 <= g <= GEN_LIMIT for g in gens)
-        or not all(type(s) is int and 0 <= s < n for s in slots)
-        or len(set(slots)) != len(slots)
-        or not all(type(e[2]) is int and 0 <= e[2] < seq for e in live)
-        or not (type(seq) is int and 0 <= seq < 2**64)
-        or not (type(epoch) is int and 0 <= epoch < GEN_LIMIT)
-        or n >= 2**32
-    ):
-        raise ValueError("invalid Heap state")
-    return version, seq, epoch, gens, free, live
+_REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 
 
 class Heap(Generic[T]):
@@ -60,6 +33,11 @@ class Heap(Generic[T]):
     Lowest priority first, first-in first-out among equal priorities; items
     are never compared.  ``push`` returns a handle (an int) that ``update``,
     ``remove`` and ``priority`` accept until the item leaves the heap.
+
+    Not thread-safe.  Priorities' ``__float__``/``__index__`` and payloads'
+    ``__del__`` may use the heap; code that re-enters it while it is being
+    changed (a garbage-collector finaliser) gets ``RuntimeError``.  Heap
+    cannot be subclassed.
 
     >>> h = Heap()
     >>> job = h.push(2, "write")
@@ -71,7 +49,7 @@ class Heap(Generic[T]):
 
     __slots__ = (
         "_heap", "_entries", "_items", "_gens", "_free", "_seq", "_dead",
-        "_epoch", "__weakref__",
+        "_epoch", "_busy", "__weakref__",
     )
     if not TYPE_CHECKING:  # same alias type as the compiled class's
         __class_getitem__ = classmethod(types.GenericAlias)
@@ -84,10 +62,33 @@ class Heap(Generic[T]):
     _seq: int  # next insertion sequence number
     _dead: int  # dead entries still in _heap
     _epoch: int  # generation of slots made afresh
+    _busy: bool  # an operation is changing the heap: refuse re-entry
 
-    def __init__(self) -> None:
-        self._reset_slots(0)
-        self._seq = 0
+    def __init__(self, /) -> None:
+        """Initialize self.  See help(type(self)) for accurate signature."""
+        try:
+            self._busy
+        except AttributeError:  # the first call: later ones change nothing
+            self._busy = False
+            self._reset_slots(0)
+            self._seq = 0
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Refuse subclassing: no method of Heap calls an overridable one."""
+        raise TypeError("type 'Heap' is not an acceptable base type")
+
+    # -- re-entry guard -----------------------------------------------------
+
+    def _enter(self) -> None:
+        # Any allocation can run a finaliser (and so any code) in the middle
+        # of an operation; it must not see or change a half-updated heap.
+        if self._busy:
+            raise RuntimeError(_REENTERED)
+        self._busy = True
+
+    def _idle(self) -> None:
+        if self._busy:
+            raise RuntimeError(_REENTERED)
 
     # -- slot table ---------------------------------------------------------
 
@@ -131,14 +132,17 @@ class Heap(Generic[T]):
         self._dead = 0
 
     def _slot_of(self, handle: object) -> int:
-        if not isinstance(handle, int):
+        # issubclass(type(...)) and operator.index run no user code on an
+        # int subclass, as the compiled twin's C checks do not.
+        if not issubclass(type(handle), int):
             raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-        slot = handle & 0xFFFFFFFF
+        h = operator.index(handle)  # type: ignore[arg-type]
+        slot = h & 0xFFFFFFFF
         if (
-            handle < 0
+            h < 0
             or slot >= len(self._entries)
             or self._entries[slot] is None
-            or self._gens[slot] != handle >> 32
+            or self._gens[slot] != h >> 32
         ):
             raise KeyError(handle)
         return slot
@@ -187,7 +191,7 @@ class Heap(Generic[T]):
 
     # -- public API ---------------------------------------------------------
 
-    def push(self, priority: float, item: T) -> int:
+    def push(self, /, priority: float, item: T) -> int:
         """Add ``item`` with ``priority`` and return its handle.  O(log n).
 
         >>> h = Heap()
@@ -201,23 +205,29 @@ class Heap(Generic[T]):
             key = float(priority)
         else:
             key = to_real(priority, "priority")
-        seq = self._seq
-        self._seq = seq + 1
-        entries = self._entries
-        if self._free:
-            slot, gen = self._take_slot()
-            self._items[slot] = item
-            entries[slot] = entry = (key, seq, slot)
-        else:  # _take_slot() for a fresh slot, inlined: the common case
-            slot = len(entries)
-            entries.append(entry := (key, seq, slot))
-            self._items.append(item)
-            gen = self._epoch
-            self._gens.append(gen)
-        heappush(self._heap, entry)
+        if self._busy:
+            raise RuntimeError(_REENTERED)
+        self._busy = True
+        try:
+            seq = self._seq
+            self._seq = seq + 1
+            entries = self._entries
+            if self._free:
+                slot, gen = self._take_slot()
+                self._items[slot] = item
+                entries[slot] = entry = (key, seq, slot)
+            else:  # _take_slot() for a fresh slot, inlined: the common case
+                slot = len(entries)
+                entries.append(entry := (key, seq, slot))
+                self._items.append(item)
+                gen = self._epoch
+                self._gens.append(gen)
+            heappush(self._heap, entry)
+        finally:
+            self._busy = False
         return (gen << 32) | slot
 
-    def push_many(self, priorities: Iterable[float], items: Iterable[T]) -> None:
+    def push_many(self, /, priorities: Iterable[float], items: Iterable[T]) -> None:
         """Add every item with its priority, in order.  O(n + k) when empty.
 
         ``priorities`` is a sequence, iterable or 1-D buffer of numbers
@@ -229,63 +239,59 @@ class Heap(Generic[T]):
         >>> h.pop_many(3)
         ['a', 'b', 'c']
         """
-        if not isinstance(items, (list, tuple)):
-            items = list(items)
+        # snapshots: nothing the caller holds is read once the heap changes
+        values = list(items)
         keys = keys_of(priorities, "priorities")
-        if len(keys) != len(items):
+        if len(keys) != len(values):
             raise ValueError(
-                f"priorities and items differ in length ({len(keys)} != {len(items)})"
+                f"priorities and items differ in length ({len(keys)} != {len(values)})"
             )
-        heap = self._heap
-        take = self._take_slot
-        entries = self._entries
-        slot_items = self._items
-        seq = self._seq
-        bulk = len(keys) >= len(heap) - self._dead
-        add = heap.append if bulk else lambda e: heappush(heap, e)
-        for key, item in zip(keys, items):
-            slot = take()[0]
-            slot_items[slot] = item
-            entries[slot] = entry = (key, seq, slot)
-            add(entry)
-            seq += 1
-        self._seq = seq
-        if bulk:
-            heapify(heap)
+        self._enter()
+        try:
+            heap = self._heap
+            take = self._take_slot
+            entries = self._entries
+            slot_items = self._items
+            seq = self._seq
+            bulk = len(keys) >= len(heap) - self._dead
+            add = heap.append if bulk else lambda e: heappush(heap, e)
+            for key, item in zip(keys, values):
+                slot = take()[0]
+                slot_items[slot] = item
+                entries[slot] = entry = (key, seq, slot)
+                add(entry)
+                seq += 1
+            self._seq = seq
+            if bulk:
+                heapify(heap)
+        finally:
+            self._busy = False
 
-    def pop(self) -> T:
+    def pop(self, /) -> T:
         """Remove and return the item with the lowest priority.  O(log n).
 
         Raises ``IndexError`` when the heap is empty.
         """
-        heap = self._heap
-        entries = self._entries
+        if self._busy:
+            raise RuntimeError(_REENTERED)
+        self._busy = True
         try:
-            entry = heappop(heap)
-            while entries[entry[2]] is not entry:
-                self._dead -= 1
-                entry = heappop(heap)
-        except IndexError:
-            raise IndexError("pop from an empty heap") from None
-        # the rest of _pop_entry(), inlined: this is the hot path
-        slot = entry[2]
-        items = self._items
-        item = items[slot]
-        items[slot] = None
-        entries[slot] = None
-        self._free.append(slot)
-        if len(heap) == self._dead:
-            self._on_empty()
-        return item  # type: ignore[no-any-return]
+            return self._pop_entry()[1]  # type: ignore[no-any-return]
+        finally:
+            self._busy = False
 
-    def popitem(self) -> tuple[float, T]:
+    def popitem(self, /) -> tuple[float, T]:
         """Remove and return ``(priority, item)`` for the lowest priority.  O(log n).
 
         Raises ``IndexError`` when the heap is empty.
         """
-        return self._pop_entry()
+        self._enter()
+        try:
+            return self._pop_entry()
+        finally:
+            self._busy = False
 
-    def pop_many(self, n: int) -> list[T]:
+    def pop_many(self, /, n: int) -> list[T]:
         """Remove and return up to ``n`` items, lowest priority first.  O(k log n).
 
         >>> h = Heap()
@@ -293,57 +299,71 @@ class Heap(Generic[T]):
         >>> h.pop_many(5)
         ['a', 'b']
         """
-        k = min(to_count(n, "n"), len(self._heap) - self._dead)
-        pop = self.pop
-        return [pop() for _ in range(k)]
+        count = to_count(n, "n")
+        self._enter()
+        try:
+            pop = self._pop_entry
+            return [pop()[1] for _ in range(min(count, len(self._heap) - self._dead))]
+        finally:
+            self._busy = False
 
-    def peek(self) -> T:
+    def peek(self, /) -> T:
         """Return the item with the lowest priority without removing it.  O(1).
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if len(self._heap) == self._dead:
-            raise IndexError("peek at an empty heap")
-        return self._items[self._top()[2]]  # type: ignore[no-any-return]
+        return self.peekitem()[1]
 
-    def peekitem(self) -> tuple[float, T]:
+    def peekitem(self, /) -> tuple[float, T]:
         """Return ``(priority, item)`` for the lowest priority.  O(1).
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if len(self._heap) == self._dead:
-            raise IndexError("peek at an empty heap")
-        key, _, slot = self._top()
-        return key, self._items[slot]
+        self._enter()
+        try:
+            if len(self._heap) == self._dead:
+                raise IndexError("peek at an empty heap")
+            key, _, slot = self._top()  # drops dead entries above the top
+            return key, self._items[slot]
+        finally:
+            self._busy = False
 
-    def update(self, handle: int, priority: float) -> None:
+    def update(self, /, handle: int, priority: float) -> None:
         """Give the item behind ``handle`` a new priority.  O(log n).
 
         Acts as remove + push: the item goes behind equal priorities.
         Raises ``KeyError`` if the handle is stale.
         """
         key = to_real(priority, "priority")
-        slot = self._slot_of(handle)
-        seq = self._seq
-        self._seq = seq + 1
-        self._entries[slot] = entry = (key, seq, slot)
-        heap = self._heap
-        heappush(heap, entry)
-        self._dead += 1
-        if self._dead > len(heap) // 2 + RESET_MIN_SLOTS:
-            self._purge()
+        self._enter()
+        try:
+            slot = self._slot_of(handle)
+            seq = self._seq
+            self._seq = seq + 1
+            self._entries[slot] = entry = (key, seq, slot)
+            heap = self._heap
+            heappush(heap, entry)
+            self._dead += 1
+            if self._dead > len(heap) // 2 + RESET_MIN_SLOTS:
+                self._purge()
+        finally:
+            self._busy = False
 
-    def remove(self, handle: int) -> T:
+    def remove(self, /, handle: int) -> T:
         """Remove the item behind ``handle`` and return it.  O(log n).
 
         Raises ``KeyError`` if the handle is stale.
         """
-        item = self._kill(self._slot_of(handle))
-        heap = self._heap
-        if len(heap) == self._dead:
-            self._on_empty()
-        elif self._dead > len(heap) // 2 + RESET_MIN_SLOTS:
-            self._purge()
+        self._enter()
+        try:
+            item = self._kill(self._slot_of(handle))
+            heap = self._heap
+            if len(heap) == self._dead:
+                self._on_empty()
+            elif self._dead > len(heap) // 2 + RESET_MIN_SLOTS:
+                self._purge()
+        finally:
+            self._busy = False
         return item  # type: ignore[no-any-return]
 
     def _purge(self) -> None:
@@ -353,79 +373,133 @@ class Heap(Generic[T]):
         self._heap = heap
         self._dead = 0
 
-    def priority(self, handle: int) -> float:
+    def priority(self, /, handle: int) -> float:
         """Return the priority of the item behind ``handle``.  O(1).
 
         Raises ``KeyError`` if the handle is stale.
         """
+        self._idle()
         entry = self._entries[self._slot_of(handle)]
         assert entry is not None
         return entry[0]
 
-    def clear(self) -> None:
+    def clear(self, /) -> None:
         """Remove every item; handles issued so far become stale.  O(n)."""
-        old = [self._kill(slot) for slot, e in enumerate(self._entries) if e is not None]
-        self._on_empty()
+        self._enter()
+        try:
+            kill = self._kill
+            old = [kill(slot) for slot, e in enumerate(self._entries) if e is not None]
+            self._on_empty()
+        finally:
+            self._busy = False
         del old  # payload finalisers run only now, with the heap consistent
 
-    def __len__(self) -> int:
+    def __len__(self, /) -> int:
+        """Return len(self)."""
         return len(self._heap) - self._dead
 
-    def __bool__(self) -> bool:
+    def __bool__(self, /) -> bool:
+        """True if self else False"""
         return len(self._heap) > self._dead
 
-    def __contains__(self, handle: object) -> bool:
+    def __contains__(self, key: object, /) -> bool:
+        self._idle()
         try:
-            self._slot_of(handle)
+            self._slot_of(key)
         except (KeyError, TypeError):
             return False
         return True
 
-    def __repr__(self) -> str:
-        n = len(self)
-        if not n:
+    # CPython's words for this slot (they vary by version), as the compiled
+    # twin's slot wrapper shows them
+    __contains__.__doc__ = list.__contains__.__doc__
+
+    def __repr__(self, /) -> str:
+        """Return repr(self)."""
+        if not self:
             return f"<{type(self).__name__} len=0>"
-        return f"<{type(self).__name__} len={n} next_priority={self._top()[0]!r}>"
+        key = self.peekitem()[0]
+        return f"<{type(self).__name__} len={len(self)} next_priority={key!r}>"
 
     # -- copying, pickling, invariants --------------------------------------
 
-    def __getstate__(self) -> tuple[Any, ...]:
+    def __getstate__(self, /) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
-        live = sorted(e for e in self._entries if e is not None)
-        return (
-            STATE_VERSION,
-            self._seq,
-            self._epoch,
-            list(self._gens),
-            list(self._free),
-            [(slot, key, seq, self._items[slot]) for key, seq, slot in live],
-        )
+        self._enter()
+        try:
+            items = self._items
+            live = sorted(e for e in self._entries if e is not None)
+            return (
+                STATE_VERSION,
+                self._seq,
+                self._epoch,
+                list(self._gens),
+                list(self._free),
+                [(slot, key, seq, items[slot]) for key, seq, slot in live],
+            )
+        finally:
+            self._busy = False
 
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        version, seq, epoch, gens, free, live = check_state(state)
-        self._reset_slots(epoch)
-        self._gens = list(gens)
-        self._free = list(free)
-        entries: list[Entry | None] = [None] * len(gens)
-        items: list[Any] = [None] * len(gens)
+    def __setstate__(self, /, state: tuple[Any, ...]) -> None:
+        """Load a state of ``__getstate__``; a bad one changes nothing."""
+        seq, epoch, gens, free, live = check_state(state)
+        # Built aside: until the swap, a finaliser may still use this heap.
+        n = len(gens)
+        entries: list[Entry | None] = [None] * n
+        items: list[Any] = [None] * n
         heap = []
         for slot, key, s, item in live:
-            entries[slot] = entry = (float(key), s, slot)
+            entries[slot] = entry = (key, s, slot)
             items[slot] = item
             heap.append(entry)
-        heapify(heap)  # already sorted: a valid heap as it stands
-        self._entries = entries
-        self._items = items
-        self._heap = heap
-        self._seq = seq
+        # sorted by check_state: a valid heap as it stands
+        try:
+            self._enter()
+        except AttributeError:  # made by __new__, never initialised
+            self._busy = True
+        try:
+            old = self._items if hasattr(self, "_items") else None
+            self._heap = heap
+            self._entries = entries
+            self._items = items
+            self._gens = gens
+            self._free = free
+            self._dead = 0
+            self._epoch = epoch
+            self._seq = seq
+        finally:
+            self._busy = False
+        del old  # the replaced payloads' finalisers run only now
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self, /) -> tuple[Any, ...]:
         from ._compat import restore
 
         return restore, ("Heap", self.__getstate__())
 
-    def _check(self) -> None:
+    def __copy__(self, /) -> Heap[T]:
+        """A new heap with the same items (not copied) and handles.  O(n)."""
+        new: Heap[T] = Heap.__new__(Heap)
+        new.__setstate__(self.__getstate__())
+        return new
+
+    def __deepcopy__(self, /, memo: dict[int, Any]) -> Heap[T]:
+        """A new heap with copies of the items, and the same handles.  O(n)."""
+        from copy import deepcopy
+
+        new: Heap[T] = Heap.__new__(Heap)
+        memo[id(self)] = new  # an item may refer back to the heap
+        new.__setstate__(deepcopy(self.__getstate__(), memo))
+        return new
+
+    def _check(self, /) -> None:
         """Assert every invariant of the heap and its slot table."""
+        self._enter()
+        try:
+            self._check_tables()
+        finally:
+            self._busy = False
+
+    def _check_tables(self) -> None:
         entries, items, gens, free = self._entries, self._items, self._gens, self._free
         n = len(entries)
         assert len(gens) == n == len(items)

@@ -9,8 +9,8 @@ and a stale handle is refused because the generation moved on.
 """
 
 cimport cython
-from cpython.list cimport PyList_GET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.number cimport PyNumber_Index
 from cython.view cimport array as cvarray
 
 from _number cimport DQ_DEBUG_BUILD, fast_key
@@ -18,20 +18,21 @@ from _number cimport DQ_DEBUG_BUILD, fast_key
 import types
 
 from dq_core._convert import keys_of, to_count, to_real
-from dq_core._heap_py import check_state
+from dq_core._heapstate import check_state
 
 __all__ = ["Heap"]
 
 #: True in a DQ_CORE_DEBUG=1 build (bounds and wraparound checks on).
 DEBUG_BUILD = bool(DQ_DEBUG_BUILD)
 
-# Shared with the pure twin; see dq_core._heap_py.
+# Shared with the pure twin; see dq_core._heapstate.
 cdef unsigned int GEN_LIMIT = 0xFFFFFFFF
 cdef Py_ssize_t RESET_MIN_SLOTS = 64
 cdef int STATE_VERSION = 1
 cdef Py_ssize_t MIN_CAP = 8
 # spos[] value of a slot that holds no item.
 cdef long long FREE = -1
+_REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 
 ctypedef unsigned long long u64
 
@@ -53,13 +54,38 @@ cdef cvarray _new_array(Py_ssize_t n, Py_ssize_t itemsize, str fmt):
     return cvarray(shape=(n,), itemsize=itemsize, format=fmt, mode="c")
 
 
-@cython.final
+cdef Py_ssize_t _cap_for(Py_ssize_t n) noexcept:
+    cdef Py_ssize_t cap = MIN_CAP
+    while cap < n:
+        cap *= 2
+    return cap
+
+
+def __init_subclass__(cls, **kwargs):
+    """Refuse subclassing: no method of Heap calls an overridable one."""
+    raise TypeError("type 'Heap' is not an acceptable base type")
+
+
+_refuse_subclass = __init_subclass__
+del __init_subclass__
+
+
+# Not final, so that __init_subclass__ (not CPython) refuses subclasses,
+# with the pure twin's message; its cdef methods are final instead.
 cdef class Heap:
-    """Binary min-heap of items keyed by real-number priorities.
+    """Heap()
+--
+
+Binary min-heap of items keyed by real-number priorities.
 
     Lowest priority first, first-in first-out among equal priorities; items
     are never compared.  ``push`` returns a handle (an int) that ``update``,
     ``remove`` and ``priority`` accept until the item leaves the heap.
+
+    Not thread-safe.  Priorities' ``__float__``/``__index__`` and payloads'
+    ``__del__`` may use the heap; code that re-enters it while it is being
+    changed (a garbage-collector finaliser) gets ``RuntimeError``.  Heap
+    cannot be subclassed.
 
     >>> h = Heap()
     >>> job = h.push(2, "write")
@@ -82,17 +108,57 @@ cdef class Heap:
     cdef long long _free          # top of the free-slot stack, or -1
     cdef u64 _seq
     cdef unsigned int _epoch
+    cdef bint _busy               # an operation is changing the heap
     cdef object __weakref__
 
     __class_getitem__ = classmethod(types.GenericAlias)
 
     def __cinit__(self):
         self._seq = 0
+        self._busy = False
         self._alloc_heap(MIN_CAP)
         self._reset_slots(0)
 
+    @cython.embedsignature(False)
+    def __init__(self, *args, **kwargs):
+        """__init__($self, /)
+--
+
+Initialize self.  See help(type(self)) for accurate signature."""
+        # __cinit__ did it all; a second call changes nothing.  Extra
+        # arguments get CPython's words for the pure twin's __init__(self).
+        if kwargs:
+            raise TypeError(
+                f"Heap.__init__() got an unexpected keyword argument {next(iter(kwargs))!r}"
+            )
+        if args:
+            raise TypeError(
+                f"Heap.__init__() takes 1 positional argument but {len(args) + 1} were given"
+            )
+
+    __init_subclass__ = classmethod(_refuse_subclass)
+
+    # -- re-entry guard -----------------------------------------------------
+
+    # Any allocation (a new array, a list growing) can run a finaliser, and
+    # so any code, in the middle of an operation: it must not see or change
+    # a half-updated heap, nor leave this one with stale sizes or pointers.
+    @cython.final
+    cdef inline int _enter(self) except -1:
+        if self._busy:
+            raise RuntimeError(_REENTERED)
+        self._busy = True
+        return 0
+
+    @cython.final
+    cdef inline int _idle(self) except -1:
+        if self._busy:
+            raise RuntimeError(_REENTERED)
+        return 0
+
     # -- storage ------------------------------------------------------------
 
+    @cython.final
     cdef int _alloc_heap(self, Py_ssize_t cap) except -1:
         cdef double[::1] k = _new_array(cap, sizeof(double), "d")
         cdef u64[::1] s = _new_array(cap, sizeof(u64), "Q")
@@ -106,6 +172,7 @@ cdef class Heap:
         self._hcap = cap
         return 0
 
+    @cython.final
     cdef int _alloc_slots(self, Py_ssize_t cap) except -1:
         cdef long long[::1] p = _new_array(cap, sizeof(long long), "q")
         cdef unsigned int[::1] g = _new_array(cap, sizeof(unsigned int), "I")
@@ -119,6 +186,7 @@ cdef class Heap:
         self._scap = cap
         return 0
 
+    @cython.final
     cdef int _reset_slots(self, unsigned int epoch) except -1:
         self._nslots = 0
         self._alloc_slots(MIN_CAP)
@@ -127,11 +195,13 @@ cdef class Heap:
         self._epoch = epoch
         return 0
 
+    @cython.final
     cdef inline int _shrink_heap(self) except -1:
         if self._hcap > MIN_CAP and self._n * 4 <= self._hcap:
             self._alloc_heap(self._hcap // 2)
         return 0
 
+    @cython.final
     cdef inline long long _take_slot(self, object item) except -1:
         # A reused slot moves to the next generation, so handles of its
         # earlier occupants go stale; at GEN_LIMIT it is retired for good.
@@ -153,11 +223,13 @@ cdef class Heap:
         self._nslots = slot + 1
         return slot
 
+    @cython.final
     cdef inline void _free_slot(self, long long slot) noexcept:
         self._spos[slot] = FREE
         self._snext[slot] = self._free
         self._free = slot
 
+    @cython.final
     cdef int _on_empty(self) except -1:
         cdef Py_ssize_t s
         cdef unsigned int top = 0
@@ -174,6 +246,7 @@ cdef class Heap:
 
     # -- sifting ------------------------------------------------------------
 
+    @cython.final
     cdef void _sift_up(self, Py_ssize_t pos, Py_ssize_t start) noexcept:
         cdef double* K = &self._hkey[0]
         cdef u64* S = &self._hseq[0]
@@ -197,6 +270,7 @@ cdef class Heap:
         L[pos] = sl
         P[sl] = pos
 
+    @cython.final
     cdef void _sift_down(self, Py_ssize_t pos) noexcept:
         # Floyd's variant (as heapq): walk the hole down to a leaf along the
         # smaller children, then sift the displaced entry back up.  The
@@ -226,6 +300,7 @@ cdef class Heap:
         P[sl] = pos
         self._sift_up(pos, start)
 
+    @cython.final
     cdef inline long long _insert(self, double key, object item) except -1:
         # Appends at the end of the heap array; the caller sifts.
         cdef long long slot
@@ -241,6 +316,7 @@ cdef class Heap:
         self._n = pos + 1
         return slot
 
+    @cython.final
     cdef int _reserve(self, Py_ssize_t extra) except -1:
         cdef Py_ssize_t cap = self._hcap
         while cap < self._n + extra:
@@ -254,12 +330,13 @@ cdef class Heap:
             self._alloc_slots(cap)
         return 0
 
+    @cython.final
     cdef object _delete_at(self, Py_ssize_t pos):
         # Unlinks the entry at pos and returns its item; no user code runs
         # until the caller drops the item.
         cdef long long slot = self._hslot[pos]
         cdef Py_ssize_t last = self._n - 1
-        cdef object item = <object>PyList_GET_ITEM(self._items, slot)
+        cdef object item = self._items[slot]  # owned: it outlives the next line
         self._items[slot] = None
         self._free_slot(slot)
         self._n = last
@@ -279,31 +356,40 @@ cdef class Heap:
             self._shrink_heap()
         return item
 
+    @cython.final
     cdef long long _slot_of(self, object handle) except -2:
+        # Only C-level checks: nothing here runs user code, even for an int
+        # subclass (PyNumber_Index gives an exact int without calling it).
         cdef u64 h
         cdef long long slot, v
         cdef int overflow = 0
-        if type(handle) is int:
-            v = PyLong_AsLongLongAndOverflow(handle, &overflow)
-            if v < 0 and not overflow:
+        cdef object exact = handle
+        if type(handle) is not int:
+            if not isinstance(handle, int):
+                raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
+            exact = PyNumber_Index(handle)
+        v = PyLong_AsLongLongAndOverflow(exact, &overflow)
+        if overflow < 0 or (v < 0 and not overflow):
+            raise KeyError(handle)
+        if overflow:  # a generation of 2**31 or more, or out of range
+            if exact > 0xFFFFFFFFFFFFFFFF:
                 raise KeyError(handle)
+            h = exact
+        else:
             h = <u64>v
-        elif not isinstance(handle, int):
-            raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-        if overflow or type(handle) is not int:
-            # a generation of 2**31 or more, an int subclass, or out of range
-            if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
-                raise KeyError(handle)
-            h = handle
         slot = <long long>(h & <u64>0xFFFFFFFF)
         if slot >= self._nslots or self._spos[slot] < 0 or self._sgen[slot] != (h >> 32):
             raise KeyError(handle)
         return slot
 
+    @cython.final
     cdef inline object _handle(self, long long slot):
         return (<u64>self._sgen[slot] << 32) | <u64>slot
 
     # -- public API ---------------------------------------------------------
+    #
+    # User code (a priority's __float__/__index__, an iterable) runs before
+    # _enter(); dropped payloads die after the guard is released.
 
     def push(self, priority, item):
         """Add ``item`` with ``priority`` and return its handle.  O(log n).
@@ -313,9 +399,14 @@ cdef class Heap:
         0
         """
         cdef double key = _key(priority, "priority")
-        cdef long long slot = self._insert(key, item)
-        self._sift_up(self._n - 1, 0)
-        return self._handle(slot)
+        cdef long long slot
+        self._enter()
+        try:
+            slot = self._insert(key, item)
+            self._sift_up(self._n - 1, 0)
+            return self._handle(slot)
+        finally:
+            self._busy = False
 
     def push_many(self, priorities, items):
         """Add every item with its priority, in order.  O(n + k) when empty.
@@ -335,14 +426,14 @@ cdef class Heap:
         cdef Py_ssize_t i, k
         cdef bint bulk
         cdef list seq
-        if not isinstance(items, (list, tuple)):
-            items = list(items)
+        # snapshots: nothing the caller holds is read once the heap changes
+        cdef list values = list(items)
         if isinstance(priorities, (list, tuple)):
-            # a snapshot, as in keys_of: a __float__ may change the list
+            # as in keys_of: a __float__ may change the caller's list
             seq = list(priorities)
             k = len(seq)
             keys = _new_array(max(1, k), sizeof(double), "d")
-            K = &keys[0]
+            K = &keys[0]  # keys is ours: no user code can resize it
             for i in range(k):
                 x = seq[i]
                 if not fast_key(x, &K[i]):
@@ -357,45 +448,58 @@ cdef class Heap:
                 for i in range(k):
                     keys[i] = kl[i]
             else:
+                # dv holds the buffer until we return: it cannot be resized
                 k = dv.shape[0]
                 keys = _new_array(max(1, k), sizeof(double), "d")
                 for i in range(k):
                     if dv[i] != dv[i]:
                         to_real(dv[i], f"priorities[{i}]")
                     keys[i] = dv[i]
-        if k != len(items):
+        if k != len(values):
             raise ValueError(
-                f"priorities and items differ in length ({k} != {len(items)})"
+                f"priorities and items differ in length ({k} != {len(values)})"
             )
-        # No user code runs from here on.
-        self._reserve(k)
-        bulk = k >= self._n
-        for i in range(k):
-            self._insert(keys[i], items[i])
-            if not bulk:
-                self._sift_up(self._n - 1, 0)
-        if bulk and self._n > 1:
-            for i in reversed(range(self._n // 2)):
-                self._sift_down(i)
+        self._enter()
+        try:
+            self._reserve(k)
+            bulk = k >= self._n
+            for i in range(k):
+                self._insert(keys[i], values[i])
+                if not bulk:
+                    self._sift_up(self._n - 1, 0)
+            if bulk and self._n > 1:
+                for i in reversed(range(self._n // 2)):
+                    self._sift_down(i)
+        finally:
+            self._busy = False
 
     def pop(self):
         """Remove and return the item with the lowest priority.  O(log n).
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if not self._n:
-            raise IndexError("pop from an empty heap")
-        return self._delete_at(0)
+        self._enter()
+        try:
+            if not self._n:
+                raise IndexError("pop from an empty heap")
+            return self._delete_at(0)
+        finally:
+            self._busy = False
 
     def popitem(self):
         """Remove and return ``(priority, item)`` for the lowest priority.  O(log n).
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if not self._n:
-            raise IndexError("pop from an empty heap")
-        cdef double key = self._hkey[0]
-        return key, self._delete_at(0)
+        cdef object key
+        self._enter()
+        try:
+            if not self._n:
+                raise IndexError("pop from an empty heap")
+            key = self._hkey[0]
+            return key, self._delete_at(0)
+        finally:
+            self._busy = False
 
     def pop_many(self, n):
         """Remove and return up to ``n`` items, lowest priority first.  O(k log n).
@@ -405,20 +509,24 @@ cdef class Heap:
         >>> h.pop_many(5)
         ['a', 'b']
         """
-        cdef Py_ssize_t k = min(<Py_ssize_t>to_count(n, "n"), self._n)
+        cdef object count = to_count(n, "n")  # any size: only compared below
+        cdef Py_ssize_t i, k
         cdef list out = []
-        cdef Py_ssize_t i
-        for i in range(k):
-            if not self._n:  # a payload finaliser emptied the heap
-                break
-            out.append(self._delete_at(0))
-        return out
+        self._enter()
+        try:
+            k = self._n if count >= self._n else count
+            for i in range(k):
+                out.append(self._delete_at(0))
+            return out
+        finally:
+            self._busy = False
 
     def peek(self):
         """Return the item with the lowest priority without removing it.  O(1).
 
         Raises ``IndexError`` when the heap is empty.
         """
+        self._idle()
         if not self._n:
             raise IndexError("peek at an empty heap")
         return self._items[self._hslot[0]]
@@ -428,8 +536,10 @@ cdef class Heap:
 
         Raises ``IndexError`` when the heap is empty.
         """
+        self._idle()
         if not self._n:
             raise IndexError("peek at an empty heap")
+        # both read before the tuple (an allocation) is made
         return self._hkey[0], self._items[self._hslot[0]]
 
     def update(self, handle, priority):
@@ -439,44 +549,59 @@ cdef class Heap:
         Raises ``KeyError`` if the handle is stale.
         """
         cdef double key = _key(priority, "priority")
-        cdef long long slot = self._slot_of(handle)
-        cdef Py_ssize_t pos = self._spos[slot]
-        cdef double old = self._hkey[pos]
-        self._hkey[pos] = key
-        self._hseq[pos] = self._seq
-        self._seq += 1
-        # A new sequence number puts it behind its equals, so an equal key
-        # can only move down.
-        if key < old:
-            self._sift_up(pos, 0)
-        else:
-            self._sift_down(pos)
+        cdef long long slot
+        cdef Py_ssize_t pos
+        cdef double old
+        self._enter()
+        try:
+            slot = self._slot_of(handle)
+            pos = self._spos[slot]
+            old = self._hkey[pos]
+            self._hkey[pos] = key
+            self._hseq[pos] = self._seq
+            self._seq += 1
+            # A new sequence number puts it behind its equals, so an equal
+            # key can only move down.
+            if key < old:
+                self._sift_up(pos, 0)
+            else:
+                self._sift_down(pos)
+        finally:
+            self._busy = False
 
     def remove(self, handle):
         """Remove the item behind ``handle`` and return it.  O(log n).
 
         Raises ``KeyError`` if the handle is stale.
         """
-        cdef long long slot = self._slot_of(handle)
-        return self._delete_at(self._spos[slot])
+        self._enter()
+        try:
+            return self._delete_at(self._spos[self._slot_of(handle)])
+        finally:
+            self._busy = False
 
     def priority(self, handle):
         """Return the priority of the item behind ``handle``.  O(1).
 
         Raises ``KeyError`` if the handle is stale.
         """
+        self._idle()
         return self._hkey[self._spos[self._slot_of(handle)]]
 
     def clear(self):
         """Remove every item; handles issued so far become stale.  O(n)."""
         cdef list old = self._items
         cdef Py_ssize_t s
-        for s in range(self._nslots):
-            if self._spos[s] >= 0:
-                self._free_slot(s)
-        self._items = [None] * self._nslots
-        self._n = 0
-        self._on_empty()
+        self._enter()
+        try:
+            for s in range(self._nslots):
+                if self._spos[s] >= 0:
+                    self._free_slot(s)
+            self._items = [None] * self._nslots
+            self._n = 0
+            self._on_empty()
+        finally:
+            self._busy = False
         del old  # payload finalisers run only now, with the heap consistent
 
     def __len__(self):
@@ -486,6 +611,7 @@ cdef class Heap:
         return self._n > 0
 
     def __contains__(self, handle):
+        self._idle()
         try:
             self._slot_of(handle)
         except (KeyError, TypeError):
@@ -495,20 +621,29 @@ cdef class Heap:
     def __repr__(self):
         if not self._n:
             return f"<{type(self).__name__} len=0>"
-        return f"<{type(self).__name__} len={self._n} next_priority={self._hkey[0]!r}>"
+        key = self.peekitem()[0]
+        return f"<{type(self).__name__} len={self._n} next_priority={key!r}>"
 
     # -- copying, pickling, invariants --------------------------------------
 
     def __getstate__(self):
         """The state both implementations pickle to and load from."""
-        cdef Py_ssize_t i, s
+        self._enter()
+        try:
+            return self._state()
+        finally:
+            self._busy = False
+
+    @cython.final
+    cdef tuple _state(self):
+        cdef Py_ssize_t i, s, n = self._n
         cdef list free = []
         cdef long long f = self._free
         while f >= 0:
             free.append(f)
             f = self._snext[f]
         free.reverse()
-        order = sorted(range(self._n), key=lambda i: (self._hkey[i], self._hseq[i]))
+        order = sorted(range(n), key=lambda i: (self._hkey[i], self._hseq[i]))
         return (
             STATE_VERSION,
             self._seq,
@@ -520,44 +655,78 @@ cdef class Heap:
         )
 
     def __setstate__(self, state):
-        version, seq, epoch, gens, free, live = check_state(state)
-        cdef Py_ssize_t n = len(gens), i, cap = MIN_CAP
-        cdef long long prev = -1
-        while cap < n:
-            cap *= 2
-        self._n = 0
-        self._nslots = 0
-        self._alloc_slots(cap)
-        self._nslots = n
-        self._epoch = epoch
-        self._items = [None] * n
-        for i in range(n):
-            self._sgen[i] = gens[i]
-            self._spos[i] = FREE
+        """Load a state of ``__getstate__``; a bad one changes nothing."""
+        seq, epoch, gens, free, live = check_state(state)
+        cdef Py_ssize_t nslots = len(gens), n = len(live), i
+        cdef Py_ssize_t scap = _cap_for(nslots), hcap = _cap_for(n)
+        cdef long long prev = -1, slot
+        # Built aside: until the swap, a finaliser may still use this heap.
+        cdef long long[::1] spos = _new_array(scap, sizeof(long long), "q")
+        cdef unsigned int[::1] sgen = _new_array(scap, sizeof(unsigned int), "I")
+        cdef long long[::1] snext = _new_array(scap, sizeof(long long), "q")
+        cdef double[::1] hkey = _new_array(hcap, sizeof(double), "d")
+        cdef u64[::1] hseq = _new_array(hcap, sizeof(u64), "Q")
+        cdef long long[::1] hslot = _new_array(hcap, sizeof(long long), "q")
+        cdef list items = [None] * nslots
+        cdef list old
+        for i in range(nslots):
+            sgen[i] = gens[i]
+            spos[i] = FREE
         for f in free:
-            self._snext[f] = prev
+            snext[f] = prev
             prev = f
-        self._free = prev
-        cap = MIN_CAP
-        while cap < len(live):
-            cap *= 2
-        self._alloc_heap(cap)
-        for i, (slot, key, s, item) in enumerate(live):
-            self._hkey[i] = key
-            self._hseq[i] = s
-            self._hslot[i] = slot
-            self._spos[slot] = i
-            self._items[slot] = item
-        self._n = len(live)
-        self._seq = seq
+        for i in range(n):
+            slot, key, s, item = live[i]
+            hkey[i] = key
+            hseq[i] = s
+            hslot[i] = slot
+            spos[slot] = i
+            items[slot] = item
+        self._enter()
+        try:
+            old = self._items
+            self._hkey, self._hseq, self._hslot = hkey, hseq, hslot
+            self._spos, self._sgen, self._snext = spos, sgen, snext
+            self._items = items
+            self._hcap, self._scap = hcap, scap
+            self._n, self._nslots = n, nslots
+            self._free = prev
+            self._epoch = epoch
+            self._seq = seq
+        finally:
+            self._busy = False
+        del old  # the replaced payloads' finalisers run only now
 
     def __reduce__(self):
         from dq_core._compat import restore
 
         return restore, ("Heap", self.__getstate__())
 
+    def __copy__(self):
+        """A new heap with the same items (not copied) and handles.  O(n)."""
+        cdef Heap new = Heap.__new__(Heap)
+        new.__setstate__(self.__getstate__())
+        return new
+
+    def __deepcopy__(self, memo):
+        """A new heap with copies of the items, and the same handles.  O(n)."""
+        from copy import deepcopy
+
+        cdef Heap new = Heap.__new__(Heap)
+        memo[id(self)] = new  # an item may refer back to the heap
+        new.__setstate__(deepcopy(self.__getstate__(), memo))
+        return new
+
     def _check(self):
         """Assert every invariant of the heap and its slot table."""
+        self._enter()
+        try:
+            self._check_tables()
+        finally:
+            self._busy = False
+
+    @cython.final
+    cdef _check_tables(self):
         cdef Py_ssize_t i, s, nfree = 0
         cdef long long f
         assert len(self._items) == self._nslots

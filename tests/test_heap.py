@@ -436,7 +436,7 @@ def test_copy_keeps_handles(impl):
     h.remove(hs[2])
     c = copy.copy(h)
     c._check()
-    assert type(c) is type(h) or c.__class__.__name__ == "Heap"
+    assert type(c) is type(h)
     assert c.priority(hs[0]) == 5.0
     c.update(hs[0], 0)
     assert h.priority(hs[0]) == 5.0
@@ -517,18 +517,50 @@ def test_no_reference_or_memory_leak_over_a_million_operations(impl):
             while h:
                 h.pop()
 
-    churn(50)  # warm caches and free lists
+    assert_no_leak(churn, 3000)  # ~1.1 million operations
+    assert sys.getrefcount(payload) == base
+
+
+def assert_no_leak(churn, rounds: int) -> None:
+    """Run ``churn(rounds)`` after a warm-up; memory must not grow."""
+    churn(rounds // 60 + 1)  # warm caches and free lists
     gc.collect()
     tracemalloc.start()
     try:
         start, _ = tracemalloc.get_traced_memory()
-        churn(3000)  # ~1.1 million operations
+        churn(rounds)
         gc.collect()
         end, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert sys.getrefcount(payload) == base
     assert end - start < 64 * 1024, f"grew by {end - start} bytes"
+
+
+def test_no_leak_over_states_copies_and_refused_states(impl):
+    payload = object()
+    h = impl.Heap()
+    st = (1, 2, 0, [0, 0], [], [(1, 1.0, 0, payload), (0, 2.0, 1, payload)])
+    refused = [st[:3] + ([0, 0], [], [(1, "x", 0, payload)]), st[:5] + (None,), st[:3]]
+    base = sys.getrefcount(payload)
+
+    def churn(rounds: int) -> None:
+        for r in range(rounds):
+            hs = [h.push(i % 13, payload) for i in range(40)]
+            other = impl.Heap()
+            other.push(1, payload)
+            other.__setstate__(h.__getstate__())  # replaces a non-empty heap
+            for bad in refused:
+                with pytest.raises((ValueError, TypeError)):
+                    other.__setstate__(bad)
+            copy.copy(other).pop_many(5)
+            copy.deepcopy(other, {id(payload): payload}).clear()
+            other.__setstate__(pickle.loads(pickle.dumps(st[:4] + ([0, 1], []))))
+            for x in hs[::3]:
+                h.remove(x)
+            h.pop_many(2**70)
+
+    assert_no_leak(churn, 600)
+    assert sys.getrefcount(payload) == base
 
 
 # -- model-based ------------------------------------------------------------------

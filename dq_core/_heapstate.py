@@ -1,0 +1,101 @@
+"""The pickled state of a Heap, shared by both implementations.
+
+``Heap.__getstate__`` returns ``(version, seq, epoch, gens, free, live)``:
+
+- ``seq``: the next insertion sequence number;
+- ``epoch``: the generation given to slots made afresh;
+- ``gens``: the generation of every slot (``GEN_LIMIT``: retired for good);
+- ``free``: the free slots, the next one to reuse last;
+- ``live``: ``(slot, priority, seq, item)`` for every item, in pop order.
+
+Both implementations load through :func:`check_state`, so they accept and
+refuse exactly the same states with the same errors, and neither touches the
+heap before the whole state has passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence, cast
+
+__all__ = ["GEN_LIMIT", "RESET_MIN_SLOTS", "STATE_VERSION", "Live", "check_state"]
+
+#: A slot whose generation reaches this is retired, so handles never repeat.
+GEN_LIMIT = 0xFFFFFFFF
+#: Below this many slots an emptied heap keeps its slot table.
+RESET_MIN_SLOTS = 64
+#: Version tag of the state shared by both implementations' pickles.
+STATE_VERSION = 1
+#: Sequence numbers stay below this, far from the compiled counter's 2**64.
+SEQ_LIMIT = 2**63
+
+Live = tuple[int, float, int, Any]  # (slot, priority, seq, item)
+
+# Only these containers: any other could run user code while it is read.
+_SEQUENCES = (list, tuple)
+
+
+def _invalid(why: str) -> ValueError:
+    return ValueError(f"invalid Heap state: {why}")
+
+
+def _is_int(value: object, low: int, high: int) -> bool:
+    # bools and int subclasses are refused: a state holds plain ints
+    return type(value) is int and low <= value < high
+
+
+def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Live]]:
+    """Validate a Heap state; return ``(seq, epoch, gens, free, live)``, copied.
+
+    Raises ``ValueError`` (or ``TypeError`` for a state that is not a
+    sequence at all) naming what is wrong; nothing is changed anywhere.
+    """
+    if type(state) not in _SEQUENCES:
+        raise TypeError(f"Heap state must be a tuple, not {type(state).__name__!r}")
+    fields = cast("Sequence[Any]", state)
+    if len(fields) != 6:
+        raise _invalid(f"expected 6 fields, got {len(fields)}")
+    version, seq, epoch, gens, free, live = fields
+    if type(version) is not int or version != STATE_VERSION:
+        raise ValueError(f"unsupported Heap state version {version!r}")
+    if not _is_int(seq, 0, SEQ_LIMIT):
+        raise _invalid("seq must be an int in [0, 2**63)")
+    if not _is_int(epoch, 0, GEN_LIMIT):
+        raise _invalid("epoch must be an int in [0, GEN_LIMIT)")
+    for name, field in (("gens", gens), ("free", free), ("live", live)):
+        if type(field) not in _SEQUENCES:
+            raise _invalid(f"{name} must be a list, not {type(field).__name__!r}")
+    gens = list(gens)
+    n = len(gens)
+    if n > GEN_LIMIT:
+        raise _invalid("too many slots")
+    for g in gens:
+        if not _is_int(g, epoch, GEN_LIMIT + 1):
+            raise _invalid("every generation must be an int in [epoch, GEN_LIMIT]")
+    # Every slot below GEN_LIMIT is either free or holds one item; a
+    # retired slot is neither.
+    owner = [0] * n
+    free = list(free)
+    for s in free:
+        if not _is_int(s, 0, n) or gens[s] == GEN_LIMIT or owner[s]:
+            raise _invalid(f"bad free slot {s!r}")
+        owner[s] = 1
+    out: list[Live] = []
+    prev: tuple[float, int] | None = None
+    for i, entry in enumerate(live):
+        if type(entry) not in _SEQUENCES or len(entry) != 4:
+            raise _invalid(f"live[{i}] must be (slot, priority, seq, item)")
+        slot, key, s, item = entry
+        if not _is_int(slot, 0, n) or gens[slot] == GEN_LIMIT or owner[slot]:
+            raise _invalid(f"live[{i}] has a bad slot {slot!r}")
+        owner[slot] = 1
+        if type(key) is not float or key != key:
+            raise _invalid(f"live[{i}] priority must be a float other than NaN")
+        if not _is_int(s, 0, seq):
+            raise _invalid(f"live[{i}] seq must be an int below the state's seq")
+        if prev is not None and not prev < (key, s):
+            raise _invalid(f"live[{i}] is out of order")
+        prev = (key, s)
+        out.append((slot, key, s, item))
+    if sum(owner) != n - gens.count(GEN_LIMIT):
+        raise _invalid("a slot is neither free, live nor retired")
+    return seq, epoch, gens, free, out
