@@ -50,7 +50,7 @@ cdef double NAN_KEY = float("nan")
 
 @cython.final
 cdef class ItemHeap:
-    """Min-heap of items ordered by their own ``<``, exactly as heapq orders them.
+    """ItemHeap()\n--\n\nMin-heap of items ordered by their own ``<``, exactly as heapq orders them.
 
     It runs heapq's algorithm step for step, so even items that tie, or
     that compare inconsistently, come out in the order ``heapq`` gives.  For
@@ -311,7 +311,7 @@ from dq_core._exceptions import Empty, Full, ShutDown
 
 
 cdef class _LockedCore:
-    """The C half of QueueCore: its lock, heap, counters and fast paths."""
+    """_LockedCore(maxsize=0)\n--\n\nThe C half of QueueCore: its lock, heap, counters and fast paths."""
 
     cdef readonly ItemHeap _heap
     cdef PyThread_type_lock _mutex
@@ -484,10 +484,7 @@ cdef object _read_only():
 
 @cython.final
 cdef class QueueView:
-    """QueueView(queue)
-    --
-
-    A live, read-only view of a PriorityQueue's heap list (``q.queue``).
+    """QueueView(queue)\n--\n\nA live, read-only view of a PriorityQueue's heap list (``q.queue``).
 
     Indexing, ``len``, iteration and ``in`` read the heap list in place:
     ``q.queue[0]`` is the head (O(1)) and the other positions are in the
