@@ -16,19 +16,20 @@ import time
 import pytest
 
 import dq_core
+from conftest import _load, compiled_or_skip
 
 QUEUE_SIZE = 5
 HAS_STDLIB_SHUTDOWN = hasattr(queue.Queue, "shutdown")
 
 
-@pytest.fixture(params=["dq_core", "stdlib"])
-def kind(request, impl):
-    """(PriorityQueue class, ShutDown class); the stdlib only where it has shutdown."""
+@pytest.fixture(scope="module", params=["c", "py", "stdlib"])
+def kind(request):
+    """(PriorityQueue class, ShutDown class) of each implementation, as the
+    ``impl`` fixture gives them, and of the standard library (shutdown: 3.13+)."""
     if request.param == "stdlib":
-        if impl.name != "py":
-            pytest.skip("the stdlib runs once")
         return queue.PriorityQueue, getattr(queue, "ShutDown", None)
-    return impl.PriorityQueue, dq_core.ShutDown
+    ns = compiled_or_skip() if request.param == "c" else _load("py")
+    return ns.PriorityQueue, dq_core.ShutDown
 
 
 def needs_shutdown(kind):
