@@ -24,7 +24,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 MODES = ["ok", "ok", "ok", "raise", "flaky", "reenter_put", "reenter_get", "read_view",
          "collect", "del_put", "cycle"]
 HAS_STDLIB_SHUTDOWN = hasattr(queue.Queue, "shutdown")
-FINALISED: list = []  # cycle items log here: gc may run them while either world works
+STDLIB_DEFINED = {"Empty", "Full", "ShutDown", "ValueError"}
+SAME = object()  # a step the stdlib's queue sits out, unchanged
+FINALISED: list = []  # what cycle items saw: gc may run them inside either world's call
 
 
 class World:
@@ -36,7 +38,8 @@ class World:
         self.tags = 0  # items the items' own code makes get negative tags
 
     def item(self, spec, tag=None):
-        kind, key, mode = spec
+        key, mode = spec
+        kind = self.kind
         if tag is None:
             self.tags -= 1
             tag = self.tags
@@ -64,15 +67,17 @@ class H:
         w = self.world
         if w.calm or not isinstance(other, H):
             return self.key < getattr(other, "key", other)
-        mode = self.mode
+        mode = "flaky" if "flaky" in (self.mode, other.mode) else self.mode
+        w.n += 1  # counts hostile comparisons: the same sequence in both worlds
+        if mode == "flaky":
+            return (w.n * 7 + self.key) % 3 == 0
+        if w.n % 2:  # one in two behaves, so hostile items get in and stay
+            return self.key < other.key
         if mode == "raise" or other.mode == "raise":
             raise ValueError(f"no order for {self.key} and {other.key}")
-        if mode == "flaky":
-            w.n += 1
-            return (w.n * 7 + self.key) % 3 == 0
         if mode == "reenter_put":
             try:
-                w.q.put_nowait(w.item(("obj", 0, "ok")))
+                w.q.put_nowait(w.item((0, "ok")))
             except RuntimeError as exc:
                 w.log.append(("reenter_put", str(exc)))
         elif mode == "reenter_get":
@@ -89,15 +94,25 @@ class H:
         if self.mode == "del_put":
             w = self.world
             try:
-                w.q.put_nowait(w.item(("obj", self.key + 100, "ok")))
+                w.q.put_nowait(w.item((self.key + 100, "ok")))
                 w.log.append(("del_put", self.key))
             except Exception as exc:
                 w.log.append(("del_put", self.key, type(exc).__name__, str(exc)))
-        elif self.mode == "cycle":
-            FINALISED.append((type(self.world.q).__module__, self.key))
+        elif self.mode == "cycle":  # may run inside either world's call: read only
+            w = self.world
+            FINALISED.append((w.q.qsize(), len(w.q.queue), self.key))
 
     def __repr__(self):
         return f"H({self.key}, {self.mode})"
+
+
+def held(normed):
+    """The tags of the H items in a normalised value."""
+    if isinstance(normed, tuple) and normed[:1] == ("H",):
+        return {normed[2]}
+    if isinstance(normed, (tuple, list)):
+        return set().union(*map(held, normed)) if normed else set()
+    return set()
 
 
 def run(fn):
@@ -107,7 +122,7 @@ def run(fn):
         return ("raised", type(exc).__name__, str(exc))
 
 
-specs = st.tuples(st.sampled_from(["obj", "obj", "tuple"]), st.integers(0, 6), st.sampled_from(MODES))
+specs = st.tuples(st.integers(0, 6), st.sampled_from(MODES))
 
 
 class LockStep(RuleBasedStateMachine):
@@ -124,30 +139,49 @@ class LockStep(RuleBasedStateMachine):
         self.tags += 1
         return self.tags
 
-    @initialize(maxsize=st.integers(0, 6))
-    def setup(self, maxsize):
+    @initialize(maxsize=st.sampled_from([0, 0, 0, 2, 6]), kind=st.sampled_from(["obj", "tuple"]))
+    def setup(self, maxsize, kind):
+        # Items are all H, or all (key, H) tuples: the compiled heap's key
+        # cache decides those whose keys differ without calling H.
         self.worlds = [World(ns, maxsize) for ns in BOTH]
+        for w in self.worlds:
+            w.kind = kind
         self.ref = queue.PriorityQueue(maxsize)
         self.ref_items = World.__new__(World)  # the stdlib's items: plain, well-behaved
         self.ref_items.calm, self.ref_items.tags = True, 0
         self.ref_items.q, self.ref_items.log, self.ref_items.n = self.ref, [], 0
+        self.ref_items.kind = kind
 
-    def step(self, op, ref_op=None):
+    def step(self, op, ref_op=None, drops=False):
+        before = held(norm(list(self.worlds[0].q.queue)))
         results = [run(lambda w=w: op(w)) for w in self.worlds]
         assert results[0] == results[1]
         states = [(norm(list(w.q.queue)), w.q.unfinished_tasks, w.q.qsize(), w.q.is_shutdown,
                    w.log) for w in self.worlds]
         assert states[0] == states[1]
-        if self.ref is not None and ref_op is not None:
-            assert run(lambda: ref_op(self.ref_items)) == results[0]
-            assert norm(list(self.ref.queue)) == states[0][0]
-            assert self.ref.unfinished_tasks == states[0][1]
+        if not drops:  # nothing lost: what left the queue was handed back
+            assert not before - held(states[0][0]) - held(results[0])
+        if ref_op is SAME:  # the stdlib's queue is not concerned
+            pass
+        elif self.ref is not None and ref_op is not None:
+            ref_result = run(lambda: ref_op(self.ref_items))
+            if results[0][0] == "raised" and results[0][1] not in STDLIB_DEFINED:
+                # A raising comparison: the stdlib leaves its heap half-sifted
+                # (and may lose the item) where ours is left as it was.
+                assert ref_result[:2] == results[0][:2]
+                self.ref = None
+            else:
+                assert ref_result == results[0]
+                assert norm(list(self.ref.queue)) == states[0][0]
+                assert self.ref.unfinished_tasks == states[0][1]
+        elif ref_op is None:
+            self.ref = None  # it cannot follow this step
         return results[0]
 
     def retire_ref(self, spec_list):
-        if any(mode != "ok" for _, _, mode in spec_list):
+        if any(mode != "ok" for _, mode in spec_list):
             self.ref = None
-        if any(mode == "flaky" for _, _, mode in spec_list):
+        if any(mode == "flaky" for _, mode in spec_list):
             self.ordered = False
 
     @rule(spec=specs)
@@ -162,12 +196,11 @@ class LockStep(RuleBasedStateMachine):
         t = self.tag()
         self.step(lambda w: w.q.put(w.item(spec, t), True, 0), lambda w: w.q.put(w.item(spec, t), True, 0))
 
-    @rule(batch=st.lists(specs, max_size=4))
+    @rule(batch=st.lists(specs, max_size=8))
     def put_many(self, batch):
         self.retire_ref(batch)
-        self.ref = None  # the stdlib has no put_many
         tags = [self.tag() for _ in batch]
-        self.step(lambda w: w.q.put_many([w.item(s, t) for s, t in zip(batch, tags)]))
+        self.step(lambda w: w.q.put_many([w.item(s, t) for s, t in zip(batch, tags)]))  # no stdlib
 
     @rule()
     def get_nowait(self):
@@ -206,11 +239,11 @@ class LockStep(RuleBasedStateMachine):
 
     @rule()
     def view_clear(self):
-        self.step(lambda w: w.q.queue.clear(), lambda w: w.q.queue.clear())
+        self.step(lambda w: w.q.queue.clear(), lambda w: w.q.queue.clear(), drops=True)
 
     @rule()
     def view_mutation_refused(self):
-        self.step(lambda w: w.q.queue.append((0, "x")))
+        self.step(lambda w: w.q.queue.append((0, "x")), SAME)
 
     @rule()
     def clear(self):
@@ -219,7 +252,8 @@ class LockStep(RuleBasedStateMachine):
                 w.q.get_nowait()
                 w.q.task_done()
 
-        self.step(lambda w: w.q.clear(), ref_clear if self._tasks_cover_items() else None)
+        self.step(lambda w: w.q.clear(), ref_clear if self._tasks_cover_items() else None,
+                  drops=True)
 
     def _tasks_cover_items(self):
         return self.ref is not None and self.ref.unfinished_tasks >= self.ref.qsize()
@@ -232,11 +266,12 @@ class LockStep(RuleBasedStateMachine):
     def shutdown(self, immediate):
         if not HAS_STDLIB_SHUTDOWN:
             self.ref = None
-        self.step(lambda w: w.q.shutdown(immediate), lambda w: w.q.shutdown(immediate))
+        self.step(lambda w: w.q.shutdown(immediate), lambda w: w.q.shutdown(immediate),
+                  drops=immediate)
 
     @rule()
     def collect(self):
-        self.step(lambda w: gc.collect() * 0)
+        self.step(lambda w: gc.collect(1) * 0, SAME)
 
     @invariant()
     def heaps_are_valid(self):
@@ -253,12 +288,7 @@ class LockStep(RuleBasedStateMachine):
             w.calm = True
             w.q.queue.clear()
         self.worlds = []
-        gc.collect()
-        by_world: dict = {}
-        for module, key in FINALISED:
-            by_world.setdefault(module, []).append(key)
         FINALISED.clear()
-        assert len({tuple(sorted(v)) for v in by_world.values()}) <= 1
 
 
 BOTH: tuple = ()
@@ -278,6 +308,6 @@ def no_automatic_gc():
 def test_compiled_and_pure_in_lockstep(both, no_automatic_gc):
     global BOTH
     BOTH = both
-    LockStep.TestCase.settings = settings(max_examples=60, stateful_step_count=25,
+    LockStep.TestCase.settings = settings(max_examples=200, stateful_step_count=30,
                                           deadline=None)
     LockStep.TestCase().runTest()
