@@ -48,7 +48,10 @@ cdef inline double _cached_key(object item) noexcept:
 cdef double NAN_KEY = float("nan")
 
 
+# no_gc_clear: the collector never sets _items to None under a method (a
+# cycle through the heap is broken at its list or at the items instead).
 @cython.final
+@cython.no_gc_clear
 cdef class ItemHeap:
     """ItemHeap()\n--\n\nMin-heap of items ordered by their own ``<``, exactly as heapq orders them.
 
@@ -310,6 +313,7 @@ from collections.abc import Sequence
 from dq_core._exceptions import Empty, Full, ShutDown
 
 
+@cython.no_gc_clear  # as ItemHeap: _heap and the waiter deques are never None
 cdef class _LockedCore:
     """_LockedCore(maxsize=0)\n--\n\nThe C half of QueueCore: its lock, heap, counters and fast paths."""
 

@@ -427,3 +427,20 @@ def test_twins_have_the_same_signatures_and_docs(both, name):
 def test_help_text_names_the_drop_in(impl):
     text = pydoc.render_doc(impl.PriorityQueue, renderer=pydoc.plaintext)
     assert "queue.PriorityQueue" in text and "peek" in text
+
+
+# -- garbage collection -------------------------------------------------------------------
+
+
+def test_cycles_through_tuples_views_and_waiters_are_collected(impl):
+    import weakref
+
+    q = impl.PriorityQueue()
+    q.put((1, (q,)))  # tuples cannot be cleared by the collector: the list can
+    q.put((2, q.queue))  # a view holds its queue
+    q.put((3, [q.queue, q]))
+    q.tag = (q,)  # the subclass of queue.PriorityQueue has a __dict__
+    ref = weakref.ref(q)
+    del q
+    gc.collect()
+    assert ref() is None
