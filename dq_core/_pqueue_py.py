@@ -2,7 +2,8 @@
 
 ``ItemHeap`` runs heapq's algorithm over the items themselves (ordered by
 their own ``<``); ``QueueCore`` holds the lock and the uncontended put/get
-paths of ``dq_core.PriorityQueue``.
+paths of ``dq_core.PriorityQueue``; ``QueueView`` is its ``queue``
+attribute, a live read-only view of the heap list.
 
 >>> h = ItemHeap()
 >>> for item in [(2, "b"), (1, "z"), (2, "a")]:
@@ -13,17 +14,25 @@ paths of ``dq_core.PriorityQueue``.
 
 from __future__ import annotations
 
+import queue as _stdlib_queue
 import threading
 import types
 from collections import deque
-from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
+from collections.abc import Sequence
+from typing import (
+    TYPE_CHECKING, Any, Generic, Iterator, NoReturn, Optional, TypeVar, Union, overload,
+)
 
 from ._exceptions import Empty, Full, ShutDown
 from ._waiting import OwnedLock
 
-__all__ = ["ItemHeap", "QueueCore"]
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
-T = TypeVar("T")
+__all__ = ["ItemHeap", "QueueCore", "QueueView"]
+
+# Items order by their own ``<``, as queue.PriorityQueue's items must.
+T = TypeVar("T", bound="SupportsRichComparison")
 
 
 class ItemHeap(Generic[T]):
@@ -35,7 +44,7 @@ class ItemHeap(Generic[T]):
     double and decides the comparison of two such tuples whenever it
     differs, skipping the rich comparison.  A comparison that raises leaves
     the heap exactly as it was; a comparison that re-enters the heap gets
-    ``RuntimeError``.
+    ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
     """
 
     # This twin has no key cache: a differing leading number decides a
@@ -52,12 +61,20 @@ class ItemHeap(Generic[T]):
             raise RuntimeError("the heap was re-entered from a comparison of its items")
         self._busy = True
 
+    def _lt(self, i: int, j: int, n: int) -> bool:
+        items = self._items
+        r = items[i] < items[j]  # type: ignore[operator]
+        if len(items) != n:  # as heapq checks
+            raise RuntimeError("the heap changed size during a comparison of its items")
+        return bool(r)
+
     def _siftdown(self, start: int, pos: int, moves: list[int]) -> None:
         # heapq._siftdown: bubble the item at pos up towards start.
         items = self._items
+        n = len(items)
         while pos > start:
             parent = (pos - 1) >> 1
-            if not items[pos] < items[parent]:  # type: ignore[operator]
+            if not self._lt(pos, parent, n):
                 break
             items[pos], items[parent] = items[parent], items[pos]
             moves += (pos, parent)
@@ -72,7 +89,7 @@ class ItemHeap(Generic[T]):
         limit = end >> 1
         while pos < limit:
             child = 2 * pos + 1
-            if child + 1 < end and not items[child] < items[child + 1]:  # type: ignore[operator]
+            if child + 1 < end and not self._lt(child, child + 1, end):
                 child += 1
             items[pos], items[child] = items[child], items[pos]
             moves += (pos, child)
@@ -96,9 +113,10 @@ class ItemHeap(Generic[T]):
             try:
                 self._siftdown(0, n, moves)
             except BaseException:
-                self._undo(moves)
-                del items[n]
-                raise
+                if len(items) == n + 1:
+                    self._undo(moves)
+                    del items[n]
+                raise  # else changed under a comparison: keep what is there
         finally:
             self._busy = False
 
@@ -117,14 +135,16 @@ class ItemHeap(Generic[T]):
                 return last
             top = items[0]
             items[0] = last
+            n = len(items)
             moves: list[int] = []
             try:
                 self._siftup(0, moves)
             except BaseException:
-                self._undo(moves)
-                items[0] = top
-                items.append(last)
-                raise
+                if len(items) == n:
+                    self._undo(moves)
+                    items[0] = top
+                    items.append(last)
+                raise  # else changed under a comparison: keep what is there
             return top
         finally:
             self._busy = False
@@ -161,18 +181,25 @@ class ItemHeap(Generic[T]):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} len={len(self._items)}>"
 
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     def _check(self) -> None:
         """Assert heap order (by ``<``) and the key cache."""
-        items = self._items
         assert not self._busy
+        # Work on a copy: the comparisons below run the items' own code.
+        items = list(self._items)
         for i in range(1, len(items)):
             assert not items[i] < items[(i - 1) >> 1], f"heap order broken at {i}"  # type: ignore[operator]
 
 
-class QueueCore(OwnedLock, Generic[T]):
+class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
     """The lock, the heap and the uncontended put/get of PriorityQueue.
 
-    Blocking waits, ``task_done``/``join`` and ``shutdown`` live in
+    A ``queue.PriorityQueue`` by inheritance only: every method of the
+    standard library's class is overridden here or in ``dq_core._queues``,
+    and its ``__init__`` never runs (no ``mutex`` or conditions).  Blocking
+    waits, ``task_done``/``join`` and ``shutdown`` live in
     ``dq_core._queues``, shared by both implementations; they call back
     into ``_lock()``/``_unlock()`` and park on the waiter deques.
     """
@@ -181,8 +208,6 @@ class QueueCore(OwnedLock, Generic[T]):
         "_heap", "_mutex", "_owner", "maxsize", "unfinished_tasks", "is_shutdown",
         "_getters", "_putters", "_joiners",
     )
-    if not TYPE_CHECKING:
-        __class_getitem__ = classmethod(types.GenericAlias)
 
     maxsize: int
     unfinished_tasks: int
@@ -221,6 +246,12 @@ class QueueCore(OwnedLock, Generic[T]):
             self._putters.popleft().release()
         return item
 
+    # The standard library's ``queue: list[T]`` attribute, as a read-only view.
+    @property
+    def queue(self) -> QueueView[T]:  # type: ignore[override]
+        """A live, read-only view of the heap list: ``queue[0]`` is the head.  O(1)."""
+        return QueueView(self)
+
     def qsize(self) -> int:
         """Return the approximate size of the queue (not reliable!).  O(1)."""
         return len(self._heap)
@@ -232,9 +263,6 @@ class QueueCore(OwnedLock, Generic[T]):
     def full(self) -> bool:
         """Return True if the queue is full (not reliable!).  O(1)."""
         return 0 < self.maxsize <= len(self._heap)
-
-    def __len__(self) -> int:
-        return len(self._heap)
 
     def put(self, item: T, block: bool = True, timeout: Optional[float] = None) -> None:
         """Put ``item`` into the queue.  O(log n).
@@ -293,3 +321,141 @@ class QueueCore(OwnedLock, Generic[T]):
             return self._take()
         finally:
             self._unlock()
+
+
+def _read_only() -> NoReturn:
+    raise TypeError("the queue's heap list is read-only: use put(), get() or clear()")
+
+
+class QueueView(Generic[T]):
+    """A live, read-only view of a PriorityQueue's heap list (``q.queue``).
+
+    Indexing, ``len``, iteration and ``in`` read the heap list in place:
+    ``q.queue[0]`` is the head (O(1)) and the other positions are in the
+    order heapq gives the standard library's list.  ``clear()`` empties the
+    queue as the standard library's ``q.queue.clear()`` does (neither
+    ``unfinished_tasks`` nor waiting threads are touched); any other
+    mutation raises ``TypeError``.  Reads take no lock: like ``qsize()``,
+    they are approximate while other threads use the queue.  Copying or
+    pickling it gives a plain list.
+    """
+
+    __slots__ = ("_queue", "_heap")
+    if not TYPE_CHECKING:
+        __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __init__(self, queue: QueueCore[T]) -> None:
+        if not isinstance(queue, QueueCore):
+            raise TypeError(f"queue must be a PriorityQueue, not {type(queue).__name__!r}")
+        self._queue = queue
+        self._heap = queue._heap
+
+    def __len__(self) -> int:
+        return len(self._heap._items)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[T, list[T]]:
+        return self._heap._items[index]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._heap._items)
+
+    def __reversed__(self) -> Iterator[T]:
+        return reversed(self._heap._items)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._heap._items
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, QueueView):
+            other = other._heap._items
+        elif not isinstance(other, list):
+            return NotImplemented
+        return self._heap._items == other
+
+    def __ne__(self, other: object) -> bool:
+        if isinstance(other, QueueView):
+            other = other._heap._items
+        elif not isinstance(other, list):
+            return NotImplemented
+        return self._heap._items != other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._heap._items)
+
+    def __reduce__(self) -> tuple[type[list[T]], tuple[list[T]]]:
+        return (list, (list(self._heap._items),))
+
+    def copy(self) -> list[T]:
+        """Return a list of the items, in heap order.  O(n)."""
+        return list(self._heap._items)
+
+    def index(self, value: object, *args: Any) -> int:
+        """Return the first position of ``value`` (``list.index``).  O(n)."""
+        return self._heap._items.index(value, *args)  # type: ignore[arg-type]
+
+    def count(self, value: object) -> int:
+        """Return how many items equal ``value``.  O(n)."""
+        return self._heap._items.count(value)  # type: ignore[arg-type]
+
+    def clear(self) -> None:
+        """Remove every item, as ``list.clear()`` on the standard library's queue.  O(n).
+
+        Unlike ``PriorityQueue.clear()``, this leaves ``unfinished_tasks``
+        and waiting threads alone, exactly as the standard library does.
+        """
+        self._queue._lock()
+        try:
+            dropped = self._heap.clear()
+        finally:
+            self._queue._unlock()
+        del dropped  # item finalisers run outside the lock
+
+    def append(self, item: object) -> NoReturn:
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def extend(self, items: object) -> NoReturn:
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def insert(self, index: object, item: object) -> NoReturn:
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def pop(self, index: object = -1) -> NoReturn:
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def remove(self, value: object) -> NoReturn:
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def sort(self, *, key: object = None, reverse: object = False) -> NoReturn:
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def reverse(self) -> NoReturn:
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def __setitem__(self, index: object, value: object) -> NoReturn:
+        _read_only()
+
+    def __delitem__(self, index: object) -> NoReturn:
+        _read_only()
+
+    def __iadd__(self, other: object) -> NoReturn:
+        _read_only()
+
+    def __imul__(self, other: object) -> NoReturn:
+        _read_only()
+
+
+Sequence.register(QueueView)

@@ -1,20 +1,24 @@
 """PriorityQueue: a thread-safe drop-in for ``queue.PriorityQueue``, much faster.
 
 Same constructor, methods, attributes, blocking and exception semantics as
-the standard library's of Python 3.13, on every supported Python.  The
-uncontended paths (``put``, ``get`` and their ``_nowait`` forms) run in
-``QueueCore``, compiled or pure, which holds the lock: taking a Python lock
-with ``with`` costs more than the whole compiled put.  The ordering is
-heapq's own algorithm (``ItemHeap``), so items come out in exactly the
-stdlib's order.  This module adds what is shared by both implementations:
-waiting, ``task_done``/``join``, ``shutdown`` and the batch methods.
+the standard library's of Python 3.13, on every supported Python; it is a
+``queue.PriorityQueue`` (``isinstance`` and type checkers agree), but none
+of the standard library's code runs on it.  The uncontended paths
+(``put``, ``get`` and their ``_nowait`` forms) run in ``QueueCore``,
+compiled or pure, which holds the lock: taking a Python lock with ``with``
+costs more than the whole compiled put.  The ordering is heapq's own
+algorithm (``ItemHeap``), so items come out in exactly the stdlib's order.
+This module adds what is shared by both implementations: waiting,
+``task_done``/``join``, ``shutdown`` and the extras (``peek``, batches,
+``clear``).
 """
 
 from __future__ import annotations
 
 import reprlib
+import types
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Iterable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Iterable, NoReturn, Optional
 
 from ._compat import core
 from ._convert import to_count
@@ -22,34 +26,69 @@ from ._exceptions import Empty, Full, ShutDown
 from ._waiting import Bounded, check_timeout, notify_all, wait
 
 if TYPE_CHECKING:
-    from ._pqueue_py import QueueCore
+    from ._pqueue_py import QueueCore, T
 
-    _Base = QueueCore[Any]
+    _Core = QueueCore
 else:
+    from typing import TypeVar
+
     QueueCore = core("_pqueue").QueueCore
-    _Base = object
+    T = TypeVar("T")
+    _Core = Generic  # the real core joins the bases of each concrete class
 
 __all__ = ["PriorityQueue", "PriorityQueueMethods"]
 
-T = TypeVar("T")
+# queue.Queue's storage hooks: PriorityQueue never calls them.
+_HOOKS = ("_init", "_qsize", "_put", "_get")
 
 
-class PriorityQueueMethods(Bounded, _Base):
+class PriorityQueueMethods(Bounded, _Core[T]):
     """What PriorityQueue adds to either implementation's QueueCore."""
 
     __slots__ = ()
+    if not TYPE_CHECKING:
+        __class_getitem__ = classmethod(types.GenericAlias)
 
-    @property
-    def queue(self) -> list[Any]:
-        """A read-only snapshot of the items, in heap order.  O(n)."""
-        self._lock()
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _HOOKS:
+            if getattr(cls, name) is not getattr(PriorityQueueMethods, name):
+                raise TypeError(
+                    f"{cls.__name__} overrides {name}(), which dq_core.PriorityQueue "
+                    "never calls; override put() and get() instead")
+
+    # The standard library's storage hooks, refused: nothing here calls them.
+
+    def _init(self, maxsize: int) -> NoReturn:
+        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _init() hook")
+
+    def _qsize(self) -> NoReturn:
+        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _qsize() hook")
+
+    def _put(self, item: T) -> NoReturn:
+        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _put() hook")
+
+    def _get(self) -> NoReturn:
+        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _get() hook")
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
+    def peek(self) -> T:
+        """Return the lowest item without removing it; ``Empty`` if there is none.  O(1)."""
         try:
-            return self._heap.snapshot()
-        finally:
-            self._unlock()
+            return self._heap.peek()
+        except IndexError:
+            raise Empty from None
 
-    # Called by QueueCore with the lock held, when get cannot finish at once;
-    # Bounded._wait_for_room is its counterpart for put.
+    # Called by QueueCore with the lock held, when put or get cannot finish
+    # at once (Bounded._wait_for_room is the wait for room).
+
+    def _held(self) -> int:
+        return len(self._heap)
 
     def _wait_for_item(self, block: bool, timeout: Optional[float]) -> None:
         heap = self._heap
@@ -76,7 +115,7 @@ class PriorityQueueMethods(Bounded, _Base):
 
     # -- batches ---------------------------------------------------------------
 
-    def put_many(self, items: Iterable[Any]) -> None:
+    def put_many(self, items: Iterable[T]) -> None:
         """Put every item, in order, under one lock acquisition.  O(k log n).
 
         Never blocks: with ``maxsize`` set and not room for all of them,
@@ -100,11 +139,14 @@ class PriorityQueueMethods(Bounded, _Base):
         finally:
             self._unlock()
 
-    def get_many(self, max_items: Optional[int] = None) -> list[Any]:
+    def get_many(self, max_items: Optional[int] = None) -> list[T]:
         """Remove and return up to ``max_items`` items (all if None), lowest first.  O(k log n).
 
         Never blocks: returns what is there, possibly nothing.  Once shut down
-        and empty, raises ``ShutDown``.
+        and empty, raises ``ShutDown``.  If a comparison raises, the items
+        taken before it are returned and the queue is left as it was before
+        the failing step, so the next call meets the exception; a failure
+        on the first item raises at once.  Nothing is lost either way.
         """
         limit = None if max_items is None else to_count(max_items, "max_items")
         self._lock()
@@ -113,11 +155,15 @@ class PriorityQueueMethods(Bounded, _Base):
             if self.is_shutdown and not heap:
                 raise ShutDown
             k = len(heap) if limit is None else min(limit, len(heap))
-            out = []
-            for _ in range(k):  # one by one: a raising comparison loses nothing
-                out.append(heap.pop())
+            out: list[T] = []
+            try:
+                for _ in range(k):  # one by one: a raising comparison loses nothing
+                    out.append(heap.pop())
+            except Exception:
+                if not out:
+                    raise
             putters = self._putters
-            for _ in range(min(k, len(putters))):
+            for _ in range(min(len(out), len(putters))):
                 putters.popleft().release()
             return out
         finally:
@@ -157,7 +203,7 @@ class PriorityQueueMethods(Bounded, _Base):
         With ``immediate``, the items are dropped (each counted as done) and
         every getter raises ``ShutDown`` at once.
         """
-        dropped: list[Any] = []
+        dropped: list[T] = []
         self._lock()
         try:
             self.is_shutdown = True
@@ -192,18 +238,25 @@ class PriorityQueueMethods(Bounded, _Base):
                 f"next={reprlib.repr(heap.peek())}>")
 
 
-class PriorityQueue(PriorityQueueMethods, QueueCore[T]):
+class PriorityQueue(PriorityQueueMethods[T], QueueCore[T]):
     """Thread-safe priority queue: lowest item first, by the items' own ``<``.
 
     A drop-in for :class:`queue.PriorityQueue` (typically of
     ``(priority, data)`` tuples) with the same blocking, ``task_done``/``join``
-    and ``shutdown`` semantics and exceptions.  A comparison that raises
+    and ``shutdown`` semantics and exceptions; ``isinstance(q,
+    queue.PriorityQueue)`` holds.  As the standard library's, it has no
+    ``len()`` and is always true.  ``q.queue`` is a live read-only view of
+    the heap list (``q.queue[0]`` peeks in O(1)); ``peek()``, ``put_many()``,
+    ``get_many()`` and ``clear()`` are extras.  A comparison that raises
     propagates to the caller and leaves the queue as it was; calling into
     the queue from a comparison raises ``RuntimeError`` instead of
-    deadlocking.
+    deadlocking.  Copying and pickling raise ``TypeError`` (it owns a lock
+    and waiting threads).
 
     >>> q = PriorityQueue()
     >>> q.put((2, "b")); q.put((1, "a"))
+    >>> q.queue[0]
+    (1, 'a')
     >>> q.get()
     (1, 'a')
     """

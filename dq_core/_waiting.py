@@ -11,7 +11,7 @@ import threading
 from collections import deque
 from threading import get_ident
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from ._exceptions import Full, ShutDown
 
@@ -104,24 +104,25 @@ class Bounded:
     is_shutdown: bool
     _putters: "deque[Any]"
 
-    if TYPE_CHECKING:  # provided by the class this is mixed into
-
-        def __len__(self) -> int: ...
+    def _held(self) -> int:
+        # The items counted against maxsize.  PriorityQueue, which has no
+        # len() (as the stdlib's has none), overrides it.
+        return len(self)  # type: ignore[arg-type]
 
     def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
         # Called with the lock held and maxsize > 0.
         if not block:
-            if len(self) >= self.maxsize:
+            if self._held() >= self.maxsize:
                 raise Full
         elif timeout is None:
-            while len(self) >= self.maxsize:
+            while self._held() >= self.maxsize:
                 wait(self, self._putters, None)
                 if self.is_shutdown:
                     raise ShutDown
         else:
             check_timeout(timeout)
             end = monotonic() + timeout
-            while len(self) >= self.maxsize:
+            while self._held() >= self.maxsize:
                 remaining = end - monotonic()
                 if remaining <= 0.0:
                     raise Full

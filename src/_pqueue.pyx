@@ -4,16 +4,18 @@
 
 ``ItemHeap`` runs heapq's algorithm over the items themselves (ordered by
 their own ``<``); ``QueueCore`` holds the C lock and the uncontended
-put/get paths of ``dq_core.PriorityQueue``.
+put/get paths of ``dq_core.PriorityQueue``; ``QueueView`` is its ``queue``
+attribute, a live read-only view of the heap list.
 """
 
 cimport cython
 
+import queue as _stdlib_queue
 import types
 
 from _number cimport fast_key
 
-__all__ = ["ItemHeap", "QueueCore"]
+__all__ = ["ItemHeap", "QueueCore", "QueueView"]
 
 
 # -- ItemHeap: the object-compared heap under PriorityQueue ------------------
@@ -46,9 +48,12 @@ cdef inline double _cached_key(object item) noexcept:
 cdef double NAN_KEY = float("nan")
 
 
+# no_gc_clear: the collector never sets _items to None under a method (a
+# cycle through the heap is broken at its list or at the items instead).
 @cython.final
+@cython.no_gc_clear
 cdef class ItemHeap:
-    """Min-heap of items ordered by their own ``<``, exactly as heapq orders them.
+    """ItemHeap()\n--\n\nMin-heap of items ordered by their own ``<``, exactly as heapq orders them.
 
     It runs heapq's algorithm step for step, so even items that tie, or
     that compare inconsistently, come out in the order ``heapq`` gives.  For
@@ -56,18 +61,24 @@ cdef class ItemHeap:
     double and decides the comparison of two such tuples whenever it
     differs, skipping the rich comparison.  A comparison that raises leaves
     the heap exactly as it was; a comparison that re-enters the heap gets
-    ``RuntimeError``.
+    ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
     """
 
     cdef list _items
     cdef double* _keys
     cdef Py_ssize_t _kcap
+    # How many items the key cache covers.  Only the heap's own methods
+    # change the list, so this is len(_items) unless something reached the
+    # list itself (gc.get_referents): then the cache is rebuilt, and a
+    # comparison that sees the size change raises RuntimeError.
+    cdef Py_ssize_t _n
     cdef bint _busy
 
     def __cinit__(self):
         self._items = []
         self._kcap = 0
         self._keys = NULL
+        self._n = 0
         self._busy = False
 
     def __dealloc__(self):
@@ -77,6 +88,17 @@ cdef class ItemHeap:
         if self._busy:
             raise RuntimeError("the heap was re-entered from a comparison of its items")
         self._busy = True
+        if PyList_GET_SIZE(self._items) != self._n:
+            self._rekey()
+        return 0
+
+    cdef int _rekey(self) except -1:
+        # Rebuild the key cache for whatever the list now holds.
+        cdef Py_ssize_t i, n = PyList_GET_SIZE(self._items)
+        self._reserve(n)
+        for i in range(n):  # no Python code runs here: n cannot change
+            self._keys[i] = _cached_key(<object>PyList_GET_ITEM(self._items, i))
+        self._n = n
         return 0
 
     cdef int _reserve(self, Py_ssize_t n) except -1:
@@ -95,13 +117,18 @@ cdef class ItemHeap:
     cdef inline int _lt(self, Py_ssize_t i, Py_ssize_t j) except -1:
         cdef double a = self._keys[i], b = self._keys[j]
         cdef object x, y
+        cdef bint r
         if a == a and b == b and a != b:
             return a < b
         x = <object>PyList_GET_ITEM(self._items, i)  # owned refs across the call
         y = <object>PyList_GET_ITEM(self._items, j)
-        return PyObject_RichCompareBool(x, y, Py_LT)
+        r = PyObject_RichCompareBool(x, y, Py_LT)
+        if PyList_GET_SIZE(self._items) != self._n:  # as heapq checks
+            raise RuntimeError("the heap changed size during a comparison of its items")
+        return r
 
     cdef inline void _swap(self, Py_ssize_t i, Py_ssize_t j) noexcept:
+        # ob_item is re-read on every swap: the list may have moved it.
         cdef PyObject** ob = (<PyListObject*>self._items).ob_item
         cdef PyObject* t = ob[i]
         cdef double k = self._keys[i]
@@ -133,7 +160,7 @@ cdef class ItemHeap:
     cdef int _siftup(self, Py_ssize_t pos, Py_ssize_t* moves, Py_ssize_t* m) except -1:
         # heapq._siftup: move the smaller child up until a leaf, then sift
         # the displaced item back up.
-        cdef Py_ssize_t end = PyList_GET_SIZE(self._items), start = pos, child
+        cdef Py_ssize_t end = self._n, start = pos, child
         cdef Py_ssize_t limit = end >> 1
         while pos < limit:
             child = 2 * pos + 1
@@ -159,17 +186,23 @@ cdef class ItemHeap:
 
     cdef int _push(self, object item) except -1:
         cdef Py_ssize_t moves[MAX_MOVES]
-        cdef Py_ssize_t m = 0, n = PyList_GET_SIZE(self._items)
+        cdef Py_ssize_t m = 0, n
         self._enter()
         try:
+            n = self._n
             self._reserve(n + 1)
             self._keys[n] = _cached_key(item)
             self._items.append(item)
+            self._n = n + 1
             try:
                 self._siftdown(0, n, moves, &m)
             except BaseException:
-                self._undo(moves, m)
-                del self._items[n]
+                if PyList_GET_SIZE(self._items) == n + 1:
+                    self._undo(moves, m)
+                    del self._items[n]
+                    self._n = n
+                else:  # changed under a comparison: keep what is there
+                    self._rekey()
                 raise
         finally:
             self._busy = False
@@ -177,26 +210,32 @@ cdef class ItemHeap:
 
     cdef object _pop(self):
         cdef Py_ssize_t moves[MAX_MOVES]
-        cdef Py_ssize_t m = 0, n = PyList_GET_SIZE(self._items)
+        cdef Py_ssize_t m = 0, n
         cdef double top_key
-        if n == 0:
+        if PyList_GET_SIZE(self._items) == 0:
             raise IndexError("pop from an empty heap")
         self._enter()
         try:
+            n = self._n
             last = self._items.pop()
+            self._n = n - 1
             if n == 1:
                 return last
             top = <object>PyList_GET_ITEM(self._items, 0)
             top_key = self._keys[0]
-            self._items[0] = last
+            self._items[0] = last  # top and last are held: no finaliser runs
             self._keys[0] = self._keys[n - 1]
             try:
                 self._siftup(0, moves, &m)
             except BaseException:
-                self._undo(moves, m)
-                self._items[0] = top
-                self._keys[0] = top_key
-                self._items.append(last)  # its key is still in _keys[n - 1]
+                if PyList_GET_SIZE(self._items) == n - 1:
+                    self._undo(moves, m)
+                    self._items[0] = top
+                    self._keys[0] = top_key
+                    self._items.append(last)  # its key is still in _keys[n - 1]
+                    self._n = n
+                else:  # changed under a comparison: keep what is there
+                    self._rekey()
                 raise
             if n * 4 <= self._kcap and self._kcap > 64:
                 self._reserve_shrink()
@@ -225,6 +264,7 @@ cdef class ItemHeap:
         try:
             items = self._items
             self._items = []
+            self._n = 0
             return items
         finally:
             self._busy = False
@@ -242,15 +282,22 @@ cdef class ItemHeap:
     def __repr__(self):
         return f"<{type(self).__name__} len={len(self._items)}>"
 
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     def _check(self):
         """Assert heap order (by ``<``) and the key cache."""
-        cdef Py_ssize_t i, n = len(self._items)
+        cdef Py_ssize_t i, n
         assert not self._busy
+        # Work on a copy: the comparisons below run the items' own code.
+        items = list(self._items)
+        n = len(items)
+        assert n == self._n, "key cache out of step with the list"
         for i in range(n):
-            k = _cached_key(self._items[i])
+            k = _cached_key(items[i])
             assert (k != k and self._keys[i] != self._keys[i]) or k == self._keys[i]
         for i in range(1, n):
-            assert not self._items[i] < self._items[(i - 1) >> 1], f"heap order broken at {i}"
+            assert not items[i] < items[(i - 1) >> 1], f"heap order broken at {i}"
 
 
 # -- QueueCore: PriorityQueue's lock and uncontended paths --------------------
@@ -261,17 +308,14 @@ from cpython.pythread cimport (
     PyThread_type_lock,
 )
 from collections import deque
+from collections.abc import Sequence
 
 from dq_core._exceptions import Empty, Full, ShutDown
 
 
-cdef class QueueCore:
-    """The lock, the heap and the uncontended put/get of PriorityQueue.
-
-    Blocking waits, ``task_done``/``join`` and ``shutdown`` live in
-    ``dq_core._queues``, shared by both implementations; they call back
-    into ``_lock()``/``_unlock()`` and park on the waiter deques.
-    """
+@cython.no_gc_clear  # as ItemHeap: _heap and the waiter deques are never None
+cdef class _LockedCore:
+    """_LockedCore(maxsize=0)\n--\n\nThe C half of QueueCore: its lock, heap, counters and fast paths."""
 
     cdef readonly ItemHeap _heap
     cdef PyThread_type_lock _mutex
@@ -346,6 +390,11 @@ cdef class QueueCore:
             self._putters.popleft().release()
         return item
 
+    @property
+    def queue(self):
+        """A live, read-only view of the heap list: ``queue[0]`` is the head.  O(1)."""
+        return QueueView(self)
+
     def qsize(self):
         """Return the approximate size of the queue (not reliable!).  O(1)."""
         return PyList_GET_SIZE(self._heap._items)
@@ -357,9 +406,6 @@ cdef class QueueCore:
     def full(self):
         """Return True if the queue is full (not reliable!).  O(1)."""
         return 0 < self.maxsize <= PyList_GET_SIZE(self._heap._items)
-
-    def __len__(self):
-        return PyList_GET_SIZE(self._heap._items)
 
     def put(self, item, block=True, timeout=None):
         """Put ``item`` into the queue.  O(log n).
@@ -418,3 +464,154 @@ cdef class QueueCore:
             return self._take()
         finally:
             self._release()
+
+
+class QueueCore(_LockedCore, _stdlib_queue.PriorityQueue):
+    """The lock, the heap and the uncontended put/get of PriorityQueue.
+
+    A ``queue.PriorityQueue`` by inheritance only: every method of the
+    standard library's class is overridden here or in ``dq_core._queues``,
+    and its ``__init__`` never runs (no ``mutex`` or conditions).  Blocking
+    waits, ``task_done``/``join`` and ``shutdown`` live in
+    ``dq_core._queues``, shared by both implementations; they call back
+    into ``_lock()``/``_unlock()`` and park on the waiter deques.
+    """
+
+    __slots__ = ()
+
+
+# -- QueueView: PriorityQueue.queue --------------------------------------------
+
+cdef object _read_only():
+    raise TypeError("the queue's heap list is read-only: use put(), get() or clear()")
+
+
+@cython.final
+cdef class QueueView:
+    """QueueView(queue)\n--\n\nA live, read-only view of a PriorityQueue's heap list (``q.queue``).
+
+    Indexing, ``len``, iteration and ``in`` read the heap list in place:
+    ``q.queue[0]`` is the head (O(1)) and the other positions are in the
+    order heapq gives the standard library's list.  ``clear()`` empties the
+    queue as the standard library's ``q.queue.clear()`` does (neither
+    ``unfinished_tasks`` nor waiting threads are touched); any other
+    mutation raises ``TypeError``.  Reads take no lock: like ``qsize()``,
+    they are approximate while other threads use the queue.  Copying or
+    pickling it gives a plain list.
+    """
+
+    cdef _LockedCore _queue
+    cdef ItemHeap _heap
+
+    __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __cinit__(self, queue):
+        if not isinstance(queue, _LockedCore):
+            raise TypeError(f"queue must be a PriorityQueue, not {type(queue).__name__!r}")
+        self._queue = queue
+        self._heap = self._queue._heap
+
+    def __len__(self):
+        return PyList_GET_SIZE(self._heap._items)
+
+    def __getitem__(self, index):
+        return self._heap._items[index]
+
+    def __iter__(self):
+        return iter(self._heap._items)
+
+    def __reversed__(self):
+        return reversed(self._heap._items)
+
+    def __contains__(self, value):
+        return value in self._heap._items
+
+    def __eq__(self, other):
+        if isinstance(other, QueueView):
+            other = (<QueueView>other)._heap._items
+        elif not isinstance(other, list):
+            return NotImplemented
+        return self._heap._items == other
+
+    def __ne__(self, other):
+        if isinstance(other, QueueView):
+            other = (<QueueView>other)._heap._items
+        elif not isinstance(other, list):
+            return NotImplemented
+        return self._heap._items != other
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr(self._heap._items)
+
+    def __reduce__(self):
+        return (list, (list(self._heap._items),))
+
+    def copy(self):
+        """Return a list of the items, in heap order.  O(n)."""
+        return list(self._heap._items)
+
+    def index(self, value, *args):
+        """Return the first position of ``value`` (``list.index``).  O(n)."""
+        return self._heap._items.index(value, *args)
+
+    def count(self, value):
+        """Return how many items equal ``value``.  O(n)."""
+        return self._heap._items.count(value)
+
+    def clear(self):
+        """Remove every item, as ``list.clear()`` on the standard library's queue.  O(n).
+
+        Unlike ``PriorityQueue.clear()``, this leaves ``unfinished_tasks``
+        and waiting threads alone, exactly as the standard library does.
+        """
+        self._queue._acquire()
+        try:
+            dropped = self._heap.clear()
+        finally:
+            self._queue._release()
+        del dropped  # item finalisers run outside the lock
+
+    def append(self, item):
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def extend(self, items):
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def insert(self, index, item):
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def pop(self, index=-1):
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def remove(self, value):
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def sort(self, *, key=None, reverse=False):
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def reverse(self):
+        """Refused: the view is read-only (``TypeError``)."""
+        _read_only()
+
+    def __setitem__(self, index, value):
+        _read_only()
+
+    def __delitem__(self, index):
+        _read_only()
+
+    def __iadd__(self, other):
+        _read_only()
+
+    def __imul__(self, other):
+        _read_only()
+
+
+Sequence.register(QueueView)
