@@ -267,6 +267,12 @@ class TimingWheel(Generic[T]):
 
     # -- public API ---------------------------------------------------------
 
+    def _now(self) -> float:
+        t = _real(self._clock(), "clock()")
+        if not -math.inf < t < math.inf:
+            raise ValueError(f"clock() must return a finite number, got {t!r}")
+        return t
+
     def schedule(self, item: T, delay: float) -> int:
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
@@ -274,7 +280,7 @@ class TimingWheel(Generic[T]):
         for a past deadline in ``schedule_at``.
         """
         dl = _real(delay, "delay")
-        now = _real(self._clock(), "clock()")
+        now = self._now()
         return self._insert(item, now + dl, dl <= 0)
 
     def schedule_at(self, item: T, deadline: float) -> int:
@@ -322,7 +328,12 @@ class TimingWheel(Generic[T]):
         first-in first-out within a tick.  O(k + s) for k items returned and
         s occupied slots passed, whatever the time skipped.
         """
-        t = _real(self._clock() if now is None else now, "now")
+        if now is None:
+            t = self._now()
+        else:
+            t = _real(now, "now")
+            if not -math.inf < t < math.inf:
+                raise ValueError(f"now must be a finite number, got {t!r}")
         if t < self._time:
             t = self._time
         self._time = t
@@ -396,8 +407,10 @@ class TimingWheel(Generic[T]):
         for level in range(len(self._occ)):
             # an upper slot holds several ticks: sort them, keeping FIFO
             d = (self._cur >> (level * bits)) & mask
-            for s in range(d + 1, self._size):
-                lst = WHEEL_LISTS + (level << bits) + s
+            occ = self._occ[level] >> (d + 1) << (d + 1)
+            while occ:  # the occupied slots after the current one
+                lst = WHEEL_LISTS + (level << bits) + _lowest_bit(occ)
+                occ &= occ - 1
                 slot = self._detach(lst)
                 group = []
                 while slot != NIL:
@@ -428,7 +441,7 @@ class TimingWheel(Generic[T]):
         ev, _ = self._next_event()
         if ev < 0:
             return min(self._far.values())
-        a, tick = ev + self._origin, self._tick
+        a, tick = min(ev + self._origin, TICK_LIMIT), self._tick
         v = a * tick
         # the first double that reaches tick a
         while _ticks_at(v, tick) < a:

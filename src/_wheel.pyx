@@ -371,7 +371,7 @@ cdef class TimingWheel:
         # tick of the next occupied slot after the current tick, or -1
         cdef Py_ssize_t bits = self._bits, words = self._words, level, shift, pos, w
         cdef i64 cur = self._cur
-        cdef u64 x
+        cdef u64 x, high
         cdef u64* occ
         for level in range(self._levels):
             shift = level * bits
@@ -385,8 +385,10 @@ cdef class TimingWheel:
                 if x:
                     pos = (w << 6) + _lowest_bit(x)
                     level_out[0] = level
-                    return <i64>(((<u64>cur >> (shift + bits)) << (shift + bits))
-                                 | (<u64>pos << shift))
+                    # the digits above this level stay as in cur; at the top
+                    # level there are none (a shift by 64 is undefined in C)
+                    high = 0 if shift + bits >= 64 else (<u64>cur >> (shift + bits)) << (shift + bits)
+                    return <i64>(high | (<u64>pos << shift))
                 w += 1
                 if w >= words:
                     break
@@ -395,6 +397,16 @@ cdef class TimingWheel:
 
     # -- public API ---------------------------------------------------------
 
+    cdef double _now(self) except? -1.0:
+        cdef double t
+        if self._clock is MONOTONIC:
+            dq_monotonic(&t)
+            return t
+        t = _real(self._clock(), "clock()")
+        if not -INFINITY < t < INFINITY:
+            raise ValueError(f"clock() must return a finite number, got {t!r}")
+        return t
+
     def schedule(self, item, delay):
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
@@ -402,12 +414,7 @@ cdef class TimingWheel:
         for a past deadline in ``schedule_at``.
         """
         cdef double dl = _real(delay, "delay")
-        cdef double now
-        if self._clock is MONOTONIC:
-            dq_monotonic(&now)
-        else:
-            now = _real(self._clock(), "clock()")
-        return self._insert(item, now + dl, dl <= 0)
+        return self._insert(item, self._now() + dl, dl <= 0)
 
     def schedule_at(self, item, deadline):
         """Add ``item``, due at ``deadline`` on the clock; return its handle.  O(1).
@@ -457,11 +464,17 @@ cdef class TimingWheel:
         first-in first-out within a tick.  O(k + s) for k items returned and
         s occupied slots passed, whatever the time skipped.
         """
-        cdef double t = _real(self._clock() if now is None else now, "now")
+        cdef double t
         cdef i64 target, ev
         cdef Py_ssize_t level = 0, bits = self._bits
         cdef int slot, nxt
         cdef list out = []
+        if now is None:
+            t = self._now()
+        else:
+            t = _real(now, "now")
+            if not -INFINITY < t < INFINITY:
+                raise ValueError(f"now must be a finite number, got {t!r}")
         if t < self._time:
             t = self._time
         self._time = t
@@ -543,6 +556,8 @@ cdef class TimingWheel:
             # an upper slot holds several ticks: sort them, keeping FIFO
             d = <Py_ssize_t>((<u64>self._cur >> (level * bits)) & self._mask)
             for s in range(d + 1, self._size):
+                if not (self._occ[level * self._words + (s >> 6)] >> (s & 63)) & 1:
+                    continue
                 lst = WHEEL_LISTS + (level << bits) + s
                 slot = self._detach(lst)
                 group = []
@@ -579,6 +594,8 @@ cdef class TimingWheel:
         if ev < 0:
             return min(self._far.values())
         a = ev + self._origin
+        if a > TICK_LIMIT:  # cannot happen; but the search below must end
+            a = TICK_LIMIT
         v = <double>a * self._tick
         # the first double that reaches tick a
         while _ticks_at(v, self._tick) < a:

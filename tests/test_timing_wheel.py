@@ -115,13 +115,14 @@ def test_delays_from_zero_to_years_and_beyond(impl):
     assert len(set(handles)) == len(delays)
     w._check()
     got: list[float] = []
-    for d in delays[1:]:
+    for d in delays[1:-1]:
         now = 1000.0 + d
         out = w.advance(now)
         w._check()
         got += out
         assert all(x <= d for x in out), (d, out)  # never early
-    assert got == delays
+    assert w.drain() == [math.inf]  # never due: advance refuses an infinite now
+    assert got + [math.inf] == delays
     assert len(w) == 0 and w.next_deadline() is None
 
 
@@ -136,7 +137,7 @@ def test_far_future_deadlines_keep_their_order(impl):
     assert w.next_deadline() == 1e200
     assert w.advance(1e250) == ["a"]
     assert w.cancel(w.schedule_at("gone", 1e250)) is True
-    assert w.advance(math.inf) == ["b", "b2"]
+    assert w.advance(sys.float_info.max) == ["b", "b2"]
     w._check()
 
 
@@ -206,6 +207,9 @@ def test_bad_input_leaves_the_wheel_as_it_was(impl):
         (lambda: w.schedule_at("x", None), TypeError, "deadline must be a real number"),
         (lambda: w.schedule_at("x", BadFloat()), ArithmeticError, "boom"),
         (lambda: w.advance("later"), TypeError, "now must be a real number"),
+        (lambda: w.advance(math.inf), ValueError, "now must be a finite number, got inf"),
+        (lambda: w.advance(-math.inf), ValueError, "now must be a finite number, got -inf"),
+        (lambda: w.advance(float("nan")), ValueError, "now must not be NaN"),
         (lambda: w.cancel("1"), TypeError, "handle must be an int, not 'str'"),
         (lambda: w.cancel(1.0), TypeError, "handle must be an int, not 'float'"),
     ]:
@@ -216,9 +220,17 @@ def test_bad_input_leaves_the_wheel_as_it_was(impl):
     clock.t = float("nan")
     with pytest.raises(ValueError, match=r"clock\(\) must not be NaN"):
         w.schedule("x", 1)
-    with pytest.raises(ValueError, match=r"now must not be NaN"):
+    with pytest.raises(ValueError, match=r"clock\(\) must not be NaN"):
         w.advance()
-    assert (len(w), w.next_deadline(), w.stats()) == before
+    for bad in (math.inf, -math.inf):
+        clock.t = bad
+        for call in (w.advance, lambda: w.schedule("x", 1)):
+            with pytest.raises(ValueError, match=r"clock\(\) must return a finite number"):
+                call()
+    clock.t = object()
+    with pytest.raises(TypeError, match=r"clock\(\) must be a real number, not 'object'"):
+        w.advance()
+    assert (len(w), w.next_deadline(), w.stats(), w.wheel_time) == before + (0.0,)
     assert h in w
 
 
