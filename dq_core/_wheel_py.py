@@ -482,8 +482,13 @@ class TimingWheel(Generic[T]):
         an upper level, it is the start of the item's slot there (a lower
         bound).  Items already due give the wheel's current time.
         """
-        if self._busy:
-            raise RuntimeError(REENTERED)
+        self._enter()
+        try:
+            return self._next_deadline()
+        finally:
+            self._busy = False
+
+    def _next_deadline(self) -> Optional[float]:
         if not self._len:
             return None
         if self._head[DUE_LIST] != NIL:
@@ -533,7 +538,7 @@ class TimingWheel(Generic[T]):
         }
 
     def __repr__(self) -> str:
-        nxt = self.next_deadline()
+        nxt = None if self._busy else self.next_deadline()  # repr works in a finaliser too
         tail = "" if nxt is None else f" next_deadline={nxt!r}"
         return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
 
@@ -617,6 +622,14 @@ class TimingWheel(Generic[T]):
         return new
 
     def _raw(self) -> dict[str, Any]:
+        # a snapshot taken across allocations: a finaliser must not change it
+        self._enter()
+        try:
+            return self._raw_now()
+        finally:
+            self._busy = False
+
+    def _raw_now(self) -> dict[str, Any]:
         return {
             "tk": list(self._tk), "next": list(self._next), "prev": list(self._prev),
             "gen": list(self._gen), "items": list(self._items), "free": self._free,

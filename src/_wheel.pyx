@@ -696,11 +696,16 @@ cdef class TimingWheel:
         an upper level, it is the start of the item's slot there (a lower
         bound).  Items already due give the wheel's current time.
         """
+        self._enter()
+        try:
+            return self._next_deadline()
+        finally:
+            self._busy = False
+
+    cdef object _next_deadline(self):
         cdef Py_ssize_t level = 0
         cdef i64 ev, a
         cdef double v
-        if self._busy:
-            raise RuntimeError(REENTERED)
         if not self._len:
             return None
         if self._head[DUE_LIST] != NIL:
@@ -752,7 +757,7 @@ cdef class TimingWheel:
         }
 
     def __repr__(self):
-        nxt = self.next_deadline()
+        nxt = None if self._busy else self.next_deadline()  # repr works in a finaliser too
         tail = "" if nxt is None else f" next_deadline={nxt!r}"
         return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
 
@@ -864,6 +869,14 @@ cdef class TimingWheel:
         return new
 
     def _raw(self):
+        # a snapshot taken across allocations: a finaliser must not change it
+        self._enter()
+        try:
+            return self._raw_now()
+        finally:
+            self._busy = False
+
+    cdef dict _raw_now(self):
         cdef Py_ssize_t n = self._nslots, lvl, w
         occ = []
         for lvl in range(self._levels):
@@ -883,5 +896,6 @@ cdef class TimingWheel:
 
     def _check(self):
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
-        assert self._cap >= self._nslots == len(self._items)
-        check_raw(self._raw())
+        raw = self._raw()
+        assert self._cap >= raw["nslots"] == len(raw["items"])
+        check_raw(raw)

@@ -560,3 +560,18 @@ def test_schedule_reads_the_default_clock(impl):
     after = time.monotonic()
     assert w.advance(before + 10.0 - 1e-3) == []
     assert w.advance(after + 10.0 + 2e-6) == ["x"]
+
+
+@pytest.mark.parametrize("start, tick", [(-0.25, 1.0), (-1.75, 1.0), (-7.3, 0.5), (-1e6 - 0.5, 1.0)])
+def test_a_wheel_made_at_a_negative_time_keeps_a_timer_of_its_first_tick(impl, start, tick):
+    # The wheel's origin is floor(clock() / tick): truncated towards zero,
+    # it would be the tick a first-tick timer falls in, and it would be lost.
+    w = impl.TimingWheel(tick=tick, wheel_size=4, clock=Clock(start))
+    first_end = math.ceil(start / tick) * tick  # where the wheel's first tick ends
+    w.schedule_at("x", (start + first_end) / 2)
+    w.schedule_at("y", first_end + tick / 2)
+    assert w.next_deadline() == first_end
+    assert w.advance(math.nextafter(first_end, -math.inf)) == []
+    assert w.advance(first_end) == ["x"]
+    assert w.advance(first_end + tick) == ["y"]
+    w._check()
