@@ -87,7 +87,14 @@ class TimingWheel(Generic[T]):
     ``advance`` returns the items whose deadline has passed, earliest tick
     first and first-in first-out within a tick; an item never comes out
     before its deadline and at most one ``tick`` after it.  Upper levels
-    are added as needed, so any delay works.  Not thread-safe.
+    are added as needed, so any delay works.  Not thread-safe; a call
+    from a finaliser that runs while the wheel is changing raises
+    RuntimeError.
+
+    ``copy.copy``, ``copy.deepcopy`` and ``pickle`` work, and handles stay
+    valid in the copy; a pickle made by either implementation loads in the
+    other.  The clock is pickled too, so it must be picklable
+    (``time.monotonic`` is, a lambda is not).
 
     >>> w = TimingWheel(tick=0.5, clock=lambda: 0.0)
     >>> a = w.schedule("a", 2.0)
@@ -108,8 +115,9 @@ class TimingWheel(Generic[T]):
     if not TYPE_CHECKING:  # same alias type as the compiled class's
         __class_getitem__ = classmethod(types.GenericAlias)
 
-    def __init__(self, tick: float = 0.001, wheel_size: int = 256,
+    def __init__(self, /, tick: float = 0.001, wheel_size: int = 256,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        """Initialize self.  See help(type(self)) for accurate signature."""
         if hasattr(self, "_tick"):
             raise RuntimeError("TimingWheel.__init__ may run only once")
         tk = to_real(tick, "tick")
@@ -293,7 +301,7 @@ class TimingWheel(Generic[T]):
             raise ValueError(f"clock() must return a finite number, got {t!r}")
         return t
 
-    def schedule(self, item: T, delay: float) -> int:
+    def schedule(self, /, item: T, delay: float) -> int:
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
         A ``delay`` <= 0 makes the item due at the wheel's current tick, as
@@ -303,7 +311,7 @@ class TimingWheel(Generic[T]):
         now = self._now()
         return self._insert(item, now + dl, dl <= 0)
 
-    def schedule_at(self, item: T, deadline: float) -> int:
+    def schedule_at(self, /, item: T, deadline: float) -> int:
         """Add ``item``, due at ``deadline`` on the clock; return its handle.  O(1).
 
         A deadline the wheel's time (``wheel_time``) has already reached
@@ -334,7 +342,7 @@ class TimingWheel(Generic[T]):
         finally:
             self._busy = False
 
-    def cancel(self, handle: int) -> bool:
+    def cancel(self, /, handle: int) -> bool:
         """Remove the item behind ``handle``; False if it already left or never was.  O(1)."""
         item = None  # the cancelled item: its __del__ runs after we are done
         self._enter()
@@ -354,7 +362,7 @@ class TimingWheel(Generic[T]):
         finally:
             self._busy = False
 
-    def advance(self, now: Optional[float] = None) -> list[T]:
+    def advance(self, /, now: Optional[float] = None) -> list[T]:
         """Move the wheel's time to ``now`` and return the items that came due.
 
         ``now`` defaults to ``clock()``; a ``now`` before the wheel's time
@@ -437,7 +445,7 @@ class TimingWheel(Generic[T]):
             self._free_slot(slot)
         self._len -= len(due)
 
-    def drain(self) -> list[T]:
+    def drain(self, /) -> list[T]:
         """Remove and return every item, earliest tick first.  O(n log n).
 
         Every handle issued so far goes stale.
@@ -474,7 +482,7 @@ class TimingWheel(Generic[T]):
         self._on_empty()
         return out
 
-    def next_deadline(self) -> Optional[float]:
+    def next_deadline(self, /) -> Optional[float]:
         """The earliest time at which ``advance`` could return an item, or None.  O(levels).
 
         ``advance`` before this time returns nothing.  It is exact when the
@@ -520,13 +528,15 @@ class TimingWheel(Generic[T]):
         """The wheel's time: the latest ``now`` it was advanced to (or its clock at creation)."""
         return self._time
 
-    def __len__(self) -> int:
+    def __len__(self, /) -> int:
+        """Return len(self)."""
         return self._len
 
-    def __contains__(self, handle: object) -> bool:
-        return isinstance(handle, int) and self._slot_of(handle) != NIL
+    def __contains__(self, key: object, /) -> bool:
+        """Return key in self."""
+        return isinstance(key, int) and self._slot_of(key) != NIL
 
-    def stats(self) -> dict[str, int]:
+    def stats(self, /) -> dict[str, int]:
         """Counters: length, levels, slots (allocated in the slab), visited, cascaded.
 
         ``visited`` counts the occupied slots ``advance`` has reached, and
@@ -537,14 +547,15 @@ class TimingWheel(Generic[T]):
             "visited": self._visited, "cascaded": self._cascaded,
         }
 
-    def __repr__(self) -> str:
+    def __repr__(self, /) -> str:
+        """Return repr(self)."""
         nxt = None if self._busy else self.next_deadline()  # repr works in a finaliser too
         tail = "" if nxt is None else f" next_deadline={nxt!r}"
         return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
 
     # -- copying, pickling, invariants --------------------------------------
 
-    def __getstate__(self) -> tuple[Any, ...]:
+    def __getstate__(self, /) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
         self._enter()
         try:
@@ -573,7 +584,7 @@ class TimingWheel(Generic[T]):
         finally:
             self._busy = False
 
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
+    def __setstate__(self, /, state: tuple[Any, ...]) -> None:
         (_, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
          cascaded) = check_state(state)
         if getattr(self, "_busy", False):
@@ -605,23 +616,23 @@ class TimingWheel(Generic[T]):
         for name in TimingWheel.__slots__[:-1]:
             setattr(self, name, getattr(new, name))
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self, /) -> tuple[Any, ...]:
         from ._compat import restore
 
         return restore, ("TimingWheel", self.__getstate__())
 
-    def __copy__(self) -> TimingWheel[T]:
+    def __copy__(self, /) -> TimingWheel[T]:
         new = type(self).__new__(type(self))
         new.__setstate__(self.__getstate__())
         return new
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> TimingWheel[T]:
+    def __deepcopy__(self, /, memo: dict[int, Any]) -> TimingWheel[T]:
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return new
 
-    def _raw(self) -> dict[str, Any]:
+    def _raw(self, /) -> dict[str, Any]:
         # a snapshot taken across allocations: a finaliser must not change it
         self._enter()
         try:
@@ -638,7 +649,7 @@ class TimingWheel(Generic[T]):
             "cur": self._cur, "bits": self._bits, "len": self._len,
         }
 
-    def _check(self) -> None:
+    def _check(self, /) -> None:
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
         check_raw(self._raw())
 

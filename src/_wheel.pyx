@@ -165,6 +165,18 @@ def check_state(state):
             cascaded)
 
 
+class _Signature:
+    """The class's signature for inspect, made on first use."""
+
+    def __get__(self, obj, cls):
+        from inspect import Parameter, Signature
+
+        kind = Parameter.POSITIONAL_OR_KEYWORD
+        return Signature([Parameter("tick", kind, default=0.001),
+                          Parameter("wheel_size", kind, default=256),
+                          Parameter("clock", kind, default=time.monotonic)])
+
+
 @cython.final
 cdef class TimingWheel:
     """Hierarchical hashed timing wheel: O(1) schedule and cancel of timers.
@@ -172,7 +184,14 @@ cdef class TimingWheel:
     ``advance`` returns the items whose deadline has passed, earliest tick
     first and first-in first-out within a tick; an item never comes out
     before its deadline and at most one ``tick`` after it.  Upper levels
-    are added as needed, so any delay works.  Not thread-safe.
+    are added as needed, so any delay works.  Not thread-safe; a call
+    from a finaliser that runs while the wheel is changing raises
+    RuntimeError.
+
+    ``copy.copy``, ``copy.deepcopy`` and ``pickle`` work, and handles stay
+    valid in the copy; a pickle made by either implementation loads in the
+    other.  The clock is pickled too, so it must be picklable
+    (``time.monotonic`` is, a lambda is not).
 
     >>> w = TimingWheel(tick=0.5, clock=lambda: 0.0)
     >>> a = w.schedule("a", 2.0)
@@ -204,6 +223,8 @@ cdef class TimingWheel:
     cdef object __weakref__
 
     __class_getitem__ = classmethod(types.GenericAlias)
+    # A text signature cannot hold clock=time.monotonic (only literals).
+    __signature__ = _Signature()
 
     def __cinit__(self):
         # a usable (empty, 1 s ticks) wheel even if __init__ never runs
@@ -223,6 +244,7 @@ cdef class TimingWheel:
         self._reset_slots(0)
 
     def __init__(self, tick=0.001, wheel_size=256, clock=time.monotonic):
+        """Initialize self.  See help(type(self)) for accurate signature."""
         if self._ready:
             raise RuntimeError("TimingWheel.__init__ may run only once")
         cdef double tk = to_real(tick, "tick")
