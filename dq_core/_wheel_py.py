@@ -685,12 +685,16 @@ def check_state(state: Any) -> tuple[Any, ...]:
         raise bad("counters")
     if not (type(gens) is list and type(free) is list and type(live) is list):
         raise bad("slot lists")
+    # Snapshots: what is checked is what gets built, whatever a finaliser
+    # does to the caller's lists meanwhile.
+    gens, free = list(gens), list(free)
+    live = [tuple(e) if type(e) in (tuple, list) else e for e in list(live)]
     n = len(gens)
     if not (n < 0x7FFFFFFF and all(type(g) is int and epoch <= g <= GEN_LIMIT for g in gens)):
         raise bad("generations")
     slots = list(free)
     for entry in live:
-        if not (type(entry) in (tuple, list) and len(entry) == 4):
+        if not (type(entry) is tuple and len(entry) == 4):
             raise bad("timer")
         slot, t, d, _ = entry
         slots.append(slot)

@@ -196,3 +196,41 @@ def test_a_clock_that_reenters(impl):
     out += w.drain()
     # every timer the clock scheduled came out once, the last one too
     assert sorted(out) == sorted(["x"] + [f"from clock {float(t)}" for t in range(1, 5)])
+
+
+class Corrupter:
+    """Garbage whose finaliser, ``countdown`` collections later, rewrites a
+    state that __setstate__ is reading."""
+
+    def __init__(self, live: list, countdown: int) -> None:
+        self.live, self.countdown, self.me = live, countdown, self
+
+    def __del__(self) -> None:
+        if self.countdown:
+            Corrupter(self.live, self.countdown - 1)  # for the next collection
+            return
+        for i in range(len(self.live)):
+            self.live[i] = [10**6, 5, None, "out of range"]
+
+
+def test_setstate_builds_what_it_checked(impl, gc_storm):
+    outcomes = set()
+    for countdown in range(60):
+        src = impl.TimingWheel(tick=1.0, wheel_size=2, clock=Clock(0.0))
+        for i in range(20):
+            src.schedule(i, i % 7)
+        state = src.__getstate__()
+        live = list(state[10])
+        state = state[:10] + (live,) + state[11:]
+        w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+        Corrupter(live, countdown)  # goes off in some collection inside __setstate__
+        try:
+            w.__setstate__(state)
+        except ValueError:
+            outcomes.add("refused")  # it went off before the check
+        else:
+            outcomes.add("loaded")
+            assert sorted(w.drain()) == list(range(20))
+        w._check()
+        gc.collect()
+    assert outcomes == {"refused", "loaded"}
