@@ -117,7 +117,6 @@ class TimingWheel(Generic[T]):
 
     def __init__(self, /, tick: float = 0.001, wheel_size: int = 256,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        """Initialize self.  See help(type(self)) for accurate signature."""
         if hasattr(self, "_tick"):
             raise RuntimeError("TimingWheel.__init__ may run only once")
         tk = to_real(tick, "tick")
@@ -529,11 +528,9 @@ class TimingWheel(Generic[T]):
         return self._time
 
     def __len__(self, /) -> int:
-        """Return len(self)."""
         return self._len
 
     def __contains__(self, key: object, /) -> bool:
-        """Return key in self."""
         return isinstance(key, int) and self._slot_of(key) != NIL
 
     def stats(self, /) -> dict[str, int]:
@@ -548,10 +545,15 @@ class TimingWheel(Generic[T]):
         }
 
     def __repr__(self, /) -> str:
-        """Return repr(self)."""
         nxt = None if self._busy else self.next_deadline()  # repr works in a finaliser too
         tail = "" if nxt is None else f" next_deadline={nxt!r}"
         return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
+
+    # the docstrings CPython gives the compiled twin's slots (they vary by version)
+    __init__.__doc__ = object.__init__.__doc__
+    __len__.__doc__ = list.__len__.__doc__
+    __contains__.__doc__ = list.__contains__.__doc__
+    __repr__.__doc__ = object.__repr__.__doc__
 
     # -- copying, pickling, invariants --------------------------------------
 

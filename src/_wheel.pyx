@@ -248,7 +248,6 @@ cdef class TimingWheel:
         self._reset_slots(0)
 
     def __init__(self, tick=0.001, wheel_size=256, clock=time.monotonic):
-        """Initialize self.  See help(type(self)) for accurate signature."""
         if self._ready:
             raise RuntimeError("TimingWheel.__init__ may run only once")
         cdef double tk = to_real(tick, "tick")

@@ -49,8 +49,9 @@ def help_sections(cls) -> str:
     text = re.sub(r": '[^']*' = ", "=", text)
     text = re.sub(r": '[^']*'", "", text)
     text = re.sub(r" -> '[^']*'", "", text)
-    text = re.sub(r" \|  __init__\(.*\)\n", " |  __init__\n", text)
-    text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \|  \n", "", text)
+    text = re.sub(r" \|  __init__\(.*?\)\n(?= \|      Initialize)", " |  __init__\n", text,
+                  flags=re.S)
+    text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \|[ ]*\n", "", text)
     doc = text[text.index("Hierarchical hashed"):]
     blocks = re.split(r"\n \|  -{20,}\n", doc)
     return blocks[0]
