@@ -199,3 +199,42 @@ def test_setstate_of_random_corruptions_never_breaks_the_wheel(both, data):
             outcomes.append(target.__getstate__())
         target._check()
     assert outcomes[0] == outcomes[1]
+
+
+def test_copies_and_loads_leak_nothing(impl):
+    import sys
+    import tracemalloc
+
+    payload = object()
+    clock = Clock(0.0)
+    w = impl.TimingWheel(tick=0.01, wheel_size=16, clock=clock)
+
+    def churn():
+        for r in range(40):
+            hs = [w.schedule(payload, (i * 7919 % 1000) / 10) for i in range(100)]
+            w.schedule_at(payload, 1e300)
+            for h in hs[::3]:
+                w.cancel(h)
+            for c in (copy.copy(w), copy.deepcopy(w), pickle.loads(pickle.dumps(w, 5))):
+                c.drain()
+            other = impl.TimingWheel.__new__(impl.TimingWheel)
+            other.__setstate__(w.__getstate__())
+            w.__setstate__(other.__getstate__())
+            with pytest.raises(ValueError):
+                w.__setstate__(w.__getstate__()[:5] + (-1,) + w.__getstate__()[6:])
+            clock.t += 5
+            w.advance()
+            w.drain()
+
+    base = sys.getrefcount(payload)
+    churn()  # warm up
+    tracemalloc.start()
+    try:
+        snap1 = tracemalloc.take_snapshot()
+        churn()
+        snap2 = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    assert sys.getrefcount(payload) == base
+    grown = sum(s.size_diff for s in snap2.compare_to(snap1, "filename"))
+    assert grown < 64 * 1024, grown
