@@ -1,8 +1,9 @@
 """Timer: one thread that runs callbacks from a TimingWheel.
 
 The thread sleeps on a condition until the wheel's ``next_deadline()`` (no
-tick loop: an idle Timer uses no CPU) and is woken early only when a timer
-due before that is scheduled.  Callbacks run outside the lock, one at a
+tick loop: an idle Timer uses no CPU; a far deadline is slept towards in
+waits of at most a day, which ``Condition.wait`` accepts on every platform)
+and is woken early only when a timer due before that is scheduled.  Callbacks run outside the lock, one at a
 time, in deadline order; the lock is taken again between them, so a
 ``cancel`` or ``stop`` from any thread takes effect before the next one.
 """
@@ -31,7 +32,10 @@ __all__ = ["Timer", "TimerHandle"]
 
 _log = logging.getLogger("dq_core")
 _counter = itertools.count()
-_deadline = operator.attrgetter("_when")
+# deadline order, first-in first-out among equal deadlines
+_order = operator.attrgetter("_when", "_seq")
+#: The longest single wait of the thread: far below threading.TIMEOUT_MAX.
+MAX_WAIT = min(86400.0, threading.TIMEOUT_MAX)
 
 # TimerHandle states
 PENDING = "pending"      # in the wheel
@@ -44,11 +48,12 @@ UNRUN = "unrun"          # returned by stop()
 class TimerHandle:
     """A scheduled callback: ``cancel()`` it, or read ``when`` and ``cancelled``."""
 
-    __slots__ = ("_when", "_fn", "_args", "_kwargs", "_state", "_core", "_key")
+    __slots__ = ("_when", "_fn", "_args", "_kwargs", "_state", "_core", "_key", "_seq")
 
     def __init__(self, core: _Core, when: float, fn: Callable[..., Any],
                  args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self._core = core
+        self._seq = -1  # first-in first-out among equal deadlines; set by schedule
         self._when = when
         self._fn = fn
         self._args = args
@@ -74,6 +79,10 @@ class TimerHandle:
         fn = getattr(self._fn, "__qualname__", None) or repr(self._fn)
         return f"<TimerHandle {self._state} when={self._when!r} {fn}>"
 
+    def __reduce_ex__(self, protocol: object) -> Any:
+        # a copy would be a second handle on the same timer
+        raise TypeError("cannot copy or pickle 'TimerHandle' objects: they belong to a Timer")
+
 
 class _Core:
     """State shared by the Timer, its handles and its thread (never the Timer itself,
@@ -89,11 +98,18 @@ class _Core:
         self.name = name
         self.wake_at = -math.inf  # when the sleeping thread will wake on its own
         self.wakeups = 0
+        self.seq = itertools.count()
+        self.failed: Optional[BaseException] = None  # what ended the thread, if it failed
 
     def schedule(self, h: TimerHandle) -> TimerHandle:
         with self.lock:
+            if self.failed is not None:
+                raise RuntimeError(
+                    f"the timer thread failed ({self.failed!r}); see the dq_core log"
+                ) from self.failed
             if self.stopped:
                 raise RuntimeError("cannot schedule new timers after stop()")
+            h._seq = next(self.seq)
             wheel = self.wheel
             # Never into the wheel's list of already-due items: that list
             # goes out ahead of timers in the current tick whose deadlines
@@ -124,6 +140,7 @@ class _Core:
             self.stopped = True
             unrun = [h for h in self.batch if h._state is DUE]
             unrun += self.wheel.drain()
+            unrun.sort(key=_order)
             self.batch.clear()
             for h in unrun:
                 h._state = UNRUN
@@ -149,6 +166,18 @@ class _Core:
 
 
 def _run(core: _Core) -> None:
+    try:
+        _loop(core)
+    except BaseException as exc:  # not a callback's: those are caught below
+        # A thread that died quietly would leave a Timer that accepts
+        # timers and never runs them: refuse them instead, and say why.
+        _log.critical("timer thread %r failed; the Timer runs no more callbacks",
+                      core.name, exc_info=True)
+        with core.lock:
+            core.failed = exc
+
+
+def _loop(core: _Core) -> None:
     cond, wheel, batch = core.cond, core.wheel, core.batch
     while True:
         with cond:
@@ -164,7 +193,7 @@ def _run(core: _Core) -> None:
                 due = wheel.advance()
                 if due:
                     # the wheel orders by tick; within a batch, by deadline too
-                    due.sort(key=_deadline)
+                    due.sort(key=_order)
                     for h in due:
                         h._state = DUE
                     batch.extend(due)
@@ -175,7 +204,7 @@ def _run(core: _Core) -> None:
                     cond.wait()
                 else:
                     core.wake_at = nxt
-                    cond.wait(max(0.0, nxt - time.monotonic()))
+                    cond.wait(min(max(0.0, nxt - time.monotonic()), MAX_WAIT))
                 core.wake_at = -math.inf
                 core.wakeups += 1
         try:
@@ -260,6 +289,10 @@ class Timer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def __reduce_ex__(self, protocol: object) -> Any:
+        raise TypeError(f"cannot copy or pickle {type(self).__name__!r} objects: they own a thread")
+
     def __repr__(self) -> str:
-        state = "stopped" if self._core.stopped else "running"
+        core = self._core
+        state = "failed" if core.failed else "stopped" if core.stopped else "running"
         return f"<Timer {state} pending={len(self)} tick={self._core.wheel.tick!r}>"

@@ -26,6 +26,8 @@ import time
 import types
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
+import copy
+
 from ._convert import to_count, to_real
 from ._heap_py import GEN_LIMIT, RESET_MIN_SLOTS
 
@@ -46,6 +48,9 @@ NIL = -1
 DUE, FAR, FREE = -1, -2, -3
 # list ids: the due list, the far list, then level * wheel_size + slot + 2
 DUE_LIST, FAR_LIST, WHEEL_LISTS = 0, 1, 2
+#: The version of the state both implementations pickle to.
+STATE_VERSION = 1
+REENTERED = "the wheel was re-entered while it was changing (from a __del__ or GC finaliser)"
 
 
 def _real(value: object, name: str) -> float:
@@ -82,7 +87,14 @@ class TimingWheel(Generic[T]):
     ``advance`` returns the items whose deadline has passed, earliest tick
     first and first-in first-out within a tick; an item never comes out
     before its deadline and at most one ``tick`` after it.  Upper levels
-    are added as needed, so any delay works.  Not thread-safe.
+    are added as needed, so any delay works.  Not thread-safe; a call
+    from a finaliser that runs while the wheel is changing raises
+    RuntimeError.
+
+    ``copy.copy``, ``copy.deepcopy`` and ``pickle`` work, and handles stay
+    valid in the copy; a pickle made by either implementation loads in the
+    other.  The clock is pickled too, so it must be picklable
+    (``time.monotonic`` is, a lambda is not).
 
     >>> w = TimingWheel(tick=0.5, clock=lambda: 0.0)
     >>> a = w.schedule("a", 2.0)
@@ -96,13 +108,14 @@ class TimingWheel(Generic[T]):
     __slots__ = (
         "_tick", "_size", "_bits", "_mask", "_clock", "_origin", "_cur", "_time",
         "_tk", "_next", "_prev", "_gen", "_items", "_free", "_nslots", "_epoch",
-        "_len", "_head", "_tail", "_occ", "_far", "_visited", "_cascaded", "__weakref__",
+        "_len", "_head", "_tail", "_occ", "_far", "_visited", "_cascaded", "_busy",
+        "__weakref__",
     )
 
     if not TYPE_CHECKING:  # same alias type as the compiled class's
         __class_getitem__ = classmethod(types.GenericAlias)
 
-    def __init__(self, tick: float = 0.001, wheel_size: int = 256,
+    def __init__(self, /, tick: float = 0.001, wheel_size: int = 256,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if hasattr(self, "_tick"):
             raise RuntimeError("TimingWheel.__init__ may run only once")
@@ -122,12 +135,16 @@ class TimingWheel(Generic[T]):
             raise ValueError(
                 f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
             )
+        self._setup(tk, size, clock, math.floor(q), now)
+
+    def _setup(self, tk: float, size: int, clock: Callable[[], float], origin: int,
+               now: float) -> None:
         self._tick = tk
         self._size = size
         self._bits = size.bit_length() - 1
         self._mask = size - 1
         self._clock = clock
-        self._origin = math.floor(q)  # tick numbers are kept relative to this
+        self._origin = origin  # tick numbers are kept relative to this
         self._cur = 0  # the current tick, relative
         self._time = now  # the latest now given to advance (never goes back)
         self._head: list[int] = [NIL, NIL]
@@ -137,6 +154,7 @@ class TimingWheel(Generic[T]):
         self._len = 0
         self._visited = 0  # occupied slots advance has reached
         self._cascaded = 0  # timers moved down a level
+        self._busy = False  # see _enter
         self._reset_slots(0)
 
     # -- slab ---------------------------------------------------------------
@@ -188,8 +206,10 @@ class TimingWheel(Generic[T]):
 
     def _slot_of(self, handle: object) -> int:
         """The slot behind ``handle``, or -1 if it is stale or unknown."""
-        if not isinstance(handle, int):
-            raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
+        if type(handle) is not int:
+            if not isinstance(handle, int):
+                raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
+            handle = int.__index__(handle)  # its value, without the subclass's methods
         if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
             return NIL
         slot = handle & 0xFFFFFFFF
@@ -267,17 +287,30 @@ class TimingWheel(Generic[T]):
 
     # -- public API ---------------------------------------------------------
 
-    def schedule(self, item: T, delay: float) -> int:
+    def _enter(self) -> None:
+        # Between _enter and the reset of _busy the lists are being changed:
+        # a call from a GC finaliser that runs meanwhile is refused.
+        if self._busy:
+            raise RuntimeError(REENTERED)
+        self._busy = True
+
+    def _now(self) -> float:
+        t = _real(self._clock(), "clock()")
+        if not -math.inf < t < math.inf:
+            raise ValueError(f"clock() must return a finite number, got {t!r}")
+        return t
+
+    def schedule(self, /, item: T, delay: float) -> int:
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
         A ``delay`` <= 0 makes the item due at the wheel's current tick, as
         for a past deadline in ``schedule_at``.
         """
         dl = _real(delay, "delay")
-        now = _real(self._clock(), "clock()")
+        now = self._now()
         return self._insert(item, now + dl, dl <= 0)
 
-    def schedule_at(self, item: T, deadline: float) -> int:
+    def schedule_at(self, /, item: T, deadline: float) -> int:
         """Add ``item``, due at ``deadline`` on the clock; return its handle.  O(1).
 
         A deadline the wheel's time (``wheel_time``) has already reached
@@ -287,34 +320,48 @@ class TimingWheel(Generic[T]):
         return self._insert(item, _real(deadline, "deadline"), False)
 
     def _insert(self, item: T, d: float, due: bool) -> int:
-        if due or d <= self._time:
-            t = DUE
-        else:
-            a = _tick_of(d, self._tick)
-            t = FAR if a >= TICK_LIMIT else a - self._origin
-        slot = self._take_slot(item)
-        if t == FAR:
-            self._far[slot] = d
-        self._link(slot, t)
-        self._len += 1
-        return (self._gen[slot] << 32) | slot
+        self._enter()
+        try:
+            if due or d <= self._time:
+                t = DUE
+            else:
+                a = _tick_of(d, self._tick)
+                t = FAR if a >= TICK_LIMIT else a - self._origin
+            slot = self._take_slot(item)
+            try:
+                if t == FAR:
+                    self._far[slot] = d
+                self._link(slot, t)
+            except BaseException:  # MemoryError: give the slot back
+                self._far.pop(slot, None)
+                self._free_slot(slot)
+                raise
+            self._len += 1
+            return (self._gen[slot] << 32) | slot
+        finally:
+            self._busy = False
 
-    def cancel(self, handle: int) -> bool:
+    def cancel(self, /, handle: int) -> bool:
         """Remove the item behind ``handle``; False if it already left or never was.  O(1)."""
-        slot = self._slot_of(handle)
-        if slot == NIL:
-            return False
-        item = self._items[slot]  # noqa: F841 -- its __del__ runs after we are done
-        self._unlink(slot)
-        if self._tk[slot] == FAR:
-            del self._far[slot]
-        self._free_slot(slot)
-        self._len -= 1
-        if not self._len:
-            self._on_empty()
-        return True
+        item = None  # the cancelled item: its __del__ runs after we are done
+        self._enter()
+        try:
+            slot = self._slot_of(handle)
+            if slot == NIL:
+                return False
+            item = self._items[slot]  # noqa: F841
+            self._unlink(slot)
+            if self._tk[slot] == FAR:
+                del self._far[slot]
+            self._free_slot(slot)
+            self._len -= 1
+            if not self._len:
+                self._on_empty()
+            return True
+        finally:
+            self._busy = False
 
-    def advance(self, now: Optional[float] = None) -> list[T]:
+    def advance(self, /, now: Optional[float] = None) -> list[T]:
         """Move the wheel's time to ``now`` and return the items that came due.
 
         ``now`` defaults to ``clock()``; a ``now`` before the wheel's time
@@ -322,7 +369,19 @@ class TimingWheel(Generic[T]):
         first-in first-out within a tick.  O(k + s) for k items returned and
         s occupied slots passed, whatever the time skipped.
         """
-        t = _real(self._clock() if now is None else now, "now")
+        if now is None:
+            t = self._now()
+        else:
+            t = _real(now, "now")
+            if not -math.inf < t < math.inf:
+                raise ValueError(f"now must be a finite number, got {t!r}")
+        self._enter()
+        try:
+            return self._advance(t)
+        finally:
+            self._busy = False
+
+    def _advance(self, t: float) -> list[T]:
         if t < self._time:
             t = self._time
         self._time = t
@@ -385,19 +444,28 @@ class TimingWheel(Generic[T]):
             self._free_slot(slot)
         self._len -= len(due)
 
-    def drain(self) -> list[T]:
+    def drain(self, /) -> list[T]:
         """Remove and return every item, earliest tick first.  O(n log n).
 
         Every handle issued so far goes stale.
         """
+        self._enter()
+        try:
+            return self._drain()
+        finally:
+            self._busy = False
+
+    def _drain(self) -> list[T]:
         out: list[T] = []
         self._fire(self._detach(DUE_LIST), out)
         bits, mask = self._bits, self._mask
         for level in range(len(self._occ)):
             # an upper slot holds several ticks: sort them, keeping FIFO
             d = (self._cur >> (level * bits)) & mask
-            for s in range(d + 1, self._size):
-                lst = WHEEL_LISTS + (level << bits) + s
+            occ = self._occ[level] >> (d + 1) << (d + 1)
+            while occ:  # the occupied slots after the current one
+                lst = WHEEL_LISTS + (level << bits) + _lowest_bit(occ)
+                occ &= occ - 1
                 slot = self._detach(lst)
                 group = []
                 while slot != NIL:
@@ -413,7 +481,7 @@ class TimingWheel(Generic[T]):
         self._on_empty()
         return out
 
-    def next_deadline(self) -> Optional[float]:
+    def next_deadline(self, /) -> Optional[float]:
         """The earliest time at which ``advance`` could return an item, or None.  O(levels).
 
         ``advance`` before this time returns nothing.  It is exact when the
@@ -421,6 +489,13 @@ class TimingWheel(Generic[T]):
         an upper level, it is the start of the item's slot there (a lower
         bound).  Items already due give the wheel's current time.
         """
+        self._enter()
+        try:
+            return self._next_deadline()
+        finally:
+            self._busy = False
+
+    def _next_deadline(self) -> Optional[float]:
         if not self._len:
             return None
         if self._head[DUE_LIST] != NIL:
@@ -428,7 +503,7 @@ class TimingWheel(Generic[T]):
         ev, _ = self._next_event()
         if ev < 0:
             return min(self._far.values())
-        a, tick = ev + self._origin, self._tick
+        a, tick = min(ev + self._origin, TICK_LIMIT), self._tick
         v = a * tick
         # the first double that reaches tick a
         while _ticks_at(v, tick) < a:
@@ -452,13 +527,13 @@ class TimingWheel(Generic[T]):
         """The wheel's time: the latest ``now`` it was advanced to (or its clock at creation)."""
         return self._time
 
-    def __len__(self) -> int:
+    def __len__(self, /) -> int:
         return self._len
 
-    def __contains__(self, handle: object) -> bool:
-        return isinstance(handle, int) and self._slot_of(handle) != NIL
+    def __contains__(self, key: object, /) -> bool:
+        return isinstance(key, int) and self._slot_of(key) != NIL
 
-    def stats(self) -> dict[str, int]:
+    def stats(self, /) -> dict[str, int]:
         """Counters: length, levels, slots (allocated in the slab), visited, cascaded.
 
         ``visited`` counts the occupied slots ``advance`` has reached, and
@@ -469,12 +544,105 @@ class TimingWheel(Generic[T]):
             "visited": self._visited, "cascaded": self._cascaded,
         }
 
-    def __repr__(self) -> str:
-        nxt = self.next_deadline()
+    def __repr__(self, /) -> str:
+        nxt = None if self._busy else self.next_deadline()  # repr works in a finaliser too
         tail = "" if nxt is None else f" next_deadline={nxt!r}"
         return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
 
-    def _raw(self) -> dict[str, Any]:
+    # the docstrings CPython gives the compiled twin's slots (they vary by version)
+    __init__.__doc__ = object.__init__.__doc__
+    __len__.__doc__ = list.__len__.__doc__
+    __contains__.__doc__ = list.__contains__.__doc__
+    __repr__.__doc__ = object.__repr__.__doc__
+
+    # -- copying, pickling, invariants --------------------------------------
+
+    def __getstate__(self, /) -> tuple[Any, ...]:
+        """The state both implementations pickle to and load from."""
+        self._enter()
+        try:
+            free = []
+            slot = self._free
+            while slot != NIL:
+                free.append(slot)
+                slot = self._next[slot]
+            live = []  # list by list, in list order: FIFO order survives
+            lists = [DUE_LIST, FAR_LIST] + [
+                WHEEL_LISTS + (level << self._bits) + s
+                for level, occ in enumerate(self._occ)
+                for s in range(self._size) if occ >> s & 1
+            ]
+            for lst in lists:
+                slot = self._head[lst]
+                while slot != NIL:
+                    t = self._tk[slot]
+                    live.append((slot, t, self._far[slot] if t == FAR else None, self._items[slot]))
+                    slot = self._next[slot]
+            return (
+                STATE_VERSION, self._tick, self._size, self._clock, self._origin, self._cur,
+                self._time, self._epoch, list(self._gen), free, live, self._visited,
+                self._cascaded,
+            )
+        finally:
+            self._busy = False
+
+    def __setstate__(self, /, state: tuple[Any, ...]) -> None:
+        (_, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+         cascaded) = check_state(state)
+        if getattr(self, "_busy", False):
+            raise RuntimeError(REENTERED)
+        # built aside, then moved in: a failure leaves this wheel as it was
+        new: TimingWheel[Any] = TimingWheel.__new__(TimingWheel)
+        new._setup(tick, size, clock, origin, now)
+        new._reset_slots(epoch)
+        new._cur = cur
+        n = len(gens)
+        new._tk = [FREE] * n
+        new._next = [NIL] * n
+        new._prev = [NIL] * n
+        new._gen = list(gens)
+        new._items = [None] * n
+        new._nslots = n
+        for slot in reversed(free):
+            new._next[slot] = new._free
+            new._free = slot
+        for slot, t, d, item in live:
+            new._items[slot] = item
+            if t == FAR:
+                new._far[slot] = d
+            new._link(slot, t)
+        new._len = len(live)
+        new._visited = visited
+        new._cascaded = cascaded
+        old = getattr(self, "_items", None)  # noqa: F841 -- dropped after the move
+        for name in TimingWheel.__slots__[:-1]:
+            setattr(self, name, getattr(new, name))
+
+    def __reduce__(self, /) -> tuple[Any, ...]:
+        from ._compat import restore
+
+        return restore, ("TimingWheel", self.__getstate__())
+
+    def __copy__(self, /) -> TimingWheel[T]:
+        new = type(self).__new__(type(self))
+        new.__setstate__(self.__getstate__())
+        return new
+
+    def __deepcopy__(self, /, memo: dict[int, Any]) -> TimingWheel[T]:
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
+
+    def _raw(self, /) -> dict[str, Any]:
+        # a snapshot taken across allocations: a finaliser must not change it
+        self._enter()
+        try:
+            return self._raw_now()
+        finally:
+            self._busy = False
+
+    def _raw_now(self) -> dict[str, Any]:
         return {
             "tk": list(self._tk), "next": list(self._next), "prev": list(self._prev),
             "gen": list(self._gen), "items": list(self._items), "free": self._free,
@@ -483,9 +651,68 @@ class TimingWheel(Generic[T]):
             "cur": self._cur, "bits": self._bits, "len": self._len,
         }
 
-    def _check(self) -> None:
+    def _check(self, /) -> None:
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
         check_raw(self._raw())
+
+
+def check_state(state: Any) -> tuple[Any, ...]:
+    """Validate a pickled TimingWheel state (both implementations load through this)."""
+    try:
+        (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+         cascaded) = state
+    except (TypeError, ValueError):
+        raise ValueError("invalid TimingWheel state") from None
+    if not (type(version) is int and version == STATE_VERSION):
+        raise ValueError(f"unsupported TimingWheel state version {version!r}")
+    if not callable(clock):
+        raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
+
+    def bad(what: str) -> ValueError:
+        return ValueError(f"invalid TimingWheel state: {what}")
+
+    if not (type(tick) is float and 0 < tick < math.inf):
+        raise bad("tick")
+    if not (type(size) is int and 2 <= size <= MAX_WHEEL_SIZE and not size & (size - 1)):
+        raise bad("wheel_size")
+    if not (type(origin) is int and -ORIGIN_LIMIT <= origin <= ORIGIN_LIMIT):
+        raise bad("origin")
+    if not (type(cur) is int and 0 <= cur <= TICK_LIMIT - origin):
+        raise bad("current tick")
+    if not (type(now) is float and -math.inf < now < math.inf):
+        raise bad("time")
+    if not (type(epoch) is int and 0 <= epoch < GEN_LIMIT):
+        raise bad("epoch")
+    if not all(type(x) is int and 0 <= x <= 0xFFFFFFFFFFFFFFFF for x in (visited, cascaded)):
+        raise bad("counters")
+    if not (type(gens) is list and type(free) is list and type(live) is list):
+        raise bad("slot lists")
+    # Snapshots: what is checked is what gets built, whatever a finaliser
+    # does to the caller's lists meanwhile.
+    gens, free = list(gens), list(free)
+    live = [tuple(e) if type(e) in (tuple, list) else e for e in list(live)]
+    n = len(gens)
+    if not (n < 0x7FFFFFFF and all(type(g) is int and epoch <= g <= GEN_LIMIT for g in gens)):
+        raise bad("generations")
+    slots = list(free)
+    for entry in live:
+        if not (type(entry) is tuple and len(entry) == 4):
+            raise bad("timer")
+        slot, t, d, _ = entry
+        slots.append(slot)
+        if type(t) is not int:
+            raise bad("timer tick")
+        if t == FAR:
+            if not (type(d) is float and d == d and _tick_of(d, tick) >= TICK_LIMIT):
+                raise bad("far deadline")
+        elif d is not None or not (t == DUE or cur < t < TICK_LIMIT - origin):
+            raise bad("timer tick")
+    if not all(type(s) is int and 0 <= s < n for s in slots) or len(set(slots)) != len(slots):
+        raise bad("slots")
+    if len(slots) != sum(g < GEN_LIMIT for g in gens) or any(gens[s] == GEN_LIMIT for s in slots):
+        raise bad("slots")
+    return (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+            cascaded)
 
 
 def check_raw(w: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.math cimport INFINITY, floor, nextafter
 
+import copy
 import time
 import types
 
@@ -33,10 +34,14 @@ cdef Py_ssize_t MAX_WHEEL_SIZE = 2 ** 16
 cdef i64 TICK_LIMIT = 2 ** 62
 cdef double TICK_LIMIT_D = <double>(2 ** 62)
 cdef double ORIGIN_LIMIT_D = <double>(2 ** 61)
+cdef i64 ORIGIN_LIMIT_I = 2 ** 61
 cdef int NIL = -1
 cdef i64 DUE = -1, FAR = -2, FREE = -3
 cdef Py_ssize_t DUE_LIST = 0, FAR_LIST = 1, WHEEL_LISTS = 2
 cdef Py_ssize_t MIN_CAP = 8
+# The version of the state both implementations pickle to.
+STATE_VERSION = 1
+REENTERED = "the wheel was re-entered while it was changing (from a __del__ or GC finaliser)"
 
 ctypedef struct Node:
     i64 tick        # relative tick, or DUE / FAR / FREE
@@ -106,6 +111,77 @@ cdef inline i64 _ticks_at(double t, double tick) noexcept nogil:
     return <i64>floor(q)
 
 
+def check_state(state):
+    """Validate a pickled TimingWheel state (both implementations load through this)."""
+    try:
+        (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+         cascaded) = state
+    except (TypeError, ValueError):
+        raise ValueError("invalid TimingWheel state") from None
+    if not (type(version) is int and version == STATE_VERSION):
+        raise ValueError(f"unsupported TimingWheel state version {version!r}")
+    if not callable(clock):
+        raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
+
+    def bad(what):
+        return ValueError(f"invalid TimingWheel state: {what}")
+
+    if not (type(tick) is float and 0 < tick < INFINITY):
+        raise bad("tick")
+    if not (type(size) is int and 2 <= size <= MAX_WHEEL_SIZE and not size & (size - 1)):
+        raise bad("wheel_size")
+    if not (type(origin) is int and -ORIGIN_LIMIT_I <= origin <= ORIGIN_LIMIT_I):
+        raise bad("origin")
+    if not (type(cur) is int and 0 <= cur <= TICK_LIMIT - origin):
+        raise bad("current tick")
+    if not (type(now) is float and -INFINITY < now < INFINITY):
+        raise bad("time")
+    if not (type(epoch) is int and 0 <= epoch < GEN_LIMIT):
+        raise bad("epoch")
+    if not all(type(x) is int and 0 <= x <= 0xFFFFFFFFFFFFFFFF for x in (visited, cascaded)):
+        raise bad("counters")
+    if not (type(gens) is list and type(free) is list and type(live) is list):
+        raise bad("slot lists")
+    # Snapshots: what is checked is what gets built, whatever a finaliser
+    # does to the caller's lists meanwhile.
+    gens, free = list(gens), list(free)
+    live = [tuple(e) if type(e) in (tuple, list) else e for e in list(live)]
+    n = len(gens)
+    if not (n < 0x7FFFFFFF and all(type(g) is int and epoch <= g <= GEN_LIMIT for g in gens)):
+        raise bad("generations")
+    slots = list(free)
+    for entry in live:
+        if not (type(entry) is tuple and len(entry) == 4):
+            raise bad("timer")
+        slot, t, d, _ = entry
+        slots.append(slot)
+        if type(t) is not int:
+            raise bad("timer tick")
+        if t == FAR:
+            if not (type(d) is float and d == d and _tick_of(d, tick) >= TICK_LIMIT):
+                raise bad("far deadline")
+        elif d is not None or not (t == DUE or cur < t < TICK_LIMIT - origin):
+            raise bad("timer tick")
+    if not all(type(s) is int and 0 <= s < n for s in slots) or len(set(slots)) != len(slots):
+        raise bad("slots")
+    if len(slots) != sum(g < GEN_LIMIT for g in gens) or any(gens[s] == GEN_LIMIT for s in slots):
+        raise bad("slots")
+    return (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+            cascaded)
+
+
+class _Signature:
+    """The class's signature for inspect, made on first use."""
+
+    def __get__(self, obj, cls):
+        from inspect import Parameter, Signature
+
+        kind = Parameter.POSITIONAL_OR_KEYWORD
+        return Signature([Parameter("tick", kind, default=0.001),
+                          Parameter("wheel_size", kind, default=256),
+                          Parameter("clock", kind, default=time.monotonic)])
+
+
 @cython.final
 cdef class TimingWheel:
     """Hierarchical hashed timing wheel: O(1) schedule and cancel of timers.
@@ -113,7 +189,14 @@ cdef class TimingWheel:
     ``advance`` returns the items whose deadline has passed, earliest tick
     first and first-in first-out within a tick; an item never comes out
     before its deadline and at most one ``tick`` after it.  Upper levels
-    are added as needed, so any delay works.  Not thread-safe.
+    are added as needed, so any delay works.  Not thread-safe; a call
+    from a finaliser that runs while the wheel is changing raises
+    RuntimeError.
+
+    ``copy.copy``, ``copy.deepcopy`` and ``pickle`` work, and handles stay
+    valid in the copy; a pickle made by either implementation loads in the
+    other.  The clock is pickled too, so it must be picklable
+    (``time.monotonic`` is, a lambda is not).
 
     >>> w = TimingWheel(tick=0.5, clock=lambda: 0.0)
     >>> a = w.schedule("a", 2.0)
@@ -140,11 +223,13 @@ cdef class TimingWheel:
     cdef int* _tail
     cdef u64* _occ
     cdef dict _far
-    cdef bint _ready
+    cdef bint _ready, _busy
     cdef unsigned long long _visited, _cascaded
     cdef object __weakref__
 
     __class_getitem__ = classmethod(types.GenericAlias)
+    # A text signature cannot hold clock=time.monotonic (only literals).
+    __signature__ = _Signature()
 
     def __cinit__(self):
         # a usable (empty, 1 s ticks) wheel even if __init__ never runs
@@ -182,16 +267,21 @@ cdef class TimingWheel:
             raise ValueError(
                 f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
             )
+        self._setup(tk, size, clock, <i64>floor(q), now)
+
+    cdef int _setup(self, double tk, Py_ssize_t size, object clock, i64 origin,
+                    double now) except -1:
         self._tick = tk
         self._size = size
-        self._bits = size.bit_length() - 1
+        self._bits = (<object>size).bit_length() - 1
         self._mask = size - 1
         self._words = (size + 63) // 64
         self._clock = clock
-        self._origin = <i64>floor(q)
+        self._origin = origin
         self._cur = 0
         self._time = now
         self._ready = True
+        return 0
 
     # -- slab ---------------------------------------------------------------
 
@@ -210,11 +300,16 @@ cdef class TimingWheel:
         PyMem_Free(self._occ)
 
     cdef int _reset_slots(self, unsigned int epoch) except -1:
-        self._nslots = 0
+        # everything that can fail (or run the GC) first, then the swap
+        cdef Node* nodes = <Node*>PyMem_Malloc(MIN_CAP * sizeof(Node))
+        if nodes is NULL:
+            raise MemoryError()
+        items = []
         PyMem_Free(self._nodes)
-        self._nodes = NULL
-        self._alloc_slots(MIN_CAP)
-        self._items = []
+        self._nodes = nodes
+        self._cap = MIN_CAP
+        self._nslots = 0
+        self._items = items
         self._free = NIL
         self._epoch = epoch
         return 0
@@ -258,7 +353,10 @@ cdef class TimingWheel:
             # Every handle ever issued has a generation below the new epoch,
             # so slots made afresh cannot repeat one.
             if <u64>top + 1 < GEN_LIMIT // 2:
-                self._reset_slots(top + 1)
+                try:
+                    self._reset_slots(top + 1)
+                except MemoryError:
+                    pass  # the reset only saves memory; the slab stays valid
         return 0
 
     cdef inline int _slot_of(self, object handle) except -2:
@@ -267,15 +365,16 @@ cdef class TimingWheel:
         cdef i64 v
         cdef int overflow = 0
         cdef Py_ssize_t slot
-        if type(handle) is int:
-            v = PyLong_AsLongLongAndOverflow(handle, &overflow)
-            if v < 0 and not overflow:
+        if type(handle) is not int:
+            if not isinstance(handle, int):
+                raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
+            handle = int.__index__(handle)  # its value, without the subclass's methods
+        v = PyLong_AsLongLongAndOverflow(handle, &overflow)
+        if not overflow:
+            if v < 0:
                 return NIL
             h = <u64>v
-        elif not isinstance(handle, int):
-            raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-        if overflow or type(handle) is not int:
-            # a generation of 2**31 or more, an int subclass, or out of range
+        else:  # a generation of 2**31 or more, or out of range
             if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
                 return NIL
             h = handle
@@ -323,13 +422,13 @@ cdef class TimingWheel:
     cdef inline int _link(self, int slot, i64 t) except -1:
         cdef Py_ssize_t lst = self._list_of(t), i
         cdef int last
-        self._nodes[slot].tick = t
         if lst >= WHEEL_LISTS:
             i = lst - WHEEL_LISTS
             while (i >> self._bits) >= self._levels:  # an upper level, made on demand
                 self._add_level()
             self._occ[(i >> self._bits) * self._words + ((i & self._mask) >> 6)] |= (
                 <u64>1 << (i & self._mask & 63))
+        self._nodes[slot].tick = t
         last = self._tail[lst]
         self._nodes[slot].prev = last
         self._nodes[slot].next = NIL
@@ -372,7 +471,7 @@ cdef class TimingWheel:
         # tick of the next occupied slot after the current tick, or -1
         cdef Py_ssize_t bits = self._bits, words = self._words, level, shift, pos, w
         cdef i64 cur = self._cur
-        cdef u64 x
+        cdef u64 x, high
         cdef u64* occ
         for level in range(self._levels):
             shift = level * bits
@@ -386,8 +485,10 @@ cdef class TimingWheel:
                 if x:
                     pos = (w << 6) + _lowest_bit(x)
                     level_out[0] = level
-                    return <i64>(((<u64>cur >> (shift + bits)) << (shift + bits))
-                                 | (<u64>pos << shift))
+                    # the digits above this level stay as in cur; at the top
+                    # level there are none (a shift by 64 is undefined in C)
+                    high = 0 if shift + bits >= 64 else (<u64>cur >> (shift + bits)) << (shift + bits)
+                    return <i64>(high | (<u64>pos << shift))
                 w += 1
                 if w >= words:
                     break
@@ -396,6 +497,24 @@ cdef class TimingWheel:
 
     # -- public API ---------------------------------------------------------
 
+    cdef inline int _enter(self) except -1:
+        # Between _enter and the reset of _busy the lists are being changed:
+        # a call from a GC finaliser that runs meanwhile is refused.
+        if self._busy:
+            raise RuntimeError(REENTERED)
+        self._busy = True
+        return 0
+
+    cdef double _now(self) except? -1.0:
+        cdef double t
+        if self._clock is MONOTONIC:
+            dq_monotonic(&t)
+            return t
+        t = _real(self._clock(), "clock()")
+        if not -INFINITY < t < INFINITY:
+            raise ValueError(f"clock() must return a finite number, got {t!r}")
+        return t
+
     def schedule(self, item, delay):
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
@@ -403,11 +522,7 @@ cdef class TimingWheel:
         for a past deadline in ``schedule_at``.
         """
         cdef double dl = _real(delay, "delay")
-        cdef double now
-        if self._clock is MONOTONIC:
-            dq_monotonic(&now)
-        else:
-            now = _real(self._clock(), "clock()")
+        cdef double now = self._now()
         return self._insert(item, now + dl, dl <= 0)
 
     def schedule_at(self, item, deadline):
@@ -422,33 +537,49 @@ cdef class TimingWheel:
     cdef object _insert(self, object item, double d, bint due):
         cdef i64 t, a
         cdef int slot
-        if due or d <= self._time:
-            t = DUE
-        else:
-            a = _tick_of(d, self._tick)
-            t = FAR if a >= TICK_LIMIT else a - self._origin
-        slot = self._take_slot(item)
-        if t == FAR:
-            self._far[slot] = d
-        self._link(slot, t)
-        self._len += 1
-        return (<u64>self._nodes[slot].gen << 32) | <u64>slot
+        self._enter()
+        try:
+            if due or d <= self._time:
+                t = DUE
+            else:
+                a = _tick_of(d, self._tick)
+                t = FAR if a >= TICK_LIMIT else a - self._origin
+            slot = self._take_slot(item)
+            try:
+                if t == FAR:
+                    self._far[slot] = d
+                self._link(slot, t)
+            except BaseException:  # MemoryError: give the slot back
+                self._far.pop(slot, None)
+                self._free_slot(slot)
+                self._items[slot] = None
+                raise
+            self._len += 1
+            return (<u64>self._nodes[slot].gen << 32) | <u64>slot
+        finally:
+            self._busy = False
 
     def cancel(self, handle):
         """Remove the item behind ``handle``; False if it already left or never was.  O(1)."""
-        cdef int slot = self._slot_of(handle)
-        if slot == NIL:
-            return False
-        item = <object>PyList_GET_ITEM(self._items, slot)  # its __del__ runs after we are done
-        self._unlink(slot)
-        if self._nodes[slot].tick == FAR:
-            del self._far[slot]
-        self._free_slot(slot)
-        self._items[slot] = None
-        self._len -= 1
-        if not self._len:
-            self._on_empty()
-        return True
+        cdef int slot
+        item = None  # the cancelled item: its __del__ runs after we are done
+        self._enter()
+        try:
+            slot = self._slot_of(handle)
+            if slot == NIL:
+                return False
+            item = <object>PyList_GET_ITEM(self._items, slot)
+            self._unlink(slot)
+            if self._nodes[slot].tick == FAR:
+                del self._far[slot]
+            self._free_slot(slot)
+            self._items[slot] = None
+            self._len -= 1
+            if not self._len:
+                self._on_empty()
+            return True
+        finally:
+            self._busy = False
 
     def advance(self, now=None):
         """Move the wheel's time to ``now`` and return the items that came due.
@@ -458,7 +589,20 @@ cdef class TimingWheel:
         first-in first-out within a tick.  O(k + s) for k items returned and
         s occupied slots passed, whatever the time skipped.
         """
-        cdef double t = _real(self._clock() if now is None else now, "now")
+        cdef double t
+        if now is None:
+            t = self._now()
+        else:
+            t = _real(now, "now")
+            if not -INFINITY < t < INFINITY:
+                raise ValueError(f"now must be a finite number, got {t!r}")
+        self._enter()
+        try:
+            return self._advance(t)
+        finally:
+            self._busy = False
+
+    cdef list _advance(self, double t):
         cdef i64 target, ev
         cdef Py_ssize_t level = 0, bits = self._bits
         cdef int slot, nxt
@@ -535,6 +679,13 @@ cdef class TimingWheel:
 
         Every handle issued so far goes stale.
         """
+        self._enter()
+        try:
+            return self._drain()
+        finally:
+            self._busy = False
+
+    cdef list _drain(self):
         cdef list out = []
         cdef Py_ssize_t level, s, d, bits = self._bits, lst
         cdef int slot
@@ -544,6 +695,8 @@ cdef class TimingWheel:
             # an upper slot holds several ticks: sort them, keeping FIFO
             d = <Py_ssize_t>((<u64>self._cur >> (level * bits)) & self._mask)
             for s in range(d + 1, self._size):
+                if not (self._occ[level * self._words + (s >> 6)] >> (s & 63)) & 1:
+                    continue
                 lst = WHEEL_LISTS + (level << bits) + s
                 slot = self._detach(lst)
                 group = []
@@ -569,6 +722,13 @@ cdef class TimingWheel:
         an upper level, it is the start of the item's slot there (a lower
         bound).  Items already due give the wheel's current time.
         """
+        self._enter()
+        try:
+            return self._next_deadline()
+        finally:
+            self._busy = False
+
+    cdef object _next_deadline(self):
         cdef Py_ssize_t level = 0
         cdef i64 ev, a
         cdef double v
@@ -580,6 +740,8 @@ cdef class TimingWheel:
         if ev < 0:
             return min(self._far.values())
         a = ev + self._origin
+        if a > TICK_LIMIT:  # cannot happen; but the search below must end
+            a = TICK_LIMIT
         v = <double>a * self._tick
         # the first double that reaches tick a
         while _ticks_at(v, self._tick) < a:
@@ -621,11 +783,126 @@ cdef class TimingWheel:
         }
 
     def __repr__(self):
-        nxt = self.next_deadline()
+        nxt = None if self._busy else self.next_deadline()  # repr works in a finaliser too
         tail = "" if nxt is None else f" next_deadline={nxt!r}"
         return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
 
+    # -- copying, pickling, invariants --------------------------------------
+
+    def __getstate__(self):
+        """The state both implementations pickle to and load from."""
+        cdef Py_ssize_t lst, s
+        cdef int slot
+        cdef i64 t
+        self._enter()
+        try:
+            free = []
+            slot = self._free
+            while slot != NIL:
+                free.append(slot)
+                slot = self._nodes[slot].next
+            live = []  # list by list, in list order: FIFO order survives
+            for lst in range(WHEEL_LISTS + self._levels * self._size):
+                slot = self._head[lst]
+                while slot != NIL:
+                    t = self._nodes[slot].tick
+                    live.append((slot, t, self._far[slot] if t == FAR else None,
+                                 self._items[slot]))
+                    slot = self._nodes[slot].next
+            return (
+                STATE_VERSION, self._tick, self._size, self._clock, self._origin, self._cur,
+                self._time, self._epoch, [self._nodes[s].gen for s in range(self._nslots)],
+                free, live, self._visited, self._cascaded,
+            )
+        finally:
+            self._busy = False
+
+    def __setstate__(self, state):
+        (_, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+         cascaded) = check_state(state)
+        if self._busy:
+            raise RuntimeError(REENTERED)
+        # built aside, then moved in: a failure leaves this wheel as it was
+        cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
+        cdef Py_ssize_t n = len(gens), cap = MIN_CAP, i
+        cdef int sl
+        new._setup(tick, size, clock, origin, now)
+        new._reset_slots(epoch)
+        new._cur = cur
+        while cap < n:
+            cap *= 2
+        new._alloc_slots(cap)
+        new._items = [None] * n
+        for i in range(n):
+            new._nodes[i].tick = FREE
+            new._nodes[i].gen = gens[i]
+            new._nodes[i].next = new._nodes[i].prev = NIL
+        new._nslots = n
+        for f in reversed(free):
+            sl = f
+            new._nodes[sl].next = new._free
+            new._free = sl
+        for slot, t, d, item in live:
+            new._items[slot] = item
+            if t == FAR:
+                new._far[slot] = d
+            new._link(slot, t)
+        new._len = len(live)
+        new._visited = visited
+        new._cascaded = cascaded
+        self._swap(new)  # new now holds the old wheel, freed on return
+
+    cdef void _swap(self, TimingWheel o) noexcept:
+        self._tick, o._tick = o._tick, self._tick
+        self._time, o._time = o._time, self._time
+        self._size, o._size = o._size, self._size
+        self._bits, o._bits = o._bits, self._bits
+        self._words, o._words = o._words, self._words
+        self._levels, o._levels = o._levels, self._levels
+        self._mask, o._mask = o._mask, self._mask
+        self._clock, o._clock = o._clock, self._clock
+        self._origin, o._origin = o._origin, self._origin
+        self._cur, o._cur = o._cur, self._cur
+        self._nodes, o._nodes = o._nodes, self._nodes
+        self._items, o._items = o._items, self._items
+        self._nslots, o._nslots = o._nslots, self._nslots
+        self._cap, o._cap = o._cap, self._cap
+        self._len, o._len = o._len, self._len
+        self._free, o._free = o._free, self._free
+        self._epoch, o._epoch = o._epoch, self._epoch
+        self._head, o._head = o._head, self._head
+        self._tail, o._tail = o._tail, self._tail
+        self._occ, o._occ = o._occ, self._occ
+        self._far, o._far = o._far, self._far
+        self._ready, o._ready = o._ready, self._ready
+        self._visited, o._visited = o._visited, self._visited
+        self._cascaded, o._cascaded = o._cascaded, self._cascaded
+
+    def __reduce__(self):
+        from dq_core._compat import restore
+
+        return restore, ("TimingWheel", self.__getstate__())
+
+    def __copy__(self):
+        cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
+        new.__setstate__(self.__getstate__())
+        return new
+
+    def __deepcopy__(self, memo):
+        cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
+
     def _raw(self):
+        # a snapshot taken across allocations: a finaliser must not change it
+        self._enter()
+        try:
+            return self._raw_now()
+        finally:
+            self._busy = False
+
+    cdef dict _raw_now(self):
         cdef Py_ssize_t n = self._nslots, lvl, w
         occ = []
         for lvl in range(self._levels):
@@ -645,5 +922,6 @@ cdef class TimingWheel:
 
     def _check(self):
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
-        assert self._cap >= self._nslots == len(self._items)
-        check_raw(self._raw())
+        raw = self._raw()
+        assert self._cap >= raw["nslots"] == len(raw["items"])
+        check_raw(raw)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import logging
+import math
+import pickle
 import random
 import threading
 import time
@@ -155,8 +158,18 @@ def test_stop_from_a_callback(impl):
     t = impl.Timer(tick=0.001)
     result = []
     done = threading.Event()
-    t.call_later(0, lambda: (result.append(t.stop()), done.set()))
+    scheduled = threading.Event()
+
+    def stop():
+        # The thread starts with the first timer and may run this at once:
+        # wait until the main thread has scheduled the one stop() returns.
+        scheduled.wait(SOON)
+        result.append(t.stop())
+        done.set()
+
+    t.call_later(0, stop)
     pending = t.call_later(60, print)
+    scheduled.set()
     assert done.wait(SOON)
     assert result == [[pending]]
     t._core.thread.join(SOON)
@@ -243,3 +256,87 @@ def test_a_past_deadline_waits_behind_an_earlier_one_of_the_same_tick(impl):
         t.call_later(0.01, done.set)
         assert done.wait(SOON)
     assert ran == ["first", "second"]
+
+
+@pytest.mark.parametrize("delay", [math.inf, threading.TIMEOUT_MAX * 2, 1e300])
+def test_a_deadline_past_timeout_max_does_not_kill_the_thread(impl, delay):
+    done = threading.Event()
+    with impl.Timer(tick=0.01) as t:
+        far = t.call_later(delay, print)
+        far_at = t.call_at(math.inf, print)
+        time.sleep(0.05)  # the thread is asleep towards the far deadline
+        t.call_later(0.01, done.set)
+        assert done.wait(SOON)
+        assert t._core.thread.is_alive() and "running" in repr(t)
+        assert t.stop() == [far, far_at]
+
+
+class _FaultyWheel:
+    """A TimingWheel whose advance() fails on demand (the thread's own code)."""
+
+    inner_class: type = object
+    fail = False
+
+    def __init__(self, tick, wheel_size, clock):
+        self.inner = self.inner_class(tick, wheel_size, clock=clock)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __len__(self):
+        return len(self.inner)
+
+    def advance(self):
+        if self.fail:
+            raise MemoryError("injected")
+        return self.inner.advance()
+
+
+def test_a_failure_of_the_thread_itself_is_logged_and_refuses_new_timers(impl, caplog):
+    wheel = type("Wheel", (_FaultyWheel,), {"inner_class": impl.TimingWheel, "fail": True})
+    timer = type("Timer", (impl.Timer,), {"_wheel_class": wheel})
+    with caplog.at_level(logging.ERROR, logger="dq_core"):
+        t = timer(tick=0.001)
+        h = t.call_later(0, print)
+        limit = time.monotonic() + SOON
+        while t._core.failed is None and time.monotonic() < limit:
+            time.sleep(0.001)
+    assert isinstance(t._core.failed, MemoryError)
+    [record] = [r for r in caplog.records if r.name == "dq_core"]
+    assert "timer thread" in record.getMessage() and record.exc_info[0] is MemoryError
+    # never a Timer that takes timers and runs none
+    with pytest.raises(RuntimeError, match="timer thread failed") as info:
+        t.call_later(0, print)
+    assert isinstance(info.value.__cause__, MemoryError)
+    assert "failed" in repr(t)
+    assert t.stop() == [h]
+
+
+def test_stop_returns_deadline_order_within_a_tick(impl):
+    t = impl.Timer(tick=100.0)
+    base = time.monotonic() + 1000.0
+    hs = [t.call_at(base + d, print) for d in (3.0, 1.0, 2.0, 1.0, 0.5)]
+    assert t.stop() == [hs[4], hs[1], hs[3], hs[2], hs[0]]
+
+
+def test_callbacks_in_one_tick_run_in_deadline_order(impl):
+    # Both deadlines fall in one 0.5 s tick: the wheel hands them over
+    # together, first in first out; the Timer must run them by deadline.
+    ran = []
+    done = threading.Event()
+    with impl.Timer(tick=0.5) as t:
+        base = (math.floor(time.monotonic() / 0.5) + 2) * 0.5  # a tick boundary ahead
+        t.call_at(base + 0.3, ran.append, "later")
+        t.call_at(base + 0.1, ran.append, "earlier")
+        t.call_at(base + 0.4, done.set)
+        assert done.wait(SOON)
+    assert ran == ["earlier", "later"]
+
+
+def test_timer_and_handles_refuse_copy_and_pickle(impl):
+    with impl.Timer(tick=0.01) as t:
+        h = t.call_later(60, print)
+        for obj, name in ((t, "Timer"), (h, "TimerHandle")):
+            for op in (copy.copy, copy.deepcopy, pickle.dumps):
+                with pytest.raises(TypeError, match=f"cannot copy or pickle '{name}'"):
+                    op(obj)

@@ -115,13 +115,14 @@ def test_delays_from_zero_to_years_and_beyond(impl):
     assert len(set(handles)) == len(delays)
     w._check()
     got: list[float] = []
-    for d in delays[1:]:
+    for d in delays[1:-1]:
         now = 1000.0 + d
         out = w.advance(now)
         w._check()
         got += out
         assert all(x <= d for x in out), (d, out)  # never early
-    assert got == delays
+    assert w.drain() == [math.inf]  # never due: advance refuses an infinite now
+    assert got + [math.inf] == delays
     assert len(w) == 0 and w.next_deadline() is None
 
 
@@ -136,7 +137,7 @@ def test_far_future_deadlines_keep_their_order(impl):
     assert w.next_deadline() == 1e200
     assert w.advance(1e250) == ["a"]
     assert w.cancel(w.schedule_at("gone", 1e250)) is True
-    assert w.advance(math.inf) == ["b", "b2"]
+    assert w.advance(sys.float_info.max) == ["b", "b2"]
     w._check()
 
 
@@ -206,6 +207,9 @@ def test_bad_input_leaves_the_wheel_as_it_was(impl):
         (lambda: w.schedule_at("x", None), TypeError, "deadline must be a real number"),
         (lambda: w.schedule_at("x", BadFloat()), ArithmeticError, "boom"),
         (lambda: w.advance("later"), TypeError, "now must be a real number"),
+        (lambda: w.advance(math.inf), ValueError, "now must be a finite number, got inf"),
+        (lambda: w.advance(-math.inf), ValueError, "now must be a finite number, got -inf"),
+        (lambda: w.advance(float("nan")), ValueError, "now must not be NaN"),
         (lambda: w.cancel("1"), TypeError, "handle must be an int, not 'str'"),
         (lambda: w.cancel(1.0), TypeError, "handle must be an int, not 'float'"),
     ]:
@@ -216,9 +220,17 @@ def test_bad_input_leaves_the_wheel_as_it_was(impl):
     clock.t = float("nan")
     with pytest.raises(ValueError, match=r"clock\(\) must not be NaN"):
         w.schedule("x", 1)
-    with pytest.raises(ValueError, match=r"now must not be NaN"):
+    with pytest.raises(ValueError, match=r"clock\(\) must not be NaN"):
         w.advance()
-    assert (len(w), w.next_deadline(), w.stats()) == before
+    for bad in (math.inf, -math.inf):
+        clock.t = bad
+        for call in (w.advance, lambda: w.schedule("x", 1)):
+            with pytest.raises(ValueError, match=r"clock\(\) must return a finite number"):
+                call()
+    clock.t = object()
+    with pytest.raises(TypeError, match=r"clock\(\) must be a real number, not 'object'"):
+        w.advance()
+    assert (len(w), w.next_deadline(), w.stats(), w.wheel_time) == before + (0.0,)
     assert h in w
 
 
@@ -548,3 +560,18 @@ def test_schedule_reads_the_default_clock(impl):
     after = time.monotonic()
     assert w.advance(before + 10.0 - 1e-3) == []
     assert w.advance(after + 10.0 + 2e-6) == ["x"]
+
+
+@pytest.mark.parametrize("start, tick", [(-0.25, 1.0), (-1.75, 1.0), (-7.3, 0.5), (-1e6 - 0.5, 1.0)])
+def test_a_wheel_made_at_a_negative_time_keeps_a_timer_of_its_first_tick(impl, start, tick):
+    # The wheel's origin is floor(clock() / tick): truncated towards zero,
+    # it would be the tick a first-tick timer falls in, and it would be lost.
+    w = impl.TimingWheel(tick=tick, wheel_size=4, clock=Clock(start))
+    first_end = math.ceil(start / tick) * tick  # where the wheel's first tick ends
+    w.schedule_at("x", (start + first_end) / 2)
+    w.schedule_at("y", first_end + tick / 2)
+    assert w.next_deadline() == first_end
+    assert w.advance(math.nextafter(first_end, -math.inf)) == []
+    assert w.advance(first_end) == ["x"]
+    assert w.advance(first_end + tick) == ["y"]
+    w._check()
