@@ -214,6 +214,18 @@ def test_ttldict_lockstep(both, collector_off):
             for s in self.sides:
                 setattr(s.keys[k], "on_" + where, action)
 
+        @rule(k=st.integers(0, 5), action=st.sampled_from(DICT_ACTIONS),
+              where=st.sampled_from(["eq", "hash"]), ahead=st.sampled_from([5.0, 10.0, 20.0]),
+              how=st.sampled_from(["expire", "len", "set"]))
+        def purge_with_an_armed_key(self, k, action, where, ahead, how):
+            self.arm(k, action, where)
+            ops = {
+                "expire": lambda s: s.obj.expire(s.clock.now + ahead),
+                "len": lambda s: (s.clock.__setattr__("now", s.clock.now + ahead), len(s.obj)),
+                "set": lambda s: s.obj.__setitem__(s.keys[(k + 1) % 6], ahead),
+            }
+            self.same(ops[how])
+
         @rule(step=st.sampled_from([0.0, 0.5, 2.0, 5.0, 10.0]))
         def advance(self, step):
             for s in self.sides:
