@@ -221,3 +221,61 @@ def test_same_signatures_and_docstrings(both):
         for prop in ("ttl",) + (("maxsize", "on_expire", "clock") if cls == "TTLDict" else ()):
             da, db = getattr(a, prop).__doc__, getattr(b, prop).__doc__
             assert inspect.cleandoc(da) == inspect.cleandoc(db), (cls, prop)
+
+
+def test_no_leaks_through_copies_states_and_refusals(impl):
+    import gc
+    import sys
+    import tracemalloc
+
+    value = object()
+    base = sys.getrefcount(value)
+
+    def round_trip() -> None:
+        r = impl.TTLRing(1, segment_size=4, clock=Clock())
+        for i in range(50):
+            r.push(value, float(i))
+        c = copy.copy(r)
+        c.__setstate__(r.__getstate__())
+        with pytest.raises(ValueError):
+            c.__setstate__((1, 1.0, 4, Clock(), 99, 0, 0, [(value, 0.0)]))
+        assert len(c.expire(25)) == 25 and len(r.expire(100)) == 50
+        d = impl.TTLDict(5, maxsize=20, clock=Clock(), on_expire=lambda k, v: None)
+        for i in range(60):
+            d.clock.now = i / 10
+            d[i] = value
+        e = copy.copy(d)
+        e.__setstate__(d.__getstate__())
+        with pytest.raises(ValueError):
+            e.__setstate__((1, 5.0, None, Clock(), None, [(1, value, 0.0), (1, value, 0.0)]))
+        assert d.pop(59) is value and d.popitem()[1] is value
+        with pytest.raises(RuntimeError):
+            d[Reentering(d)] = value
+        d.clock.now = 100
+        assert len(d.expire()) == 18 and len(e) == 0
+        e.clear()
+
+    round_trip()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        first = tracemalloc.get_traced_memory()[0]
+        for _ in range(30):
+            round_trip()
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - first
+    finally:
+        tracemalloc.stop()
+    assert sys.getrefcount(value) == base
+    assert grown < 64 * 1024, grown
+
+
+class Reentering:
+    """A key whose hash re-enters its mapping: the set is refused."""
+
+    def __init__(self, d) -> None:
+        self.d = d
+
+    def __hash__(self) -> int:
+        self.d["other"] = 0
+        return 0
