@@ -197,7 +197,13 @@ class TTLRing(Generic[K]):
         size = to_count(segment_size, "segment_size")
         if size < 1:
             raise ValueError(f"segment_size must be at least 1, got {size!r}")
-        self._clock = _clock_of(clock)
+        clock = _clock_of(clock)
+        if getattr(self, "_busy", False):
+            raise _reentered("TTLRing")
+        # what a re-initialised ring held goes after the change is complete
+        old = [getattr(self, name, None) for name in ("_segs", "_spare", "_clock")]
+        self._busy = True
+        self._clock = clock
         self._ttl = ttl
         self._size = size
         self._segs: list[Segment] = []  # the outer index; [_first:] are live
@@ -209,6 +215,7 @@ class TTLRing(Generic[K]):
         self._expired = 0
         self._spare: Optional[Segment] = None
         self._busy = False
+        del old
 
     @property
     def ttl(self) -> float:
@@ -391,12 +398,14 @@ class TTLRing(Generic[K]):
             pos = 0
         if getattr(self, "_busy", False):
             raise _reentered("TTLRing")
+        old = [getattr(self, name, None) for name in ("_segs", "_spare", "_clock")]
         self._busy = True
         self._ttl, self._size, self._clock = ttl, size, clock
         self._segs, self._first, self._head, self._tail = segs, 0, head, tail
         self._len, self._pushed, self._expired = len(keys), pushed, expired
         self._spare = None
         self._busy = False
+        del old  # released after the change
 
     def __reduce__(self) -> tuple[Any, ...]:
         from ._compat import restore
@@ -456,13 +465,20 @@ class TTLDictCore(Generic[K, V]):
                  on_expire: Optional[Callable[[K, V], Any]] = None) -> None:
         ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
         maxsize = _maxsize(maxsize)
-        self._on_expire = _callback(on_expire)
+        on_expire = _callback(on_expire)
+        if getattr(self, "_busy", False):
+            raise _reentered("TTLDict")
+        # what a re-initialised mapping held goes after the change is complete
+        old = [getattr(self, name, None) for name in ("_ring", "_data", "_clock", "_on_expire")]
+        self._busy = True
+        self._on_expire = on_expire
         self._maxsize = maxsize
         self._clock = clock
         self._ttl = ring.ttl
         self._ring = ring
         self._data: dict[K, Entry] = {}
         self._busy = False
+        del old
 
     @property
     def ttl(self) -> float:
@@ -471,8 +487,9 @@ class TTLDictCore(Generic[K, V]):
 
     @ttl.setter
     def ttl(self, value: float) -> None:
-        self._ring.ttl = value
-        self._ttl = self._ring.ttl
+        ttl = _ttl(value)  # user code (__float__) runs before anything changes
+        self._ring._ttl = ttl
+        self._ttl = ttl
 
     @property
     def maxsize(self) -> Optional[int]:
@@ -639,10 +656,12 @@ class TTLDictCore(Generic[K, V]):
             ring.push(e, e[2])
         if getattr(self, "_busy", False):
             raise _reentered("TTLDict")
+        old = [getattr(self, name, None) for name in ("_ring", "_data", "_clock", "_on_expire")]
         self._busy = True
         self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
         self._ring, self._data = ring, data
         self._busy = False
+        del old  # released after the change
 
     def _check(self) -> None:
         """Assert every held entry is on the ring, and the bookkeeping around it."""

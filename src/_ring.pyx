@@ -67,6 +67,7 @@ cdef inline double _real(object value, str name) except? -1.0:
 
 cdef inline double _reading(object clock) except? -1.0:
     # One reading of clock; a NaN or a non-number raises naming clock().
+    # Callers pass a reference of their own: the call may replace the clock.
     return _real(clock(), "clock()")
 
 
@@ -134,9 +135,13 @@ cdef class TTLRing:
         cdef Py_ssize_t size = to_count(segment_size, "segment_size")
         if size < 1:
             raise ValueError(f"segment_size must be at least 1, got {size!r}")
-        self._clock = _clock_of(clock)
+        clock = _clock_of(clock)
         if self._busy:
             raise _reentered("TTLRing")
+        # what a re-initialised ring held goes after the change is complete
+        old = (self._segs, self._spare, self._clock)
+        self._busy = True
+        self._clock = clock
         self._ttl = t
         self._size = size
         self._segs = []
@@ -149,6 +154,7 @@ cdef class TTLRing:
         self._spare = None
         self._hseg = None
         self._tseg = None
+        self._busy = False
 
     @property
     def ttl(self):
@@ -163,7 +169,8 @@ cdef class TTLRing:
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
         cdef double t
         if created_at is None:
-            t = _reading(self._clock)
+            clock = self._clock
+            t = _reading(clock)
         else:
             t = _real(created_at, "created_at")
         if self._busy:
@@ -205,7 +212,8 @@ cdef class TTLRing:
         cdef double t
         cdef Py_ssize_t cap
         if now is None:
-            t = _reading(self._clock)
+            clock = self._clock
+            t = _reading(clock)
         else:
             t = _real(now, "now")
         cap = -1 if type(max_items) is int and max_items == -1 else _cap(max_items)
@@ -344,12 +352,15 @@ cdef class TTLRing:
             pos = 0
         if self._busy:
             raise _reentered("TTLRing")
+        old = (self._segs, self._spare, self._clock)  # released after the change
+        self._busy = True
         self._ttl, self._size, self._clock = ttl, size, clock
         self._segs, self._first, self._head, self._tail = segs, 0, head, tail
         self._len, self._pushed, self._expired = n, pushed, expired
         self._spare = None
         self._hseg = segs[0] if n else None
         self._tseg = segs[len(segs) - 1] if n else None
+        self._busy = False
 
     def __reduce__(self):
         from dq_core._compat import restore
@@ -433,12 +444,16 @@ cdef class TTLDictCore:
         on_expire = _callback(on_expire)
         if self._busy:
             raise _reentered("TTLDict")
+        # what a re-initialised mapping held goes after the change is complete
+        old = (self._ring, self._data, self._clock, self._on_expire)
+        self._busy = True
         self._on_expire = on_expire
         self._maxsize = maxsize
         self._clock = clock
         self._ttl = ring._ttl
         self._ring = ring
         self._data = {}
+        self._busy = False
 
     @property
     def ttl(self):
@@ -447,8 +462,9 @@ cdef class TTLDictCore:
 
     @ttl.setter
     def ttl(self, value):
-        self._ring.ttl = value
-        self._ttl = self._ring._ttl
+        cdef double t = _ttl(value)  # user code (__float__) runs before anything changes
+        self._ring._ttl = t
+        self._ttl = t
 
     @property
     def maxsize(self):
@@ -477,6 +493,10 @@ cdef class TTLDictCore:
     def clock(self, value):
         self._clock = _clock_of(value)
 
+    cdef inline double _now(self) except? -1.0:
+        clock = self._clock
+        return _reading(clock)
+
     cdef inline object _lookup(self, object key):
         # The current entry of key, or None.  The dict is held by a reference
         # of our own while key's __hash__/__eq__ run (they may clear() it),
@@ -491,7 +511,8 @@ cdef class TTLDictCore:
         entry = self._lookup(key)
         if entry is None:
             raise KeyError(key)
-        if _due(entry, self._ttl, _reading(self._clock)):
+        cdef double now = self._now()
+        if _due(entry, self._ttl, now):
             raise KeyError(key)
         return <object>PyTuple_GET_ITEM(entry, 1)
 
@@ -499,10 +520,11 @@ cdef class TTLDictCore:
         entry = self._lookup(key)
         if entry is None:
             return False
-        return not _due(entry, self._ttl, _reading(self._clock))
+        cdef double now = self._now()
+        return not _due(entry, self._ttl, now)
 
     def __setitem__(self, key, value):
-        cdef double now = _reading(self._clock)
+        cdef double now = self._now()
         cdef list removed = None
         if self._busy:
             raise _reentered("TTLDict")
@@ -510,8 +532,9 @@ cdef class TTLDictCore:
         try:
             data = self._data
             entry = (key, value, now)
+            ring = self._ring
             PyDict_SetItem(data, key, entry)  # a raising __hash__/__eq__ leaves everything as it was
-            self._ring._push(entry, now)
+            (<TTLRing>ring)._push(entry, now)
             maxsize = self._maxsize
             if maxsize is not None and len(data) > maxsize:
                 removed = self._drop_due(now)
@@ -527,7 +550,7 @@ cdef class TTLDictCore:
 
     def _take(self, key):
         """Remove ``key`` and return its value; KeyError if absent or expired."""
-        cdef double now = _reading(self._clock)
+        cdef double now = self._now()
         if self._busy:
             raise _reentered("TTLDict")
         self._busy = True
@@ -543,7 +566,7 @@ cdef class TTLDictCore:
 
     def _popfirst(self):
         """Remove and return the first live ``(key, value)`` in insertion order."""
-        cdef double now = _reading(self._clock)
+        cdef double now = self._now()
         cdef double ttl
         if self._busy:
             raise _reentered("TTLDict")
@@ -623,8 +646,11 @@ cdef class TTLDictCore:
             ring.push(e, e[2])
         if self._busy:
             raise _reentered("TTLDict")
+        old = (self._ring, self._data, self._clock, self._on_expire)  # released after the change
+        self._busy = True
         self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
         self._ring, self._data = ring, data
+        self._busy = False
 
     def _check(self):
         """Assert every held entry is on the ring, and the bookkeeping around it."""

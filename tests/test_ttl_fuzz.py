@@ -259,6 +259,14 @@ def test_ttldict_lockstep(both, collector_off):
             self.same(lambda s: setattr(s.obj, attr, value))
             self.same(lambda s: getattr(s.obj, attr) if attr in ("ttl", "maxsize") else None)
 
+        @rule(ttl=st.sampled_from([0.0, 4.0, 10.0]), action=st.sampled_from(DICT_ACTIONS),
+              how=st.sampled_from(["ttl", "expire"]))
+        def hostile_number(self, ttl, action, how):
+            if how == "ttl":
+                self.same(lambda s: setattr(s.obj, "ttl", Num(ttl, s, action)))
+            else:
+                self.same(lambda s: s.obj.expire(Num(s.clock.now + ttl, s, action)))
+
         @rule(flag=st.booleans())
         def callback_raises(self, flag):
             for s in self.sides:
@@ -277,7 +285,7 @@ def test_ttldict_lockstep(both, collector_off):
             assert norm(self.sides[0].log) == norm(self.sides[1].log)
 
     run_state_machine_as_test(
-        DictMachine, settings=settings(max_examples=40, stateful_step_count=30)
+        DictMachine, settings=settings(max_examples=30, stateful_step_count=30)
     )
 
 

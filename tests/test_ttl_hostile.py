@@ -421,3 +421,83 @@ def test_on_expire_error_propagates_after_the_mapping_is_consistent_under_re_ent
     with pytest.raises(LookupError):
         d.expire()
     d._check()
+
+
+# -- the same class of bug: user code run while several fields change -----------
+
+
+class Num:
+    """A number whose __float__ first runs ``action``."""
+
+    def __init__(self, value: float, action) -> None:
+        self.value = value
+        self.action = action
+
+    def __float__(self) -> float:
+        self.action()
+        return self.value
+
+
+def test_ttl_setter_whose_float_clears_the_dict(impl):
+    for _ in range(20):
+        d = impl.TTLDict(10, clock=Clock())
+        for j in range(50):
+            d[j] = [j]
+        d.ttl = Num(5.0, d.clear)
+        assert d.ttl == 5.0 and d._ring.ttl == 5.0
+        d._check()
+        d["a"] = 1
+        d.clock.now = 5.0
+        assert "a" not in d
+
+
+class PushOnDel:
+    """A key whose __del__ pushes onto (or sets in) ``target``."""
+
+    def __init__(self, target, log: list) -> None:
+        self.target = target
+        self.log = log
+
+    def __del__(self) -> None:
+        try:
+            if hasattr(self.target, "push"):
+                self.target.push("from __del__", 0.0)
+            else:
+                self.target["from __del__"] = 0
+            self.log.append("done")
+        except RuntimeError as exc:
+            self.log.append(str(exc))
+
+
+@pytest.mark.parametrize("how", ["setstate", "init"])
+def test_old_keys_are_released_after_the_ring_is_replaced(impl, how):
+    r = impl.TTLRing(1, segment_size=2)
+    log: list[str] = []
+    r.push(PushOnDel(r, log), 0.0)
+    r.push("b", 0.0)
+    if how == "setstate":
+        r.__setstate__(impl.TTLRing(3, segment_size=3).__getstate__())
+    else:
+        r.__init__(3, segment_size=3)
+    assert log == ["done"]
+    r._check()
+    assert r.expire(math.inf) == ["from __del__"] and r.ttl == 3.0
+    r._check()
+
+
+@pytest.mark.parametrize("how", ["setstate", "init", "clear"])
+def test_old_keys_are_released_after_the_dict_is_replaced(impl, how):
+    d = impl.TTLDict(5, clock=Clock())
+    log: list[str] = []
+    d[PushOnDel(d, log)] = 1
+    if how == "setstate":
+        d.__setstate__(impl.TTLDict(7, clock=Clock()).__getstate__())
+    elif how == "init":
+        d.__init__(7, clock=Clock())
+    else:
+        d.ttl = 7
+        d.clear()
+    assert log == ["done"]
+    d._check()
+    assert dict(d.items()) == {"from __del__": 0} and d.ttl == 7.0
+    d._check()
