@@ -153,8 +153,9 @@ class TTLDict(TTLDictMethods, TTLDictCore[K, V], MutableMapping[K, V]):
     Setting a key (new or existing) restarts its life.  An expired key is
     absent from every read (``in``, ``[]``, ``get``, ``len``, iteration) even
     before ``expire()`` runs; ``len()`` and iteration purge expired entries
-    first, and ``items()``/``values()`` skip an entry that expires while they
-    are iterated.  ``maxsize`` (an int >= 1, or None for no limit; 0 is
+    first, and ``items()``/``values()``/``popitem()``/``==`` skip an entry
+    that expires while they run (``dict(d)`` looks every listed key up again
+    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize`` (an int >= 1, or None for no limit; 0 is
     refused) evicts the oldest entry when a new key would exceed it; a
     lowered ``maxsize`` applies from the next set.  ``on_expire(key, value)``
     is called for every entry removed because it expired or was evicted (not
