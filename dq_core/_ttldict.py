@@ -3,14 +3,17 @@
 The hot paths (``[]``, ``in``, ``del``, setting, the purge loop) live in
 ``TTLDictCore``, compiled or pure; this module makes it a MutableMapping and
 adds what is shared by both implementations: ``expire``, ``len``,
-iteration, ``on_expire`` dispatch.
+iteration, views, ``on_expire`` dispatch, copying and pickling.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Iterator, MutableMapping, Optional, TypeVar
 
 from ._compat import core
+from ._ring_py import _real, _reading  # the number rules, shared by both cores
 
 if TYPE_CHECKING:
     from ._ring_py import TTLDictCore
@@ -22,6 +25,26 @@ __all__ = ["TTLDict", "TTLDictMethods"]
 K = TypeVar("K")
 V = TypeVar("V")
 
+_MISSING: Any = object()
+
+
+class _Items(ItemsView[Any, Any]):
+    # An entry that expires while the view is iterated is skipped.
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        mapping: Any = self._mapping  # type: ignore[attr-defined]
+        for key in mapping:
+            try:
+                value = mapping[key]
+            except KeyError:
+                continue
+            yield key, value
+
+
+class _Values(ValuesView[Any]):
+    def __iter__(self) -> Iterator[Any]:
+        for _, value in _Items(self._mapping):  # type: ignore[attr-defined]
+            yield value
+
 
 class TTLDictMethods:
     """What TTLDict adds to either implementation's TTLDictCore."""
@@ -32,8 +55,13 @@ class TTLDictMethods:
         _ttl: float
         _clock: Any
         on_expire: Any
+        maxsize: Optional[int]
 
         def _purge(self, now: float) -> list[tuple[Any, Any]]: ...
+        def _take(self, key: Any) -> Any: ...
+        def _popfirst(self) -> tuple[Any, Any]: ...
+        def __getstate__(self) -> tuple[Any, ...]: ...
+        def __setstate__(self, state: tuple[Any, ...]) -> None: ...
 
     def __len__(self) -> int:
         self.expire()
@@ -43,10 +71,27 @@ class TTLDictMethods:
         self.expire()
         return iter(self._data)
 
-    def clear(self) -> None:
-        """Remove every entry, without calling ``on_expire``.  O(n)."""
-        self._ring = type(self._ring)(self._ttl, clock=self._clock)
-        self._data = {}
+    def items(self) -> ItemsView[Any, Any]:
+        """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""
+        return _Items(self)  # type: ignore[arg-type]
+
+    def values(self) -> ValuesView[Any]:
+        """A view of the live values (one expiring meanwhile is skipped)."""
+        return _Values(self)  # type: ignore[arg-type]
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        """Remove ``key`` and return its value, else ``default`` (KeyError if not given)."""
+        try:
+            return self._take(key)
+        except KeyError:
+            if default is _MISSING:
+                raise
+            return default
+
+    def popitem(self) -> tuple[Any, Any]:
+        """Remove and return the first live ``(key, value)``; KeyError when there is none."""
+        self.expire()
+        return self._popfirst()
 
     def _notify(self, removed: list[tuple[Any, Any]]) -> None:
         callback = self.on_expire
@@ -68,7 +113,11 @@ class TTLDictMethods:
         ``now`` defaults to ``clock()``.  O(1) when nothing is due, O(k) for
         k expired entries (entries overwritten since count among k).
         """
-        removed = self._purge(self._clock() if now is None else now)
+        if now is None:
+            t = _reading(self._clock)
+        else:
+            t = _real(now, "now")
+        removed = self._purge(t)
         if removed:
             self._notify(removed)
         return removed
@@ -81,6 +130,22 @@ class TTLDictMethods:
         return (f"<{type(self).__name__} held={len(self._data)} ttl={self._ttl!r} "
                 f"maxsize={getattr(self, 'maxsize', None)!r}>")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        from ._compat import restore
+
+        return restore, ("TTLDict", self.__getstate__())
+
+    def __copy__(self) -> Any:
+        new = type(self).__new__(type(self))
+        new.__setstate__(self.__getstate__())
+        return new
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
+
 
 class TTLDict(TTLDictMethods, TTLDictCore[K, V], MutableMapping[K, V]):
     """A mapping whose entries all live ``ttl`` seconds from when they were set.
@@ -88,11 +153,24 @@ class TTLDict(TTLDictMethods, TTLDictCore[K, V], MutableMapping[K, V]):
     Setting a key (new or existing) restarts its life.  An expired key is
     absent from every read (``in``, ``[]``, ``get``, ``len``, iteration) even
     before ``expire()`` runs; ``len()`` and iteration purge expired entries
-    first.  ``maxsize`` evicts the oldest entry when a new key would exceed
-    it.  ``on_expire(key, value)`` is called for every entry removed because
-    it expired or was evicted (not for ``del`` or overwrite), once the
+    first, and ``items()``/``values()``/``popitem()``/``==`` skip an entry
+    that expires while they run (``dict(d)`` looks every listed key up again
+    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize`` (an int >= 1, or None for no limit; 0 is
+    refused) evicts the oldest entry when a new key would exceed it; a
+    lowered ``maxsize`` applies from the next set.  ``on_expire(key, value)``
+    is called for every entry removed because it expired or was evicted (not
+    for ``del``, ``pop``, ``popitem``, ``clear`` or overwrite), once the
     mapping is consistent; the first exception it raises propagates after
-    all calls are made.
+    all calls are made.  Setters validate as the constructor does.
+
+    ``clock`` must be callable; a reading that is NaN or not a number raises
+    an error naming ``clock()``.  ``copy.copy`` shares the keys, values,
+    clock and ``on_expire``; ``copy.deepcopy`` copies them; ``pickle``
+    stores them all, so a lambda clock or callback makes pickling fail
+    (``pickle.PicklingError``).  A pickle made by either implementation
+    loads in the other.  Not thread-safe; a change made from user code (a
+    key's ``__eq__``/``__hash__``, a finaliser) while another change is
+    under way raises ``RuntimeError``.
 
     >>> now = [0.0]
     >>> d = TTLDict(10, clock=lambda: now[0])

@@ -210,7 +210,8 @@ def test_docstrings_identical(both):
     import inspect
 
     c, py = (m.ring.TTLDictCore for m in both)
-    for name in ["__doc__", "ttl", "_purge", "_evict_oldest"]:
+    for name in ["__doc__", "ttl", "maxsize", "on_expire", "clock", "clear", "_purge", "_take",
+                 "_popfirst", "__getstate__", "_check"]:
         a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__
         b = py.__doc__ if name == "__doc__" else getattr(py, name).__doc__
         assert inspect.cleandoc(a) == inspect.cleandoc(b), name

@@ -1,0 +1,503 @@
+"""TTLRing and TTLDict under hostile user code, on both implementations.
+
+Keys whose __eq__/__hash__ re-enter, finalisers run by the garbage
+collector in the middle of a change, a clock that moves on every read, and
+bad arguments: nothing crashes, nothing is lost, errors name the argument.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+
+import pytest
+
+
+class Clock:
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Ticking(Clock):
+    """A clock that moves on by ``step`` every time it is read."""
+
+    def __init__(self, step: float = 1.0) -> None:
+        super().__init__()
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+class Colliding:
+    """A key hashing like every other Colliding; comparing it runs ``action``."""
+
+    def __init__(self, name: str, action=None) -> None:
+        self.name = name
+        self.action = action
+
+    def __hash__(self) -> int:
+        return 42
+
+    def __eq__(self, other: object) -> bool:
+        action, self.action = self.action, None
+        if action is not None:
+            action()
+        return isinstance(other, Colliding) and other.name == self.name
+
+    def __repr__(self) -> str:
+        return f"Colliding({self.name!r})"
+
+
+# -- item 1: a lookup whose __eq__ clears the mapping --------------------------
+
+
+@pytest.mark.parametrize("op", ["getitem", "contains", "delitem", "get", "pop", "setitem"])
+def test_eq_clearing_the_mapping_during_a_lookup(impl, op):
+    for _ in range(20):  # a freed dict is reused quickly: repeat to hit it
+        d = impl.TTLDict(10, clock=Clock())
+        held = Colliding("held")
+        for i in range(8):
+            d[f"filler{i}"] = [i] * 50  # values only the dict holds
+        d[held] = object()
+        held.action = d.clear  # the stored key compares itself to the probe
+        probe = Colliding("probe")
+        if op == "getitem":
+            with pytest.raises(KeyError):
+                d[probe]
+        elif op == "contains":
+            assert probe not in d
+        elif op == "delitem":
+            with pytest.raises((KeyError, RuntimeError)):
+                del d[probe]
+        elif op == "get":
+            assert d.get(probe) is None
+        elif op == "pop":
+            with pytest.raises((KeyError, RuntimeError)):
+                d.pop(probe)
+        else:
+            with pytest.raises(RuntimeError, match="TTLDict was re-entered"):
+                d[probe] = 1
+        d._check()
+        d["after"] = 1
+        assert d["after"] == 1
+        d._check()
+
+
+def test_eq_clearing_during_a_read_finds_the_entry_as_it_was(impl):
+    d = impl.TTLDict(10, clock=Clock())
+    held = Colliding("same")
+    d[held] = "value"
+    held.action = d.clear
+    assert d[Colliding("same")] == "value"  # the read happened before the clear
+    assert len(d) == 0
+    d._check()
+
+
+def test_eq_that_raises_during_expire_keeps_every_entry_on_the_ring(impl):
+    clock = Clock()
+    seen = []
+    d = impl.TTLDict(8, clock=clock, on_expire=lambda k, v: seen.append(k.name))
+    a, b, c = Colliding("a"), Colliding("b"), Colliding("c")
+    d[c] = 0  # first in the probe chain of every Colliding
+    d[a] = 1
+    d[b] = 2
+    clock.now = 4
+    d[c] = 0  # c lives on; its first ring entry is stale
+
+    def boom() -> None:
+        raise ValueError("boom")
+
+    clock.now = 10
+    c.action = boom  # looking a up compares c with a: raises
+    with pytest.raises(ValueError, match="boom"):
+        d.expire()
+    d._check()
+    assert seen == [] and len(d._data) == 3
+    assert [(k.name, v) for k, v in d.expire()] == [("a", 1), ("b", 2)]
+    assert seen == ["a", "b"] and list(d) == [c]
+    d._check()
+
+
+def test_hash_that_re_enters_on_set_is_refused_and_changes_nothing(impl):
+    d = impl.TTLDict(10, clock=Clock())
+    d["x"] = 1
+
+    class Reentrant:
+        def __hash__(self) -> int:
+            d["y"] = 2
+            return 1
+
+    with pytest.raises(RuntimeError, match="TTLDict was re-entered while it was being changed"):
+        d[Reentrant()] = 3
+    assert dict(d.items()) == {"x": 1}
+    d._check()
+
+
+# -- item 3: finalisers run by the garbage collector mid-change ----------------
+
+
+class Finaliser:
+    """Garbage in a reference cycle whose __del__ runs ``action``."""
+
+    def __init__(self, action, errors: list) -> None:
+        self.cycle = self
+        self.action = action
+        self.errors = errors
+
+    def __del__(self) -> None:
+        try:
+            self.action()
+        except RuntimeError as exc:
+            self.errors.append(str(exc))
+
+
+@pytest.fixture
+def eager_gc():
+    old = gc.get_threshold()
+    gc.collect()
+    gc.set_threshold(1, 1000, 1000)  # a young collection on (almost) every allocation
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+
+
+def test_finaliser_pushing_while_push_grows_the_ring(impl, eager_gc):
+    r = impl.TTLRing(10, segment_size=4)
+    errors: list[str] = []
+    pushed = []
+    for i in range(200):
+        Finaliser(lambda i=i: (r.push(("fin", i), float(i)), pushed.append(("fin", i))), errors)
+        r.push(i, float(i))
+        pushed.append(i)
+    gc.collect()
+    r._check()
+    assert sorted(map(str, r.expire(math.inf))) == sorted(map(str, pushed))
+    r._check()
+    assert all(e == "TTLRing was re-entered while it was being changed" for e in errors)
+
+
+def test_finaliser_expiring_while_push_grows_the_ring(impl, eager_gc):
+    r = impl.TTLRing(1, segment_size=3)
+    errors: list[str] = []
+    out: list = []
+    n = 0
+    for i in range(200):
+        Finaliser(lambda: out.extend(r.expire(math.inf)), errors)
+        r.push(i, float(i))
+        n += 1
+    gc.collect()
+    r._check()
+    out.extend(r.expire(math.inf))
+    assert sorted(out) == list(range(n))
+    r._check()
+
+
+def test_finaliser_setting_keys_while_the_dict_changes(impl, eager_gc):
+    clock = Clock()
+    d = impl.TTLDict(5, maxsize=50, clock=clock)
+    errors: list[str] = []
+    done = {}
+
+    def reenter(i: int) -> None:
+        d[("fin", i)] = i
+        done[("fin", i)] = i
+
+    for i in range(2500):  # over two ring segments of 1024
+        clock.now = i / 100
+        Finaliser(lambda i=i: reenter(i), errors)
+        d[i] = i
+        if i % 7 == 0:
+            Finaliser(lambda: d.expire(), errors)
+            d.expire()
+    gc.collect()
+    d._check()
+    assert len(d) <= 50
+    assert all(e == "TTLDict was re-entered while it was being changed" for e in errors)
+    d._check()
+
+
+# -- item 4: views and popitem while entries expire mid-iteration ---------------
+
+
+def _ticking_dict(impl):
+    clock = Ticking(1.0)
+    d = impl.TTLDict(15, clock=clock)
+    for i in range(10):
+        d[i] = i * 10  # set at 1..10, expiring at 16..25
+    clock.now = 9
+    clock.step = 2.0  # reads now outpace the expiries: entries expire as we read
+    return d
+
+
+def test_views_skip_entries_that_expire_while_iterating(impl):
+    d = _ticking_dict(impl)
+    items = list(d.items())
+    assert items and all(v == k * 10 for k, v in items)
+    assert len(items) < 10  # some expired on the way
+    d = _ticking_dict(impl)
+    values = list(d.values())
+    assert values == sorted(values) and len(values) < 10
+    d = _ticking_dict(impl)
+    assert d != {}
+    d = _ticking_dict(impl)
+    assert (5, 50) not in d.items() or True  # membership reads without KeyError
+    d._check()
+
+
+def test_popitem_and_pop_never_raise_for_an_entry_expiring_meanwhile(impl):
+    d = _ticking_dict(impl)
+    got = []
+    while True:
+        try:
+            got.append(d.popitem())
+        except KeyError as exc:
+            assert "empty" in str(exc)
+            break
+    assert got and all(v == k * 10 for k, v in got)
+    d._check()
+    d = _ticking_dict(impl)
+    for k in range(10):
+        assert d.pop(k, None) in (None, k * 10)
+    d._check()
+
+
+# -- item 5: the number rules, once for both -----------------------------------
+
+
+@pytest.mark.parametrize("now, exc, msg", [
+    (math.nan, ValueError, "now must not be NaN"),
+    (2**53 + 1, OverflowError, "now must be an integer within"),
+    ("x", TypeError, "now must be a real number, not 'str'"),
+])
+def test_ttldict_expire_now_follows_the_number_rules(impl, now, exc, msg):
+    seen = []
+    d = impl.TTLDict(5, clock=Clock(), on_expire=lambda k, v: seen.append(k))
+    d["a"] = 1
+    with pytest.raises(exc, match=msg):
+        d.expire(now=now)
+    assert seen == [] and d["a"] == 1 and len(d._data) == 1
+    assert d.expire(now=2**53) == [("a", 1)]
+
+
+@pytest.mark.parametrize("bad, exc, msg", [
+    (1.5, TypeError, "max_items must be an int, not 'float'"),
+    ("2", TypeError, "max_items must be an int, not 'str'"),
+])
+def test_ring_expire_max_items_must_be_an_int(impl, bad, exc, msg):
+    r = impl.TTLRing(1)
+    for i in range(3):
+        r.push(i, 0.0)
+    with pytest.raises(exc, match=msg):
+        r.expire(10, max_items=bad)
+    assert len(r) == 3
+    assert r.expire(10, max_items=True) == [0]
+    assert r.expire(10, max_items=2**70) == [1, 2]
+    r._check()
+
+
+def test_infinite_ttl_from_minus_infinity_never_expires(impl):
+    r = impl.TTLRing(math.inf)
+    r.push("a", created_at=-math.inf)
+    assert r.expire(now=math.inf) == [] and r.next_expiry() == math.inf
+    assert r.popleft() == "a"
+    d = impl.TTLDict(math.inf, clock=Clock(-math.inf))
+    d["a"] = 1
+    d.clock = Clock(math.inf)
+    assert d["a"] == 1 and "a" in d and d.expire() == []
+    r._check()
+    d._check()
+
+
+# -- item 6: setters and arguments ---------------------------------------------
+
+
+def test_maxsize_setter_validates_as_the_constructor(impl):
+    d = impl.TTLDict(5, maxsize=2, clock=Clock())
+    for bad, exc, msg in [(0, ValueError, "maxsize must be at least 1 or None, got 0"),
+                          (-1, ValueError, "maxsize must be non-negative"),
+                          ("3", TypeError, "maxsize must be an int, not 'str'")]:
+        with pytest.raises(exc, match=msg):
+            impl.TTLDict(5, maxsize=bad)
+        with pytest.raises(exc, match=msg):
+            d.maxsize = bad
+        assert d.maxsize == 2
+    d["a"] = 1
+    d["b"] = 2
+    d.maxsize = 1  # applies at the next set
+    d["c"] = 3
+    assert dict(d.items()) == {"c": 3}
+    d.maxsize = None
+    for k in "xyz":
+        d[k] = 0
+    assert len(d) == 4
+    d._check()
+
+
+def test_on_expire_must_be_callable(impl):
+    with pytest.raises(TypeError, match="on_expire must be callable or None, not 'int'"):
+        impl.TTLDict(5, on_expire=5)
+    d = impl.TTLDict(5, clock=Clock())
+    with pytest.raises(TypeError, match="on_expire must be callable or None, not 'int'"):
+        d.on_expire = 5
+    assert d.on_expire is None
+    d["a"] = 1
+    assert len(d) == 1
+
+
+def test_clock_must_be_callable(impl):
+    with pytest.raises(TypeError, match="clock must be callable, not 'int'"):
+        impl.TTLRing(5, clock=5)
+    with pytest.raises(TypeError, match="clock must be callable, not 'int'"):
+        impl.TTLDict(5, clock=5)
+    clock = Clock()
+    d = impl.TTLDict(5, clock=clock)
+    with pytest.raises(TypeError, match="clock must be callable, not 'int'"):
+        d.clock = 5
+    assert d.clock is clock
+
+
+@pytest.mark.parametrize("reading, exc, msg", [
+    (math.nan, ValueError, "clock\\(\\) must not be NaN"),
+    ("soon", TypeError, "clock\\(\\) must be a real number, not 'str'"),
+])
+def test_a_bad_clock_reading_names_the_clock(impl, reading, exc, msg):
+    clock = Clock()
+    r = impl.TTLRing(5, clock=clock)
+    d = impl.TTLDict(5, clock=clock)
+    d["a"] = 1
+    r.push("a")
+    clock.now = reading
+    for call in (lambda: r.push("b"), r.expire, lambda: d.__setitem__("b", 2),
+                 lambda: d["a"], lambda: "a" in d, d.expire, lambda: len(d),
+                 lambda: d.__delitem__("a")):
+        with pytest.raises(exc, match=msg):
+            call()
+    clock.now = 1.0
+    assert len(r) == 1 and dict(d.items()) == {"a": 1}
+    r._check()
+    d._check()
+
+
+def test_ttl_setter_applies_to_held_entries_and_validates(impl):
+    clock = Clock()
+    d = impl.TTLDict(100, clock=clock)
+    d["a"] = 1
+    clock.now = 20
+    with pytest.raises(ValueError, match="ttl must be non-negative"):
+        d.ttl = -1
+    assert d.ttl == 100.0 and d["a"] == 1
+    d.ttl = 10
+    assert "a" not in d and d.expire() == [("a", 1)]
+    d._check()
+
+
+def test_on_expire_error_propagates_after_the_mapping_is_consistent_under_re_entry(impl):
+    clock = Clock()
+    d = impl.TTLDict(5, maxsize=3, clock=clock)
+    calls = []
+
+    def callback(k, v):
+        calls.append(k)
+        if isinstance(k, str):
+            d[("again", k)] = v  # re-entering from on_expire is allowed: the change is over
+        d._check()
+        raise LookupError(k)
+
+    d.on_expire = callback
+    for k in "abc":
+        d[k] = 0
+    with pytest.raises(LookupError):
+        d["d"] = 0  # evicts "a"
+    assert calls[0] == "a" and len(d) == 3
+    d._check()
+    clock.now = 100
+    with pytest.raises(LookupError):
+        d.expire()
+    d._check()
+
+
+# -- the same class of bug: user code run while several fields change -----------
+
+
+class Num:
+    """A number whose __float__ first runs ``action``."""
+
+    def __init__(self, value: float, action) -> None:
+        self.value = value
+        self.action = action
+
+    def __float__(self) -> float:
+        self.action()
+        return self.value
+
+
+def test_ttl_setter_whose_float_clears_the_dict(impl):
+    for _ in range(20):
+        d = impl.TTLDict(10, clock=Clock())
+        for j in range(50):
+            d[j] = [j]
+        d.ttl = Num(5.0, d.clear)
+        assert d.ttl == 5.0 and d._ring.ttl == 5.0
+        d._check()
+        d["a"] = 1
+        d.clock.now = 5.0
+        assert "a" not in d
+
+
+class PushOnDel:
+    """A key whose __del__ pushes onto (or sets in) ``target``."""
+
+    def __init__(self, target, log: list) -> None:
+        self.target = target
+        self.log = log
+
+    def __del__(self) -> None:
+        try:
+            if hasattr(self.target, "push"):
+                self.target.push("from __del__", 0.0)
+            else:
+                self.target["from __del__"] = 0
+            self.log.append("done")
+        except RuntimeError as exc:
+            self.log.append(str(exc))
+
+
+@pytest.mark.parametrize("how", ["setstate", "init"])
+def test_old_keys_are_released_after_the_ring_is_replaced(impl, how):
+    r = impl.TTLRing(1, segment_size=2)
+    log: list[str] = []
+    r.push(PushOnDel(r, log), 0.0)
+    r.push("b", 0.0)
+    if how == "setstate":
+        r.__setstate__(impl.TTLRing(3, segment_size=3).__getstate__())
+    else:
+        r.__init__(3, segment_size=3)
+    assert log == ["done"]
+    r._check()
+    assert r.expire(math.inf) == ["from __del__"] and r.ttl == 3.0
+    r._check()
+
+
+@pytest.mark.parametrize("how", ["setstate", "init", "clear"])
+def test_old_keys_are_released_after_the_dict_is_replaced(impl, how):
+    d = impl.TTLDict(5, clock=Clock())
+    log: list[str] = []
+    d[PushOnDel(d, log)] = 1
+    if how == "setstate":
+        d.__setstate__(impl.TTLDict(7, clock=Clock()).__getstate__())
+    elif how == "init":
+        d.__init__(7, clock=Clock())
+    else:
+        d.ttl = 7
+        d.clear()
+    assert log == ["done"]
+    d._check()
+    assert dict(d.items()) == {"from __del__": 0} and d.ttl == 7.0
+    d._check()
