@@ -7,10 +7,16 @@ the threads waiting in ``get``, one (the leader) sleeps exactly until the
 head is due; the others sleep until woken.  A new earlier head, or a
 cancelled or rescheduled one, wakes the leader, which re-sleeps until the
 new head's deadline: no polling loop, no sleep granularity.
+
+User code (the clock, an item's ``__del__``) never runs with the lock held
+where it could lose an item: the clock is read under the lock only in
+``get`` and raises out cleanly, and removed items are dropped after the
+lock is released, so a finaliser may put into the queue.
 """
 
 from __future__ import annotations
 
+import operator
 import reprlib
 import threading
 import time
@@ -22,7 +28,17 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, Op
 from ._compat import core
 from ._convert import to_count, to_real
 from ._exceptions import Empty, ShutDown
-from ._waiting import Bounded, OwnedLock, check_timeout, new_waiter, notify_all, wait
+from ._waiting import (
+    Bounded,
+    OwnedLock,
+    Uncopyable,
+    check_clock,
+    check_timeout,
+    new_waiter,
+    notify_all,
+    read_clock,
+    wait,
+)
 
 if TYPE_CHECKING:
     from ._heap_py import Heap
@@ -34,13 +50,16 @@ __all__ = ["DelayQueue"]
 T = TypeVar("T")
 
 
-class DelayQueue(Bounded, OwnedLock, Generic[T]):
+class DelayQueue(Bounded, OwnedLock, Uncopyable, Generic[T]):
     """Thread-safe queue whose items can be taken only once their deadline passed.
 
     ``put(item, delay)`` makes ``item`` due at ``clock() + delay``; ``get``
     returns the earliest-due item once due, never early; equal deadlines
     come out first-in first-out.  ``put`` returns a handle for ``cancel`` and
     ``reschedule``.  ``maxsize > 0`` bounds the items held, due or not.
+    A deadline of ``inf`` (an infinite delay) is never due: the item waits
+    until cancelled, rescheduled or dropped.  ``clock`` must return finite
+    real numbers.  The queue cannot be copied or pickled.
 
     >>> clock = iter([0.0, 0.0, 5.0]).__next__
     >>> dq = DelayQueue(clock=clock)
@@ -58,7 +77,8 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         __class_getitem__ = classmethod(types.GenericAlias)
 
     def __init__(self, maxsize: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.maxsize = maxsize
+        check_clock(clock)
+        self._maxsize = _check_maxsize(maxsize)
         self.is_shutdown = False
         self._clock = clock
         self._heap: Heap[T] = self._heap_class()
@@ -67,6 +87,21 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         self._getters: deque[Any] = deque()  # every thread waiting in get
         self._leader: Any = None  # the waiter lock of the one sleeping until the head
         self._putters: deque[Any] = deque()
+
+    @property
+    def maxsize(self) -> int:
+        """The most items held at once (due or not); 0 or less: no bound."""
+        return self._maxsize
+
+    @maxsize.setter
+    def maxsize(self, maxsize: int) -> None:
+        n = _check_maxsize(maxsize)
+        self._lock()
+        try:
+            self._maxsize = n
+            notify_all(self._putters)  # they re-check for room
+        finally:
+            self._unlock()
 
     # -- sizes ----------------------------------------------------------------
 
@@ -100,7 +135,9 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         Raises ``ShutDown`` once the queue is shut down.
         """
         d = delay if type(delay) is float and delay == delay else to_real(delay, "delay")
-        return self._put(item, self._clock() + d, block, timeout)
+        # read_clock refuses a non-finite reading, so an infinite delay
+        # makes an infinite deadline, never NaN.
+        return self._put(item, read_clock(self._clock) + d, block, timeout)
 
     def put_at(self, item: T, deadline: float, *, block: bool = True,
                timeout: Optional[float] = None) -> int:
@@ -115,7 +152,7 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         try:
             if self.is_shutdown:
                 raise ShutDown
-            if self.maxsize > 0:
+            if self._maxsize > 0:
                 self._wait_for_room(block, timeout)
             heap = self._heap
             head = self._head_deadline()
@@ -150,16 +187,16 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         once if nothing is due.  Once shut down, raises ``ShutDown`` when no
         item is left.
         """
-        if block and timeout is not None:
-            check_timeout(timeout)
+        end = None if timeout is None or not block else check_timeout(timeout)
         self._lock()
         try:
-            end = None if timeout is None or not block else monotonic() + timeout
+            if end is not None:
+                end += monotonic()
             heap = self._heap
             while True:
                 if heap:
                     deadline = heap.peekitem()[0]
-                    now = self._clock()
+                    now = read_clock(self._clock)
                     if now >= deadline:
                         return self._take()
                     if not block:
@@ -216,7 +253,7 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
             heap = self._heap
             if self.is_shutdown and not heap:
                 raise ShutDown
-            now = self._clock()
+            now = read_clock(self._clock)
             out: list[T] = []
             while heap and (limit is None or len(out) < limit) and heap.peekitem()[0] <= now:
                 out.append(self._take())
@@ -236,12 +273,13 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
 
     def cancel(self, handle: int) -> bool:
         """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
+        item: Any = None
         self._lock()
         try:
             heap = self._heap
             head = self._head_deadline()
             try:
-                heap.remove(handle)
+                item = heap.remove(handle)
             except KeyError:
                 return False
             if self._head_deadline() != head:
@@ -253,6 +291,7 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
             return True
         finally:
             self._unlock()
+            del item  # its finaliser may use the queue: not under the lock
 
     def reschedule(self, handle: int, delay: float) -> bool:
         """Make the item behind ``handle`` due ``delay`` seconds from now.  O(log n).
@@ -260,7 +299,8 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
         Returns False if the handle is stale.  The item goes behind others
         with the same deadline.
         """
-        deadline = self._clock() + to_real(delay, "delay")
+        deadline = to_real(delay, "delay")
+        deadline += read_clock(self._clock)
         self._lock()
         try:
             heap = self._heap
@@ -297,9 +337,27 @@ class DelayQueue(Bounded, OwnedLock, Generic[T]):
             self._unlock()
         del dropped  # item finalisers run outside the lock
 
+    def _check(self) -> None:
+        """Assert the invariants: heap order, and no lock or leader left behind when idle."""
+        assert self._mutex.acquire(False), "the lock is held"
+        try:
+            self._heap._check()
+            if not self._getters:
+                assert self._leader is None, "a leader without waiting getters"
+            else:
+                assert self._leader is None or self._leader in self._getters
+        finally:
+            self._mutex.release()
+
     def __repr__(self) -> str:
         heap = self._heap
         if not heap:
             return f"<{type(self).__name__} len=0>"
         return (f"<{type(self).__name__} len={len(heap)} "
                 f"next_deadline={reprlib.repr(heap.peekitem()[0])}>")
+
+
+def _check_maxsize(maxsize: object) -> int:
+    if not hasattr(type(maxsize), "__index__"):
+        raise TypeError(f"maxsize must be an int, not {type(maxsize).__name__!r}")
+    return operator.index(maxsize)  # type: ignore[arg-type]

@@ -10,6 +10,14 @@ hears it takes a permit from the RateLimiter (permits are reserved first
 come, first served, so threads never race for them), then the task at the
 top of the queue *at that moment*: a task submitted while the permit was
 awaited still goes first if it is more urgent.
+
+Lifetime follows concurrent.futures.thread: workers hold only a weak
+reference to the executor (and the queue, bell and limiter), so an executor
+dropped without ``shutdown()`` is collected, its workers drain what was
+submitted and exit; at interpreter exit ``_python_exit`` (registered with
+``threading._register_atexit``, as ThreadPoolExecutor does) lets them drain
+and joins them.  A worker survives any exception of its own machinery: the
+future it was serving gets the exception, so none stays pending forever.
 """
 
 from __future__ import annotations
@@ -19,13 +27,15 @@ import logging
 import os
 import queue
 import threading
+import weakref
 from concurrent.futures import BrokenExecutor, Executor, Future
 from queue import Empty
 from typing import Any, Callable, ClassVar, Optional, TypeVar
 
 from ._convert import to_real
 from ._queues import PriorityQueue
-from ._ratelimit import RateLimiter
+from ._ratelimit import RateLimiter, _positive
+from ._waiting import Uncopyable
 
 __all__ = ["PriorityExecutor"]
 
@@ -34,15 +44,45 @@ Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 _log = logging.getLogger("dq_core")
 _counter = itertools.count()
 
+# As concurrent.futures.thread: at interpreter exit, every worker drains its
+# queue and is joined.  Held while mutating _threads_bells and _shutdown.
+_threads_bells: "weakref.WeakKeyDictionary[threading.Thread, queue.SimpleQueue[None]]" = (
+    weakref.WeakKeyDictionary())
+_shutdown = False
+_global_shutdown_lock = threading.Lock()
 
-class PriorityExecutor(Executor):
+
+def _python_exit() -> None:
+    global _shutdown
+    with _global_shutdown_lock:
+        _shutdown = True
+    items = list(_threads_bells.items())
+    for _, bell in items:
+        bell.put(None)
+    for t, _ in items:
+        t.join()
+
+
+# Called just before the non-daemon threads are joined (bpo-39812).
+threading._register_atexit(_python_exit)  # type: ignore[attr-defined]
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_global_shutdown_lock.acquire,
+                        after_in_child=_global_shutdown_lock._at_fork_reinit,  # type: ignore[attr-defined]
+                        after_in_parent=_global_shutdown_lock.release)
+
+
+class PriorityExecutor(Uncopyable, Executor):
     """Thread pool that starts tasks in priority order, never faster than ``rate`` per second.
 
     ``submit`` runs at priority 0; ``submit_with_priority(priority, fn, ...)``
     lets lower priorities start first (FIFO among equals).  At most
     ``max_workers`` tasks run at once; with ``rate`` set, at most ``rate``
-    tasks start per second after an initial ``burst``.  Workers start lazily;
-    ``initializer(*initargs)`` runs in each, as in ThreadPoolExecutor.
+    tasks start per second after an initial ``burst`` (at least 1: a task
+    takes one token).  Workers start lazily; ``initializer(*initargs)`` runs
+    in each, as in ThreadPoolExecutor.  As there, an executor dropped
+    without ``shutdown()`` runs what was submitted, then its workers exit.
+    An executor cannot be copied or pickled.
 
     >>> with PriorityExecutor(max_workers=1) as ex:
     ...     f = ex.submit_with_priority(5, pow, 2, 10)
@@ -63,8 +103,11 @@ class PriorityExecutor(Executor):
             raise ValueError("max_workers must be greater than 0")
         if initializer is not None and not callable(initializer):
             raise TypeError("initializer must be a callable")
+        b = _positive(burst, "burst")
+        if b < 1:
+            raise ValueError(f"burst must be at least 1 (each task takes one token), got {b!r}")
         self._max_workers = max_workers
-        self._limiter = None if rate is None else RateLimiter(rate, burst)
+        self._limiter = None if rate is None else RateLimiter(rate, b)
         self._pending: PriorityQueue[tuple[float, int, Task]] = self._queue_class()
         self._seq = itertools.count()
         self._lock = threading.Lock()
@@ -92,11 +135,13 @@ class PriorityExecutor(Executor):
 
     def _submit(self, p: float, fn: Callable[..., T], args: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Future[T]:
-        with self._lock:
+        with self._lock, _global_shutdown_lock:
             if self._broken:
                 raise BrokenExecutor(self._broken)
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
+            if _shutdown:
+                raise RuntimeError("cannot schedule new futures after interpreter shutdown")
             future: Future[T] = Future()
             self._pending.put_nowait((p, next(self._seq), (future, fn, args, kwargs)))
             self._bell.put(None)
@@ -106,45 +151,18 @@ class PriorityExecutor(Executor):
         return future
 
     def _start_worker(self) -> None:
-        t = threading.Thread(target=self._worker, daemon=True,
-                             name=f"{self._prefix}_{len(self._threads)}")
-        self._threads.add(t)
-        t.start()
+        # Called with both locks held.  The worker gets a weak reference only:
+        # when the executor is collected, the callback wakes it to drain and exit.
+        def collected(_: object, bell: queue.SimpleQueue[None] = self._bell) -> None:
+            bell.put(None)
 
-    def _worker(self) -> None:
-        if self._initializer is not None:
-            try:
-                self._initializer(*self._initargs)
-            except BaseException:
-                _log.critical("Exception in initializer:", exc_info=True)
-                self._set_broken("A thread initializer failed, the thread pool is not usable anymore")
-                return
-        get = self._pending.get_nowait
-        pending = self._pending
-        limiter = self._limiter
-        while True:
-            self._bell.get()
-            if limiter is not None and pending.qsize():
-                limiter.acquire()  # no lock held: submits go on meanwhile
-            try:
-                future, fn, args, kwargs = get()[2]
-            except Empty:
-                if self._shutdown or self._broken:
-                    return
-                continue  # its task was cancelled
-            try:
-                if future.set_running_or_notify_cancel():
-                    try:
-                        result = fn(*args, **kwargs)
-                    except BaseException as exc:
-                        future.set_exception(exc)
-                        del exc
-                    else:
-                        future.set_result(result)
-                        del result
-            finally:
-                del future, fn, args, kwargs
-                self._idle.release()
+        t = threading.Thread(
+            target=_worker, name=f"{self._prefix}_{len(self._threads)}",
+            args=(weakref.ref(self, collected), self._pending, self._bell, self._limiter,
+                  self._idle, self._initializer, self._initargs))
+        t.start()
+        self._threads.add(t)
+        _threads_bells[t] = self._bell
 
     def _set_broken(self, reason: str) -> None:
         with self._lock:
@@ -177,3 +195,72 @@ class PriorityExecutor(Executor):
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} max_workers={self._max_workers} "
                 f"workers={len(self._threads)} pending={self._pending.qsize()}>")
+
+
+def _worker(executor_ref: "weakref.ref[PriorityExecutor]", pending: Any,
+            bell: queue.SimpleQueue[None], limiter: Optional[RateLimiter],
+            idle: threading.Semaphore, initializer: Optional[Callable[..., Any]],
+            initargs: tuple[Any, ...]) -> None:
+    # A worker's whole life; it holds no strong reference to the executor
+    # while it waits.
+    if initializer is not None:
+        try:
+            initializer(*initargs)
+        except BaseException:
+            _log.critical("Exception in initializer:", exc_info=True)
+            executor = executor_ref()
+            if executor is not None:
+                executor._set_broken(
+                    "A thread initializer failed, the thread pool is not usable anymore")
+            return
+    while True:
+        bell.get()
+        if _serve_one(pending, limiter):
+            idle.release()
+            continue
+        # No task left for this ring: a cancelled task, or the pool closing.
+        executor = executor_ref()
+        if _shutdown or executor is None or executor._shutdown or executor._broken:
+            bell.put(None)  # pass the news on to the other workers
+            return
+        del executor
+
+
+def _serve_one(pending: Any, limiter: Optional[RateLimiter]) -> bool:
+    """Take a permit and the most urgent task, and run it; False if no task was left."""
+    task: Optional[Task] = None
+    try:
+        if limiter is not None and pending.qsize():
+            limiter.acquire()  # no lock held: submits go on meanwhile
+        try:
+            task = pending.get_nowait()[2]
+        except Empty:
+            return False
+        future, fn, args, kwargs = task
+        if future.set_running_or_notify_cancel():
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+    except BaseException as exc:
+        # The worker's own machinery failed, not the task: the future this
+        # ring was for gets the error, so it cannot stay pending forever.
+        _log.critical("Exception in worker", exc_info=True)
+        _fail(task, pending, exc)
+    return True
+
+
+def _fail(task: Optional[Task], pending: Any, exc: BaseException) -> None:
+    try:
+        if task is None:
+            try:
+                task = pending.get_nowait()[2]
+            except Empty:
+                return
+        future = task[0]
+        if not future.done() and (future.running() or future.set_running_or_notify_cancel()):
+            future.set_exception(exc)
+    except BaseException:
+        _log.critical("Exception in worker, failing a future", exc_info=True)

@@ -103,8 +103,7 @@ class PriorityQueueMethods(Bounded, _Core[T]):
                 if self.is_shutdown and not heap:
                     raise ShutDown
         else:
-            check_timeout(timeout)
-            end = monotonic() + timeout
+            end = monotonic() + check_timeout(timeout)
             while not heap:
                 remaining = end - monotonic()
                 if remaining <= 0.0:

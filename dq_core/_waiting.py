@@ -3,22 +3,39 @@
 The queues keep one deque of waiter locks per reason to wait and touch it
 only when a thread has to wait, so the uncontended put/get path never calls
 into a Condition.
+
+Every timed wait here sleeps at most ``MAX_WAIT`` seconds at a time and lets
+its caller re-check, so an infinite or huge timeout or deadline waits
+(practically) forever instead of overflowing the C timeout of
+``Lock.acquire`` or ``time.sleep``.  Also here: the checks of what users pass
+for a timeout or a clock, and ``Uncopyable`` for the classes that own locks
+and waiting threads.
 """
 
 from __future__ import annotations
 
+import operator
 import threading
+import time
 from collections import deque
 from threading import get_ident
 from time import monotonic
-from typing import Any, Optional
+from typing import Any, Callable, NoReturn, Optional
 
+from ._convert import to_real
 from ._exceptions import Full, ShutDown
 
-__all__ = ["OwnedLock", "Bounded", "new_waiter", "wait", "notify_all", "check_timeout"]
+__all__ = [
+    "OwnedLock", "Bounded", "Uncopyable", "new_waiter", "wait", "notify_all", "check_timeout",
+    "check_clock", "read_clock", "sleep", "MAX_WAIT",
+]
 
 _allocate_lock = threading.Lock
-_TIMEOUT_MAX = threading.TIMEOUT_MAX
+_INF = float("inf")
+
+#: The longest single sleep, in seconds; longer waits sleep in such chunks.
+#: Far below threading.TIMEOUT_MAX, which time.sleep itself refuses.
+MAX_WAIT = 86400.0
 
 
 def new_waiter() -> Any:
@@ -33,7 +50,8 @@ def wait(owner: Any, waiters: "deque[Any]", timeout: Optional[float],
     """Release ``owner``'s lock, sleep until notified or ``timeout`` passes, re-take it.
 
     Returns the waiter lock when notified, None on timeout.  Callers re-check
-    their condition either way, like ``Condition.wait`` callers must.
+    their condition either way, like ``Condition.wait`` callers must: a
+    ``timeout`` over ``MAX_WAIT`` returns after ``MAX_WAIT``.
     """
     if waiter is None:
         waiter = new_waiter()
@@ -44,7 +62,7 @@ def wait(owner: Any, waiters: "deque[Any]", timeout: Optional[float],
         if timeout is None:
             got = waiter.acquire()
         elif timeout > 0:
-            got = waiter.acquire(True, min(timeout, _TIMEOUT_MAX))
+            got = waiter.acquire(True, min(timeout, MAX_WAIT))
         else:
             got = waiter.acquire(False)
         return waiter if got else None
@@ -62,10 +80,53 @@ def notify_all(waiters: "deque[Any]") -> None:
         waiters.popleft().release()
 
 
-def check_timeout(timeout: object) -> None:
-    """``ValueError`` for a negative timeout, worded as the queue module does."""
-    if timeout < 0:  # type: ignore[operator]
+def check_timeout(timeout: object) -> float:
+    """Return ``timeout`` as a float; ``ValueError`` if negative or NaN, worded as queue does.
+
+    An integer too large for a float is infinite: a wait that long never ends.
+    """
+    tp = type(timeout)
+    if tp is float:
+        t: float = timeout  # type: ignore[assignment]
+    elif hasattr(tp, "__index__"):
+        i = operator.index(timeout)  # type: ignore[arg-type]
+        t = float(i) if -2**1000 < i < 2**1000 else (_INF if i > 0 else -_INF)
+    elif hasattr(tp, "__float__"):
+        try:
+            t = float(timeout)  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise TypeError(f"timeout must be a real number, not {tp.__name__!r}") from exc
+    else:
+        raise TypeError(f"timeout must be a real number, not {tp.__name__!r}")
+    if not t >= 0.0:
         raise ValueError("'timeout' must be a non-negative number")
+    return t
+
+
+def sleep(seconds: float) -> None:
+    """``time.sleep`` that takes any non-negative length, ``inf`` included."""
+    end = monotonic() + seconds
+    while True:
+        left = end - monotonic()
+        if not left > 0.0:
+            return
+        time.sleep(min(left, MAX_WAIT))
+
+
+def check_clock(clock: object) -> None:
+    """``TypeError`` naming ``clock`` unless it is callable."""
+    if not callable(clock):
+        raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
+
+
+def read_clock(clock: Callable[[], float]) -> float:
+    """Call ``clock`` and return its reading; a non-number or non-finite one names ``clock()``."""
+    t = clock()
+    if type(t) is not float:
+        t = to_real(t, "clock()")
+    if t - t != 0.0:  # inf or NaN
+        raise ValueError(f"clock() must return a finite number, got {t!r}")
+    return t
 
 
 class OwnedLock:
@@ -96,6 +157,17 @@ class OwnedLock:
         self._mutex.release()
 
 
+class Uncopyable:
+    """Refuses copy.copy, copy.deepcopy and pickle: the object owns locks and waiting threads."""
+
+    __slots__ = ()
+
+    def __reduce_ex__(self, protocol: object) -> NoReturn:
+        raise TypeError(
+            f"cannot pickle or copy {type(self).__name__!r} object: "
+            "it owns a lock and the threads waiting on it")
+
+
 class Bounded:
     """The wait for room of a queue with ``maxsize``, as queue.Queue.put waits."""
 
@@ -120,8 +192,7 @@ class Bounded:
                 if self.is_shutdown:
                     raise ShutDown
         else:
-            check_timeout(timeout)
-            end = monotonic() + timeout
+            end = monotonic() + check_timeout(timeout)
             while self._held() >= self.maxsize:
                 remaining = end - monotonic()
                 if remaining <= 0.0:

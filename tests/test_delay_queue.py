@@ -195,25 +195,45 @@ def test_earlier_item_wakes_a_waiting_get(impl):
     assert 0.05 <= got[0][1] - t0 < 5
 
 
+def wait_for(predicate, limit=10.0):
+    end = time.monotonic() + limit
+    while not predicate():
+        assert time.monotonic() < end, "condition not reached"
+        time.sleep(0.005)
+
+
 @pytest.mark.parametrize("how", ["cancel", "reschedule"])
-def test_head_change_wakes_a_waiting_get(impl, how):
+def test_head_change_wakes_the_sleeping_leader(impl, how):
+    # The leader sleeps 30 s (real time) until the head; the clock then
+    # jumps past the second item, so only a wake-up on the head change lets
+    # the leader see that item due: without it, the get sleeps 30 s.
+    clock = FakeClock(0.0)
+    dq = impl.DelayQueue(clock=clock)
+    head = dq.put_at("head", 30.0)
+    dq.put_at("second", 31.0)
+    got = []
+    t = start(lambda: got.append(dq.get(timeout=60)))
+    wait_for(lambda: dq._leader is not None)  # the getter sleeps until the head
+    clock.now = 31.0
+    if how == "cancel":
+        assert dq.cancel(head)
+    else:
+        assert dq.reschedule(head, 100)
+    t.join(10)
+    assert got == ["second"]
+    dq.shutdown(immediate=True)
+
+
+def test_reschedule_to_earlier_wakes_a_waiting_get(impl):
     dq = impl.DelayQueue()
-    head = dq.put("head", 30)
-    dq.put("next", 60)
+    dq.put("head", 30)
     soon = dq.put("soon", 40)
     got = []
     t = start(lambda: got.append(dq.get(timeout=20)))
     time.sleep(0.05)
-    if how == "cancel":
-        dq.reschedule(soon, 0.05)
-        time.sleep(0.02)
-        assert dq.cancel(head)
-        expected = "soon"
-    else:
-        assert dq.reschedule(head, 0.05)
-        expected = "head"
+    assert dq.reschedule(soon, 0.05)
     t.join(10)
-    assert got == [expected]
+    assert got == ["soon"]
 
 
 def test_shutdown_wakes_waiting_getters(impl):
@@ -271,6 +291,53 @@ def test_one_leader_among_many_waiting_getters(impl):
     dq.shutdown(immediate=True)
     for t in threads:
         t.join(5)
+
+
+def test_stress_producers_and_consumers_with_cancels(impl):
+    # Many threads put, cancel and get at once: every item is either
+    # delivered exactly once or cancelled, never early, never lost.
+    n_producers, n_consumers, per_producer = 4, 4, 2_000
+    dq = impl.DelayQueue(maxsize=500)
+    cancelled: set[int] = set()
+    deadlines: dict[int, float] = {}
+    lock = threading.Lock()
+    got: list[list[tuple[int, float]]] = [[] for _ in range(n_consumers)]
+
+    def produce(p):
+        rng = random.Random(p)
+        mine = []
+        for i in range(per_producer):
+            item = p * per_producer + i
+            delay = rng.random() * 0.05
+            with lock:
+                deadlines[item] = time.monotonic() + delay
+            mine.append((item, dq.put(item, delay, timeout=30)))
+            if rng.random() < 0.2:
+                victim, h = mine.pop(rng.randrange(len(mine)))
+                if dq.cancel(h):
+                    with lock:
+                        cancelled.add(victim)
+
+    def consume(c):
+        out = got[c]
+        for item in dq:
+            out.append((item, time.monotonic()))
+
+    consumers = [start(consume, c) for c in range(n_consumers)]
+    producers = [start(produce, p) for p in range(n_producers)]
+    for t in producers:
+        t.join(60)
+    assert not any(t.is_alive() for t in producers)
+    dq.shutdown()
+    for t in consumers:
+        t.join(60)
+    assert not any(t.is_alive() for t in consumers)
+    taken = [i for out in got for i, _ in out]
+    assert len(taken) == len(set(taken))  # nothing doubled
+    assert set(taken) | cancelled == set(range(n_producers * per_producer))  # nothing lost
+    assert not set(taken) & cancelled
+    assert not [i for out in got for i, at in out if at < deadlines[i]]  # never early
+    dq._check()
 
 
 def test_stress_consumers_drain_exactly_once(impl):
@@ -400,3 +467,171 @@ def test_garbage_collected_with_items_and_cycles(impl):
     del dq, jobs, j
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+# -- waits of any length (issue #10) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("delay", [float("inf"), 1e300, threading.TIMEOUT_MAX * 2, 2**53])
+def test_a_far_or_infinite_delay_is_held_and_not_due(impl, delay):
+    clock = FakeClock()
+    dq = impl.DelayQueue(clock=clock)
+    h = dq.put("far", delay)
+    assert dq.next_deadline() == 100.0 + delay and len(dq) == 1
+    clock.now = 1e9
+    assert dq.get_many() == []
+    with pytest.raises(Empty):
+        dq.get(timeout=0.05)  # a capped real wait on a far head times out normally
+    assert dq.reschedule(h, float("inf"))
+    assert dq.next_deadline() == float("inf")
+    clock.now = 1e308  # an infinite deadline is never due
+    assert dq.get_many() == []
+    assert dq.cancel(h) and len(dq) == 0
+    dq._check()
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e300, threading.TIMEOUT_MAX * 2, 10**400])
+def test_a_huge_timeout_waits_until_an_item_comes(impl, timeout):
+    dq = impl.DelayQueue()
+    dq.put("never", float("inf"))
+    timer = threading.Timer(0.1, dq.put, ("soon", 0.01))
+    timer.start()
+    assert dq.get(timeout=timeout) == "soon"
+    timer.join()
+
+
+def test_long_waits_sleep_in_chunks_and_recheck(impl, monkeypatch):
+    from dq_core import _waiting
+
+    monkeypatch.setattr(_waiting, "MAX_WAIT", 0.02)
+    dq = impl.DelayQueue()
+    dq.put("x", 0.15)  # the leader sleeps in 0.02 s chunks, never early
+    t0 = time.monotonic()
+    assert dq.get(timeout=float("inf")) == "x"
+    assert 0.15 <= time.monotonic() - t0 < 5
+    dq.put("late", 30)
+    t0 = time.monotonic()
+    with pytest.raises(Empty):  # chunked, it still times out on time
+        dq.get(timeout=0.2)
+    assert 0.2 <= time.monotonic() - t0 < 5
+
+
+def test_bad_timeouts_are_refused_before_waiting(impl):
+    dq = impl.DelayQueue(maxsize=1)
+    dq.put("x", 10)
+    for bad in (float("nan"), -1, -1e-9, float("-inf"), -(10**400)):
+        with pytest.raises(ValueError, match="^'timeout' must be a non-negative number$"):
+            dq.get(timeout=bad)
+        with pytest.raises(ValueError, match="^'timeout' must be a non-negative number$"):
+            dq.put("y", timeout=bad)
+    with pytest.raises(TypeError, match="^timeout must be a real number, not 'str'$"):
+        dq.get(timeout="1")
+    with pytest.raises(TypeError, match="^timeout must be a real number, not 'str'$"):
+        dq.put("y", timeout="1")
+    with pytest.raises(Empty):  # as queue.Queue: a non-blocking get ignores the timeout
+        dq.get(block=False, timeout=float("nan"))
+    assert len(dq) == 1
+    dq._check()
+
+
+# -- constructor, setters, clock (issue #10) ----------------------------------------------
+
+
+def test_clock_must_be_callable_and_its_readings_sane(impl):
+    with pytest.raises(TypeError, match="^clock must be callable, not 'int'$"):
+        impl.DelayQueue(clock=5)
+    reading = [0.0]
+    dq = impl.DelayQueue(clock=lambda: reading[0])
+    h = dq.put("x", 1)
+    for bad, exc, msg in [
+        (float("nan"), ValueError, r"^clock\(\) must return a finite number, got nan$"),
+        (float("inf"), ValueError, r"^clock\(\) must return a finite number, got inf$"),
+        ("soon", TypeError, r"^clock\(\) must be a real number, not 'str'$"),
+        (None, TypeError, r"^clock\(\) must be a real number, not 'NoneType'$"),
+    ]:
+        reading[0] = bad
+        for call in (lambda: dq.put("y", 1), dq.get_nowait, dq.get_many,
+                     lambda: dq.reschedule(h, 1), lambda: dq.get(timeout=0)):
+            with pytest.raises(exc, match=msg):
+                call()
+            dq._check()  # the lock was released
+    assert len(dq) == 1
+    reading[0] = 5.0
+    assert dq.get_many() == ["x"]
+
+
+def test_maxsize_is_validated_and_settable(impl):
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'str'$"):
+        impl.DelayQueue(maxsize="3")
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'float'$"):
+        impl.DelayQueue(maxsize=2.0)
+    dq = impl.DelayQueue(maxsize=1, clock=FakeClock())
+    dq.put("a", 5)
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'NoneType'$"):
+        dq.maxsize = None
+    assert dq.maxsize == 1
+    done = []
+    t = start(lambda: done.append(dq.put("b", 5, timeout=20)))
+    wait_for(lambda: dq._putters)
+    dq.maxsize = 2  # room now: the waiting put goes through
+    t.join(10)
+    assert len(done) == 1 and len(dq) == 2
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_copy_and_pickle_are_refused(impl, how):
+    import copy
+    import pickle
+
+    dq = impl.DelayQueue()
+    dq.put("x", 1)
+    fn = {"copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": pickle.dumps}[how]
+    with pytest.raises(TypeError, match="^cannot pickle or copy 'DelayQueue' object"):
+        fn(dq)
+    assert len(dq) == 1
+
+
+# -- user code that misbehaves -------------------------------------------------------------
+
+
+def test_a_clock_that_raises_leaks_no_lock_and_loses_no_item(impl):
+    state = {"now": 0.0, "fail": False}
+
+    def clock():
+        if state["fail"]:
+            state["fail"] = False
+            raise OSError("clock broke")
+        return state["now"]
+
+    dq = impl.DelayQueue(clock=clock)
+    dq.put("a", 1)
+    state["now"] = 2.0
+    for call in (dq.get_nowait, dq.get_many, lambda: dq.get(timeout=1), lambda: dq.put("b", 0)):
+        state["fail"] = True
+        with pytest.raises(OSError, match="clock broke"):
+            call()
+        dq._check()
+    assert dq.get(timeout=1) == "a" and len(dq) == 0
+
+
+def test_an_item_finaliser_may_use_the_queue(impl):
+    # A cancelled or dropped item's __del__ runs after the lock is released,
+    # so it can put into the queue (under the lock it would hit re-entry).
+    dq = impl.DelayQueue(clock=FakeClock())
+    outcome = []
+
+    class Phoenix:
+        def __del__(self):
+            try:
+                outcome.append(dq.put("reborn", 0))
+            except Exception as exc:
+                outcome.append(exc)
+
+    h = dq.put(Phoenix(), 5)
+    assert dq.cancel(h)
+    assert len(outcome) == 1 and isinstance(outcome[0], int), outcome
+    assert dq.get_many() == ["reborn"]
+    dq.put(Phoenix(), 0)
+    dq.shutdown(immediate=True)
+    assert len(outcome) == 2 and isinstance(outcome[1], ShutDown), outcome
+    dq._check()

@@ -127,3 +127,111 @@ def test_bad_arguments(impl):
             ex.submit_with_priority(float("nan"), print)
         with pytest.raises(TypeError, match="priority must be a real number"):
             ex.submit_with_priority("high", print)
+
+
+# -- issue #18: submit runs at priority 0 ----------------------------------------------------
+
+
+def test_submit_runs_at_priority_zero(impl):
+    gate = threading.Event()
+    started = []
+    with impl.PriorityExecutor(max_workers=1) as ex:
+        ex.submit(gate.wait, 10)
+        time.sleep(0.05)
+        ex.submit_with_priority(1, started.append, "after")
+        ex.submit(started.append, "submit")
+        ex.submit_with_priority(-1, started.append, "before")
+        ex.submit_with_priority(0, started.append, "zero, later")
+        gate.set()
+    assert started == ["before", "submit", "zero, later", "after"]
+
+
+# -- issue #10 --------------------------------------------------------------------------------
+
+
+def test_impossible_rate_settings_are_refused(impl):
+    for burst in (0.5, 0.999):
+        with pytest.raises(ValueError, match="^burst must be at least 1"):
+            impl.PriorityExecutor(rate=10, burst=burst)
+    with pytest.raises(ValueError, match="^burst must not be NaN$"):
+        impl.PriorityExecutor(rate=10, burst=float("nan"))
+    with pytest.raises(ValueError, match="^rate must be a positive finite number"):
+        impl.PriorityExecutor(rate=0)
+    with pytest.raises(TypeError, match="^rate must be a real number, not 'str'$"):
+        impl.PriorityExecutor(rate="10")
+
+
+def test_a_worker_survives_its_own_machinery_failing(impl):
+    # Not the task but the worker's permit-taking raises: the future it was
+    # for gets the error, none stays pending, and the worker goes on.
+    class FlakyLimiter:
+        calls = 0
+
+        def acquire(self):
+            self.calls += 1
+            if self.calls == 2:
+                raise OSError("limiter broke")
+            return True
+
+    ex = impl.PriorityExecutor(max_workers=1, rate=1000, burst=1)
+    ex._limiter = FlakyLimiter()  # before the first worker starts
+    futures = [ex.submit(pow, 2, i) for i in range(4)]
+    with pytest.raises(OSError, match="limiter broke"):
+        futures[1].result(5)
+    assert [futures[i].result(5) for i in (0, 2, 3)] == [1, 4, 8]
+    ex.shutdown()
+    assert not any(t.is_alive() for t in ex._threads)
+
+
+def test_a_dropped_executor_drains_and_its_workers_exit(impl):
+    import gc
+    import weakref
+
+    gate = threading.Event()
+    ex = impl.PriorityExecutor(max_workers=2)
+    futures = [ex.submit(gate.wait, 10)] + [ex.submit(pow, 2, i) for i in range(10)]
+    threads = list(ex._threads)
+    ref = weakref.ref(ex)
+    del ex
+    gc.collect()
+    assert ref() is None  # the workers hold no strong reference to it
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)
+    assert [f.result(0) for f in futures[1:]] == [2**i for i in range(10)]
+
+
+def test_interpreter_exit_runs_pending_work_and_joins_workers(impl):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, dq_core\n"
+        "print(dq_core.implementation, flush=True)\n"
+        "ex = dq_core.PriorityExecutor(max_workers=2, rate=200, burst=1)\n"
+        "for i in range(20):\n"
+        "    ex.submit(lambda i=i: print(i, flush=True))\n"
+    )
+    env = dict(os.environ)
+    env.pop("DQ_CORE_NO_EXTENSIONS", None)
+    if impl.name == "py":
+        env["DQ_CORE_NO_EXTENSIONS"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split()
+    assert lines[0] == {"c": "cython", "py": "python"}[impl.name]
+    assert sorted(map(int, lines[1:])) == list(range(20))
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_copy_and_pickle_are_refused(impl, how):
+    import copy
+    import pickle
+
+    fn = {"copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": pickle.dumps}[how]
+    with impl.PriorityExecutor(max_workers=1) as ex:
+        with pytest.raises(TypeError, match="^cannot pickle or copy 'PriorityExecutor' object"):
+            fn(ex)

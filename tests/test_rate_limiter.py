@@ -109,3 +109,143 @@ def test_acquire_waits_in_real_time_and_serves_in_arrival_order():
 def test_repr():
     lim = RateLimiter(2, burst=4, clock=Clock())
     assert repr(lim) == "<RateLimiter rate=2.0 burst=4.0 available=4>"
+
+
+# -- issue #10: impossible settings, waits of any length, setters, clock, copies ------------
+
+
+@pytest.mark.parametrize("rate", [1e-12, 1e-300, 5e-324])
+def test_a_tiny_rate_never_overflows(rate):
+    clock = Clock()
+    lim = RateLimiter(rate, clock=clock)
+    assert lim.try_acquire() and not lim.try_acquire()
+    clock.now = 1e6  # refills next to nothing: still no token
+    assert not lim.try_acquire()
+    for timeout in (0, 1.0, 1e11):
+        assert lim.acquire(timeout=timeout) is False  # the wait exceeds it: at once
+    assert "available=" in repr(lim)
+
+
+def test_an_endless_wait_sleeps_in_chunks(monkeypatch):
+    from dq_core import _waiting
+
+    monkeypatch.setattr(_waiting, "MAX_WAIT", 0.02)
+    lim = RateLimiter(20)  # real clock
+    assert lim.acquire()
+    t0 = time.monotonic()
+    assert lim.acquire(timeout=float("inf"))  # 0.05 s, slept in 0.02 s chunks
+    assert 0.04 <= time.monotonic() - t0 < 5
+
+
+def test_an_infinite_wait_does_not_overflow():
+    lim = RateLimiter(5e-324)
+    assert lim.acquire()
+    # 1 / 5e-324 seconds is inf: the waiter sleeps (in chunks) for ever.
+    t = threading.Thread(target=lim.acquire, daemon=True)
+    t.start()
+    t.join(0.2)
+    assert t.is_alive()
+
+
+def test_bad_timeouts():
+    lim = RateLimiter(1, clock=Clock())
+    for bad in (float("nan"), -1, float("-inf")):
+        with pytest.raises(ValueError, match="^'timeout' must be a non-negative number$"):
+            lim.acquire(timeout=bad)
+    with pytest.raises(TypeError, match="^timeout must be a real number, not 'str'$"):
+        lim.acquire(timeout="1")
+    assert lim.try_acquire()  # nothing was taken
+
+
+def test_fractional_burst_and_tokens():
+    # A burst under 1 is a valid bucket for fractional tokens; asking for
+    # more than burst at once can never succeed and says so.
+    clock = Clock()
+    lim = RateLimiter(1, burst=0.5, clock=clock)
+    assert lim.try_acquire(0.25) and lim.try_acquire(0.25) and not lim.try_acquire(0.25)
+    with pytest.raises(ValueError, match=r"^tokens \(1\.0\) must not exceed burst \(0\.5\)$"):
+        lim.acquire()
+    with pytest.raises(ValueError, match=r"^tokens \(1\.0\) must not exceed burst"):
+        lim.try_acquire()
+
+
+@pytest.mark.parametrize("name", ["rate", "burst"])
+def test_setters_validate_as_the_constructor(name):
+    lim = RateLimiter(2, burst=4, clock=Clock())
+    for bad, exc, msg in [(0, ValueError, f"^{name} must be a positive finite number, got 0.0$"),
+                          (-1, ValueError, f"^{name} must be a positive finite number"),
+                          (float("inf"), ValueError, f"^{name} must be a positive finite number"),
+                          (float("nan"), ValueError, f"^{name} must not be NaN$"),
+                          ("2", TypeError, f"^{name} must be a real number, not 'str'$")]:
+        with pytest.raises(exc, match=msg):
+            RateLimiter(**{"rate": 2, "burst": 4, name: bad})
+        with pytest.raises(exc, match=msg):
+            setattr(lim, name, bad)
+        assert (lim.rate, lim.burst) == (2.0, 4.0)
+    assert repr(lim) == "<RateLimiter rate=2.0 burst=4.0 available=4>"
+
+
+def test_setting_rate_and_burst_keeps_the_tokens_there():
+    clock = Clock()
+    lim = RateLimiter(2, burst=4, clock=clock)
+    assert lim.try_acquire(3)  # 1 left
+    lim.rate = 10  # the past is not re-priced at the new rate
+    assert not lim.try_acquire(2)
+    clock.now = 0.1  # 1 + 0.1 * 10
+    assert lim.try_acquire(2) and not lim.try_acquire(0.01)
+    clock.now = 10.0
+    lim.burst = 1  # full at 4, capped to the new burst
+    assert lim.try_acquire(1) and not lim.try_acquire(0.01)
+    with pytest.raises(ValueError, match="must not exceed burst"):
+        lim.try_acquire(2)
+    lim.burst = 3  # raising burst adds no tokens
+    assert not lim.try_acquire(0.01)
+    clock.now = 10.3
+    assert lim.try_acquire(3)
+
+
+def test_clock_must_be_callable_and_its_readings_sane():
+    with pytest.raises(TypeError, match="^clock must be callable, not 'int'$"):
+        RateLimiter(1, clock=5)
+    reading = [0.0]
+    lim = RateLimiter(1, clock=lambda: reading[0])
+    for bad, exc, msg in [(float("nan"), ValueError, r"^clock\(\) must return a finite number"),
+                          (float("inf"), ValueError, r"^clock\(\) must return a finite number"),
+                          ("now", TypeError, r"^clock\(\) must be a real number, not 'str'$")]:
+        reading[0] = bad
+        for call in (lim.try_acquire, lim.acquire, repr, lambda: setattr(lim, "rate", 2)):
+            with pytest.raises(exc, match=msg):
+                call() if call is not repr else repr(lim)
+        with pytest.raises(exc, match=msg):
+            RateLimiter(1, clock=lambda: reading[0])
+    reading[0] = 0.0
+    assert lim.try_acquire() and lim.rate == 1.0  # nothing was taken, nothing changed
+
+
+def test_a_clock_that_reenters_the_limiter_does_not_deadlock():
+    # The clock is read before the lock is taken.
+    holder = {}
+
+    def clock():
+        lim = holder.get("lim")
+        if lim is not None and not holder.get("inside"):
+            holder["inside"] = True
+            try:
+                holder["repr"] = repr(lim)
+            finally:
+                holder["inside"] = False
+        return 0.0
+
+    holder["lim"] = RateLimiter(1, clock=clock)
+    assert holder["lim"].try_acquire()
+    assert holder["repr"].startswith("<RateLimiter")
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_copy_and_pickle_are_refused(how):
+    import copy
+    import pickle
+
+    fn = {"copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": pickle.dumps}[how]
+    with pytest.raises(TypeError, match="^cannot pickle or copy 'RateLimiter' object"):
+        fn(RateLimiter(1))
