@@ -30,7 +30,7 @@ import threading
 import weakref
 from concurrent.futures import BrokenExecutor, Executor, Future
 from queue import Empty
-from typing import Any, Callable, ClassVar, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
 
 from ._convert import to_real
 from ._queues import PriorityQueue
@@ -40,6 +40,11 @@ from ._waiting import Uncopyable
 __all__ = ["PriorityExecutor"]
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from typing_extensions import ParamSpec
+
+    P = ParamSpec("P")  # only in annotations: ParamSpec is Python >= 3.10
 Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 _log = logging.getLogger("dq_core")
 _counter = itertools.count()
@@ -122,12 +127,12 @@ class PriorityExecutor(Uncopyable, Executor):
         self._initializer = initializer
         self._initargs = initargs
 
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Schedule ``fn(*args, **kwargs)`` at priority 0; return its Future."""
         return self._submit(0.0, fn, args, kwargs)
 
-    def submit_with_priority(self, priority: float, fn: Callable[..., T], /,
-                             *args: Any, **kwargs: Any) -> Future[T]:
+    def submit_with_priority(self, priority: float, fn: Callable[P, T], /,
+                             *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Schedule ``fn(*args, **kwargs)`` at ``priority`` (lowest starts first).  O(log n)."""
         p = priority if type(priority) is float and priority == priority else to_real(
             priority, "priority")

@@ -462,7 +462,7 @@ class TTLDictCore(Generic[K, V]):
 
     def __init__(self, ttl: float, maxsize: Optional[int] = None,
                  clock: Callable[[], float] = time.monotonic,
-                 on_expire: Optional[Callable[[K, V], Any]] = None) -> None:
+                 on_expire: Optional[Callable[[K, V], object]] = None) -> None:
         ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
         maxsize = _maxsize(maxsize)
         on_expire = _callback(on_expire)
@@ -501,12 +501,12 @@ class TTLDictCore(Generic[K, V]):
         self._maxsize = _maxsize(value)
 
     @property
-    def on_expire(self) -> Optional[Callable[[K, V], Any]]:
+    def on_expire(self) -> Optional[Callable[[K, V], object]]:
         """Called as ``on_expire(key, value)`` for every expired or evicted entry, or None."""
         return self._on_expire
 
     @on_expire.setter
-    def on_expire(self, value: Optional[Callable[[K, V], Any]]) -> None:
+    def on_expire(self, value: Optional[Callable[[K, V], object]]) -> None:
         self._on_expire = _callback(value)
 
     @property

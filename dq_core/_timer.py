@@ -24,7 +24,11 @@ from ._compat import core
 from ._convert import to_real
 
 if TYPE_CHECKING:
+    from typing_extensions import ParamSpec
+
     from ._wheel_py import TimingWheel
+
+    P = ParamSpec("P")  # only in annotations: ParamSpec is Python >= 3.10
 else:
     TimingWheel = core("_wheel").TimingWheel
 
@@ -244,16 +248,16 @@ class Timer:
         self._core = _Core(wheel, name)
         self._finalizer = weakref.finalize(self, self._core.abandon)
 
-    def call_later(self, delay: float, fn: Callable[..., Any], /, *args: Any,
-                   **kwargs: Any) -> TimerHandle:
+    def call_later(self, delay: float, fn: Callable[P, object], /, *args: P.args,
+                   **kwargs: P.kwargs) -> TimerHandle:
         """Run ``fn(*args, **kwargs)`` ``delay`` seconds from now; return its handle.  O(1)."""
         d = to_real(delay, "delay")
         if not callable(fn):
             raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
         return self._core.schedule(TimerHandle(self._core, time.monotonic() + d, fn, args, kwargs))
 
-    def call_at(self, deadline: float, fn: Callable[..., Any], /, *args: Any,
-                **kwargs: Any) -> TimerHandle:
+    def call_at(self, deadline: float, fn: Callable[P, object], /, *args: P.args,
+                **kwargs: P.kwargs) -> TimerHandle:
         """Run ``fn(*args, **kwargs)`` at ``deadline`` (``time.monotonic()`` clock).  O(1)."""
         d = to_real(deadline, "deadline")
         if not callable(fn):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import ItemsView, ValuesView
-from typing import TYPE_CHECKING, Any, Iterator, MutableMapping, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
 from ._compat import core
 from ._ring_py import _real, _reading  # the number rules, shared by both cores
@@ -24,13 +24,14 @@ __all__ = ["TTLDict", "TTLDictMethods"]
 
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 
 _MISSING: Any = object()
 
 
-class _Items(ItemsView[Any, Any]):
+class _Items(ItemsView[K, V]):
     # An entry that expires while the view is iterated is skipped.
-    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+    def __iter__(self) -> Iterator[tuple[K, V]]:
         mapping: Any = self._mapping  # type: ignore[attr-defined]
         for key in mapping:
             try:
@@ -40,26 +41,26 @@ class _Items(ItemsView[Any, Any]):
             yield key, value
 
 
-class _Values(ValuesView[Any]):
-    def __iter__(self) -> Iterator[Any]:
+class _Values(ValuesView[V]):
+    def __iter__(self) -> Iterator[V]:
         for _, value in _Items(self._mapping):  # type: ignore[attr-defined]
             yield value
 
 
-class TTLDictMethods:
+class TTLDictMethods(Generic[K, V]):
     """What TTLDict adds to either implementation's TTLDictCore."""
 
     if TYPE_CHECKING:
         _ring: Any
-        _data: dict[Any, Any]
+        _data: dict[K, Any]
         _ttl: float
         _clock: Any
-        on_expire: Any
+        on_expire: Optional[Callable[[K, V], object]]
         maxsize: Optional[int]
 
-        def _purge(self, now: float) -> list[tuple[Any, Any]]: ...
-        def _take(self, key: Any) -> Any: ...
-        def _popfirst(self) -> tuple[Any, Any]: ...
+        def _purge(self, now: float) -> list[tuple[K, V]]: ...
+        def _take(self, key: K) -> V: ...
+        def _popfirst(self) -> tuple[K, V]: ...
         def __getstate__(self) -> tuple[Any, ...]: ...
         def __setstate__(self, state: tuple[Any, ...]) -> None: ...
 
@@ -67,19 +68,19 @@ class TTLDictMethods:
         self.expire()
         return len(self._data)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[K]:
         self.expire()
         return iter(self._data)
 
-    def items(self) -> ItemsView[Any, Any]:
+    def items(self) -> ItemsView[K, V]:
         """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""
         return _Items(self)  # type: ignore[arg-type]
 
-    def values(self) -> ValuesView[Any]:
+    def values(self) -> ValuesView[V]:
         """A view of the live values (one expiring meanwhile is skipped)."""
         return _Values(self)  # type: ignore[arg-type]
 
-    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+    def pop(self, key: K, default: Union[V, T] = _MISSING) -> Union[V, T]:
         """Remove ``key`` and return its value, else ``default`` (KeyError if not given)."""
         try:
             return self._take(key)
@@ -88,12 +89,12 @@ class TTLDictMethods:
                 raise
             return default
 
-    def popitem(self) -> tuple[Any, Any]:
+    def popitem(self) -> tuple[K, V]:
         """Remove and return the first live ``(key, value)``; KeyError when there is none."""
         self.expire()
         return self._popfirst()
 
-    def _notify(self, removed: list[tuple[Any, Any]]) -> None:
+    def _notify(self, removed: list[tuple[K, V]]) -> None:
         callback = self.on_expire
         if callback is None:
             return
@@ -107,7 +108,7 @@ class TTLDictMethods:
         if error is not None:
             raise error
 
-    def expire(self, now: Optional[float] = None) -> list[tuple[Any, Any]]:
+    def expire(self, now: Optional[float] = None) -> list[tuple[K, V]]:
         """Remove and return the expired ``(key, value)`` pairs still held, oldest first.
 
         ``now`` defaults to ``clock()``.  O(1) when nothing is due, O(k) for
@@ -147,7 +148,7 @@ class TTLDictMethods:
         return new
 
 
-class TTLDict(TTLDictMethods, TTLDictCore[K, V], MutableMapping[K, V]):
+class TTLDict(TTLDictMethods[K, V], TTLDictCore[K, V], MutableMapping[K, V]):
     """A mapping whose entries all live ``ttl`` seconds from when they were set.
 
     Setting a key (new or existing) restarts its life.  An expired key is
