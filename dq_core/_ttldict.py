@@ -9,6 +9,7 @@ iteration, views, ``on_expire`` dispatch, copying and pickling.
 from __future__ import annotations
 
 import copy
+import types
 from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
@@ -49,6 +50,9 @@ class _Values(ValuesView[V]):
 
 class TTLDictMethods(Generic[K, V]):
     """What TTLDict adds to either implementation's TTLDictCore."""
+
+    if not TYPE_CHECKING:  # as the cores: a plain alias, also on classes built from this mixin
+        __class_getitem__ = classmethod(types.GenericAlias)
 
     if TYPE_CHECKING:
         _ring: Any
