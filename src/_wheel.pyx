@@ -20,7 +20,7 @@ import time
 import types
 
 from dq_core._convert import to_count, to_real
-from dq_core._wheel_py import check_raw
+from dq_core._wheel_py import check_raw, check_state  # one validator for both twins
 
 __all__ = ["TimingWheel"]
 
@@ -34,7 +34,6 @@ cdef Py_ssize_t MAX_WHEEL_SIZE = 2 ** 16
 cdef i64 TICK_LIMIT = 2 ** 62
 cdef double TICK_LIMIT_D = <double>(2 ** 62)
 cdef double ORIGIN_LIMIT_D = <double>(2 ** 61)
-cdef i64 ORIGIN_LIMIT_I = 2 ** 61
 cdef int NIL = -1
 cdef i64 DUE = -1, FAR = -2, FREE = -3
 cdef Py_ssize_t DUE_LIST = 0, FAR_LIST = 1, WHEEL_LISTS = 2
@@ -109,65 +108,6 @@ cdef inline i64 _ticks_at(double t, double tick) noexcept nogil:
     if q <= -TICK_LIMIT_D:
         return -TICK_LIMIT
     return <i64>floor(q)
-
-
-def check_state(state):
-    """Validate a pickled TimingWheel state (both implementations load through this)."""
-    try:
-        (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
-         cascaded) = state
-    except (TypeError, ValueError):
-        raise ValueError("invalid TimingWheel state") from None
-    if not (type(version) is int and version == STATE_VERSION):
-        raise ValueError(f"unsupported TimingWheel state version {version!r}")
-    if not callable(clock):
-        raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
-
-    def bad(what):
-        return ValueError(f"invalid TimingWheel state: {what}")
-
-    if not (type(tick) is float and 0 < tick < INFINITY):
-        raise bad("tick")
-    if not (type(size) is int and 2 <= size <= MAX_WHEEL_SIZE and not size & (size - 1)):
-        raise bad("wheel_size")
-    if not (type(origin) is int and -ORIGIN_LIMIT_I <= origin <= ORIGIN_LIMIT_I):
-        raise bad("origin")
-    if not (type(cur) is int and 0 <= cur <= TICK_LIMIT - origin):
-        raise bad("current tick")
-    if not (type(now) is float and -INFINITY < now < INFINITY):
-        raise bad("time")
-    if not (type(epoch) is int and 0 <= epoch < GEN_LIMIT):
-        raise bad("epoch")
-    if not all(type(x) is int and 0 <= x <= 0xFFFFFFFFFFFFFFFF for x in (visited, cascaded)):
-        raise bad("counters")
-    if not (type(gens) is list and type(free) is list and type(live) is list):
-        raise bad("slot lists")
-    # Snapshots: what is checked is what gets built, whatever a finaliser
-    # does to the caller's lists meanwhile.
-    gens, free = list(gens), list(free)
-    live = [tuple(e) if type(e) in (tuple, list) else e for e in list(live)]
-    n = len(gens)
-    if not (n < 0x7FFFFFFF and all(type(g) is int and epoch <= g <= GEN_LIMIT for g in gens)):
-        raise bad("generations")
-    slots = list(free)
-    for entry in live:
-        if not (type(entry) is tuple and len(entry) == 4):
-            raise bad("timer")
-        slot, t, d, _ = entry
-        slots.append(slot)
-        if type(t) is not int:
-            raise bad("timer tick")
-        if t == FAR:
-            if not (type(d) is float and d == d and _tick_of(d, tick) >= TICK_LIMIT):
-                raise bad("far deadline")
-        elif d is not None or not (t == DUE or cur < t < TICK_LIMIT - origin):
-            raise bad("timer tick")
-    if not all(type(s) is int and 0 <= s < n for s in slots) or len(set(slots)) != len(slots):
-        raise bad("slots")
-    if len(slots) != sum(g < GEN_LIMIT for g in gens) or any(gens[s] == GEN_LIMIT for s in slots):
-        raise bad("slots")
-    return (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
-            cascaded)
 
 
 class _Signature:
