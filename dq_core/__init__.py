@@ -9,23 +9,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._compat import USE_EXT, implementation
+from ._compat import implementation
 from ._exceptions import Empty, Full, ShutDown
-from ._delayqueue import DelayQueue
-from ._executor import PriorityExecutor
-from ._queues import PriorityQueue
 from ._ratelimit import RateLimiter
-from ._timer import Timer, TimerHandle
-from ._ttldict import TTLDict
+from ._timer import TimerHandle
 
-if TYPE_CHECKING or not USE_EXT:
+if TYPE_CHECKING:  # the pure classes are the type source of both implementations
+    from ._delayqueue import DelayQueue
+    from ._executor import PriorityExecutor
     from ._heap_py import Heap
+    from ._queues import PriorityQueue
     from ._ring_py import TTLRing
+    from ._timer import Timer
+    from ._ttldict import TTLDict
     from ._wheel_py import TimingWheel
 else:
-    from ._heap import Heap
-    from ._ring import TTLRing
-    from ._wheel import TimingWheel
+    from ._assemble import classes
+
+    _classes = classes(implementation)
+    Heap = _classes.Heap
+    PriorityQueue = _classes.PriorityQueue
+    DelayQueue = _classes.DelayQueue
+    TimingWheel = _classes.TimingWheel
+    Timer = _classes.Timer
+    TTLRing = _classes.TTLRing
+    TTLDict = _classes.TTLDict
+    PriorityExecutor = _classes.PriorityExecutor
+    del _classes, classes
 
 __all__ = [
     "DelayQueue", "Empty", "Full", "Heap", "PriorityExecutor", "PriorityQueue", "RateLimiter",

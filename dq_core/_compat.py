@@ -14,42 +14,47 @@ import warnings
 from types import ModuleType
 from typing import Any
 
-__all__ = ["USE_EXT", "implementation", "core", "restore", "COMPILED_MODULES"]
+__all__ = ["USE_EXT", "implementation", "cores", "restore", "CORE_MODULES", "IMPLEMENTATIONS"]
 
-#: Compiled cores, each with a pure twin named ``<name>_py``.
-COMPILED_MODULES = ("_heap", "_pqueue", "_ring", "_wheel")
+#: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
+CORE_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+
+#: The implementations, by the name ``dq_core.implementation`` gives them.
+IMPLEMENTATIONS = ("cython", "python")
 
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 
 
-def _load_compiled() -> dict[str, ModuleType] | None:
+def cores(implementation: str) -> dict[str, ModuleType]:
+    """The core modules of ``implementation`` ("cython" or "python"), by core name.
+
+    Raises ImportError if the compiled cores are asked for and not built.
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
+    suffix = "" if implementation == "cython" else "_py"
+    return {name: importlib.import_module(f"dq_core.{name.replace('_ttlmap', '_ring')}{suffix}") for name in CORE_MODULES}  # TEMP until _ttlmap lands
+
+
+def _pick() -> str:
     if NO_EXTENSIONS:
-        return None
+        return "python"
     try:
-        return {
-            name: importlib.import_module(f"dq_core.{name}") for name in COMPILED_MODULES
-        }
+        cores("cython")
     except ImportError as exc:
         warnings.warn(
             f"dq_core: the compiled core could not be imported ({exc}); falling back "
             "to the pure-Python implementation, which is several times slower. "
             "Set DQ_CORE_NO_EXTENSIONS=1 to choose it deliberately.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-        return None
+        return "python"
+    return "cython"
 
 
-_compiled = _load_compiled()
-USE_EXT = _compiled is not None
-implementation = "cython" if USE_EXT else "python"
-
-
-def core(name: str) -> ModuleType:
-    """The module in use for the core ``name``: compiled, or its pure twin."""
-    if _compiled is not None:
-        return _compiled[name]
-    return importlib.import_module(f"dq_core.{name}_py")
+implementation = _pick()
+USE_EXT = implementation == "cython"
 
 
 def restore(name: str, state: Any) -> Any:

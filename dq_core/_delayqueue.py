@@ -25,11 +25,10 @@ from collections import deque
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, Optional, TypeVar
 
-from ._compat import core
 from ._convert import to_count, to_real
 from ._exceptions import Empty, ShutDown
 from ._waiting import (
-    Bounded,
+    QueueProtocol,
     OwnedLock,
     Uncopyable,
     check_clock,
@@ -42,15 +41,13 @@ from ._waiting import (
 
 if TYPE_CHECKING:
     from ._heap_py import Heap
-else:
-    Heap = core("_heap").Heap
 
 __all__ = ["DelayQueue"]
 
 T = TypeVar("T")
 
 
-class DelayQueue(Bounded, OwnedLock, Uncopyable, Generic[T]):
+class DelayQueue(QueueProtocol, OwnedLock, Uncopyable, Generic[T]):
     """Thread-safe queue whose items can be taken only once their deadline passed.
 
     ``put(item, delay)`` makes ``item`` due at ``clock() + delay``; ``get``
@@ -70,8 +67,8 @@ class DelayQueue(Bounded, OwnedLock, Uncopyable, Generic[T]):
     ['close order 7']
     """
 
-    #: The keyed heap class; the test matrix swaps in each implementation's.
-    _heap_class: ClassVar[Any] = Heap
+    #: The keyed heap class of the implementation: set by dq_core._assemble.
+    _Heap: ClassVar[type[Heap[Any]]]
 
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
@@ -81,7 +78,7 @@ class DelayQueue(Bounded, OwnedLock, Uncopyable, Generic[T]):
         self._maxsize = _check_maxsize(maxsize)
         self.is_shutdown = False
         self._clock = clock
-        self._heap: Heap[T] = self._heap_class()
+        self._heap: Heap[T] = self._Heap()
         self._mutex = threading.Lock()
         self._owner = 0
         self._getters: deque[Any] = deque()  # every thread waiting in get
@@ -150,10 +147,7 @@ class DelayQueue(Bounded, OwnedLock, Uncopyable, Generic[T]):
     def _put(self, item: T, deadline: float, block: bool, timeout: Optional[float]) -> int:
         self._lock()
         try:
-            if self.is_shutdown:
-                raise ShutDown
-            if self._maxsize > 0:
-                self._wait_for_room(block, timeout)
+            self._admit(block, timeout)
             heap = self._heap
             head = self._head_deadline()
             handle = heap.push(deadline, item)
@@ -324,18 +318,11 @@ class DelayQueue(Bounded, OwnedLock, Uncopyable, Generic[T]):
         ``ShutDown``.  With ``immediate``, the items are dropped and every
         waiting and later ``get`` raises ``ShutDown`` at once.
         """
-        dropped: Any = None
-        self._lock()
-        try:
-            self.is_shutdown = True
-            if immediate:
-                dropped = self._heap.pop_many(len(self._heap))
-            self._leader = None
-            notify_all(self._getters)
-            notify_all(self._putters)
-        finally:
-            self._unlock()
-        del dropped  # item finalisers run outside the lock
+        self._shut_down(immediate)
+
+    def _on_shutdown(self, immediate: bool) -> object:
+        self._leader = None
+        return self._heap.pop_many(len(self._heap)) if immediate else None
 
     def _check(self) -> None:
         """Assert the invariants: heap order, and no lock or leader left behind when idle."""

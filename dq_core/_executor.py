@@ -95,8 +95,8 @@ class PriorityExecutor(Uncopyable, Executor):
     1024
     """
 
-    #: The pending-task queue class; the test matrix swaps in each implementation's.
-    _queue_class: ClassVar[Any] = PriorityQueue
+    #: The PriorityQueue class of the implementation: set by dq_core._assemble.
+    _PriorityQueue: ClassVar[type[PriorityQueue[Any]]]
 
     def __init__(self, max_workers: Optional[int] = None, rate: Optional[float] = None,
                  burst: float = 1, thread_name_prefix: str = "",
@@ -113,7 +113,7 @@ class PriorityExecutor(Uncopyable, Executor):
             raise ValueError(f"burst must be at least 1 (each task takes one token), got {b!r}")
         self._max_workers = max_workers
         self._limiter = None if rate is None else RateLimiter(rate, b)
-        self._pending: PriorityQueue[tuple[float, int, Task]] = self._queue_class()
+        self._pending: PriorityQueue[tuple[float, int, Task]] = self._PriorityQueue()
         self._seq = itertools.count()
         self._lock = threading.Lock()
         # One ring per task, one per worker at shutdown: a worker that hears

@@ -20,10 +20,9 @@ import types
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Generic, Iterable, NoReturn, Optional
 
-from ._compat import core
 from ._convert import to_count
 from ._exceptions import Empty, Full, ShutDown
-from ._waiting import Bounded, check_timeout, notify_all, wait
+from ._waiting import QueueProtocol, check_timeout, notify_all, wait
 
 if TYPE_CHECKING:
     from ._pqueue_py import QueueCore, T
@@ -32,18 +31,37 @@ if TYPE_CHECKING:
 else:
     from typing import TypeVar
 
-    QueueCore = core("_pqueue").QueueCore
     T = TypeVar("T")
-    _Core = Generic  # the real core joins the bases of each concrete class
+    _Core = Generic  # dq_core._assemble adds an implementation's QueueCore
 
-__all__ = ["PriorityQueue", "PriorityQueueMethods"]
+__all__ = ["PriorityQueue"]
 
 # queue.Queue's storage hooks: PriorityQueue never calls them.
 _HOOKS = ("_init", "_qsize", "_put", "_get")
 
 
-class PriorityQueueMethods(Bounded, _Core[T]):
-    """What PriorityQueue adds to either implementation's QueueCore."""
+class PriorityQueue(QueueProtocol, _Core[T]):
+    """Thread-safe priority queue: lowest item first, by the items' own ``<``.
+
+    A drop-in for :class:`queue.PriorityQueue` (typically of
+    ``(priority, data)`` tuples) with the same blocking, ``task_done``/``join``
+    and ``shutdown`` semantics and exceptions; ``isinstance(q,
+    queue.PriorityQueue)`` holds.  As the standard library's, it has no
+    ``len()`` and is always true.  ``q.queue`` is a live read-only view of
+    the heap list (``q.queue[0]`` peeks in O(1)); ``peek()``, ``put_many()``,
+    ``get_many()`` and ``clear()`` are extras.  A comparison that raises
+    propagates to the caller and leaves the queue as it was; calling into
+    the queue from a comparison raises ``RuntimeError`` instead of
+    deadlocking.  Copying and pickling raise ``TypeError`` (it owns a lock
+    and waiting threads).
+
+    >>> q = PriorityQueue()
+    >>> q.put((2, "b")); q.put((1, "a"))
+    >>> q.queue[0]
+    (1, 'a')
+    >>> q.get()
+    (1, 'a')
+    """
 
     __slots__ = ()
     if not TYPE_CHECKING:
@@ -52,7 +70,7 @@ class PriorityQueueMethods(Bounded, _Core[T]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name in _HOOKS:
-            if getattr(cls, name) is not getattr(PriorityQueueMethods, name):
+            if getattr(cls, name) is not getattr(PriorityQueue, name):
                 raise TypeError(
                     f"{cls.__name__} overrides {name}(), which dq_core.PriorityQueue "
                     "never calls; override put() and get() instead")
@@ -85,7 +103,7 @@ class PriorityQueueMethods(Bounded, _Core[T]):
             raise Empty from None
 
     # Called by QueueCore with the lock held, when put or get cannot finish
-    # at once (Bounded._wait_for_room is the wait for room).
+    # at once (QueueProtocol._wait_for_room is the wait for room).
 
     def _held(self) -> int:
         return len(self._heap)
@@ -202,32 +220,28 @@ class PriorityQueueMethods(Bounded, _Core[T]):
         With ``immediate``, the items are dropped (each counted as done) and
         every getter raises ``ShutDown`` at once.
         """
-        dropped: list[T] = []
-        self._lock()
-        try:
-            self.is_shutdown = True
-            if immediate:
-                dropped = self._heap.clear()
-                self.unfinished_tasks = max(0, self.unfinished_tasks - len(dropped))
-                notify_all(self._joiners)
-            notify_all(self._getters)
-            notify_all(self._putters)
-        finally:
-            self._unlock()
-        del dropped  # item finalisers run outside the lock
+        self._shut_down(immediate)
+
+    def _on_shutdown(self, immediate: bool) -> object:
+        return self._drop_all() if immediate else None
 
     def clear(self) -> None:
         """Remove every item, counting each as done (``task_done``).  O(n)."""
         self._lock()
         try:
-            dropped = self._heap.clear()
-            self.unfinished_tasks = max(0, self.unfinished_tasks - len(dropped))
-            if not self.unfinished_tasks:
-                notify_all(self._joiners)
+            dropped = self._drop_all()
             notify_all(self._putters)
         finally:
             self._unlock()
-        del dropped
+        del dropped  # item finalisers run outside the lock
+
+    def _drop_all(self) -> list[T]:
+        # With the lock held: empty the heap, counting each item as done.
+        dropped = self._heap.clear()
+        self.unfinished_tasks = max(0, self.unfinished_tasks - len(dropped))
+        if not self.unfinished_tasks:
+            notify_all(self._joiners)
+        return dropped
 
     def __repr__(self) -> str:
         heap = self._heap
@@ -236,26 +250,3 @@ class PriorityQueueMethods(Bounded, _Core[T]):
         return (f"<{type(self).__name__} len={len(heap)} maxsize={self.maxsize} "
                 f"next={reprlib.repr(heap.peek())}>")
 
-
-class PriorityQueue(PriorityQueueMethods[T], QueueCore[T]):
-    """Thread-safe priority queue: lowest item first, by the items' own ``<``.
-
-    A drop-in for :class:`queue.PriorityQueue` (typically of
-    ``(priority, data)`` tuples) with the same blocking, ``task_done``/``join``
-    and ``shutdown`` semantics and exceptions; ``isinstance(q,
-    queue.PriorityQueue)`` holds.  As the standard library's, it has no
-    ``len()`` and is always true.  ``q.queue`` is a live read-only view of
-    the heap list (``q.queue[0]`` peeks in O(1)); ``peek()``, ``put_many()``,
-    ``get_many()`` and ``clear()`` are extras.  A comparison that raises
-    propagates to the caller and leaves the queue as it was; calling into
-    the queue from a comparison raises ``RuntimeError`` instead of
-    deadlocking.  Copying and pickling raise ``TypeError`` (it owns a lock
-    and waiting threads).
-
-    >>> q = PriorityQueue()
-    >>> q.put((2, "b")); q.put((1, "a"))
-    >>> q.queue[0]
-    (1, 'a')
-    >>> q.get()
-    (1, 'a')
-    """

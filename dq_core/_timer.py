@@ -20,7 +20,6 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
 
-from ._compat import core
 from ._convert import to_real
 
 if TYPE_CHECKING:
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
     from ._wheel_py import TimingWheel
 
     P = ParamSpec("P")  # only in annotations: ParamSpec is Python >= 3.10
-else:
-    TimingWheel = core("_wheel").TimingWheel
 
 __all__ = ["Timer", "TimerHandle"]
 
@@ -52,11 +49,11 @@ UNRUN = "unrun"          # returned by stop()
 class TimerHandle:
     """A scheduled callback: ``cancel()`` it, or read ``when`` and ``cancelled``."""
 
-    __slots__ = ("_when", "_fn", "_args", "_kwargs", "_state", "_core", "_key", "_seq")
+    __slots__ = ("_when", "_fn", "_args", "_kwargs", "_state", "_shared", "_key", "_seq")
 
-    def __init__(self, core: _Core, when: float, fn: Callable[..., Any],
+    def __init__(self, shared: _Shared, when: float, fn: Callable[..., Any],
                  args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        self._core = core
+        self._shared = shared
         self._seq = -1  # first-in first-out among equal deadlines; set by schedule
         self._when = when
         self._fn = fn
@@ -77,7 +74,7 @@ class TimerHandle:
 
     def cancel(self) -> bool:
         """Stop the callback from running; False if it already started, ran or was cancelled."""
-        return self._core.cancel(self)
+        return self._shared.cancel(self)
 
     def __repr__(self) -> str:
         fn = getattr(self._fn, "__qualname__", None) or repr(self._fn)
@@ -88,7 +85,7 @@ class TimerHandle:
         raise TypeError("cannot copy or pickle 'TimerHandle' objects: they belong to a Timer")
 
 
-class _Core:
+class _Shared:
     """State shared by the Timer, its handles and its thread (never the Timer itself,
     so a Timer nobody holds can be collected, which stops the thread)."""
 
@@ -169,24 +166,24 @@ class _Core:
             return len(self.wheel) + sum(h._state is DUE for h in self.batch)
 
 
-def _run(core: _Core) -> None:
+def _run(shared: _Shared) -> None:
     try:
-        _loop(core)
+        _loop(shared)
     except BaseException as exc:  # not a callback's: those are caught below
         # A thread that died quietly would leave a Timer that accepts
         # timers and never runs them: refuse them instead, and say why.
         _log.critical("timer thread %r failed; the Timer runs no more callbacks",
-                      core.name, exc_info=True)
-        with core.lock:
-            core.failed = exc
+                      shared.name, exc_info=True)
+        with shared.lock:
+            shared.failed = exc
 
 
-def _loop(core: _Core) -> None:
-    cond, wheel, batch = core.cond, core.wheel, core.batch
+def _loop(shared: _Shared) -> None:
+    cond, wheel, batch = shared.cond, shared.wheel, shared.batch
     while True:
         with cond:
             while True:
-                if core.stopped:
+                if shared.stopped:
                     return
                 if batch:
                     h = batch.popleft()
@@ -204,13 +201,13 @@ def _loop(core: _Core) -> None:
                     continue
                 nxt = wheel.next_deadline()
                 if nxt is None:
-                    core.wake_at = math.inf
+                    shared.wake_at = math.inf
                     cond.wait()
                 else:
-                    core.wake_at = nxt
+                    shared.wake_at = nxt
                     cond.wait(min(max(0.0, nxt - time.monotonic()), MAX_WAIT))
-                core.wake_at = -math.inf
-                core.wakeups += 1
+                shared.wake_at = -math.inf
+                shared.wakeups += 1
         try:
             h._fn(*h._args, **h._kwargs)
         except BaseException:
@@ -237,16 +234,16 @@ class Timer:
     True
     """
 
-    #: The TimingWheel class; the test matrix swaps in each implementation's.
-    _wheel_class: ClassVar[Any] = TimingWheel
+    #: The TimingWheel class of the implementation: set by dq_core._assemble.
+    _TimingWheel: ClassVar[type[TimingWheel[Any]]]
 
     def __init__(self, tick: float = 0.01, wheel_size: int = 256, *,
                  name: Optional[str] = None) -> None:
-        wheel = self._wheel_class(tick, wheel_size, clock=time.monotonic)
+        wheel = self._TimingWheel(tick, wheel_size, clock=time.monotonic)
         if name is None:
             name = f"dq_core-timer-{next(_counter)}"
-        self._core = _Core(wheel, name)
-        self._finalizer = weakref.finalize(self, self._core.abandon)
+        self._shared = _Shared(wheel, name)
+        self._finalizer = weakref.finalize(self, self._shared.abandon)
 
     def call_later(self, delay: float, fn: Callable[P, object], /, *args: P.args,
                    **kwargs: P.kwargs) -> TimerHandle:
@@ -254,7 +251,7 @@ class Timer:
         d = to_real(delay, "delay")
         if not callable(fn):
             raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
-        return self._core.schedule(TimerHandle(self._core, time.monotonic() + d, fn, args, kwargs))
+        return self._shared.schedule(TimerHandle(self._shared, time.monotonic() + d, fn, args, kwargs))
 
     def call_at(self, deadline: float, fn: Callable[P, object], /, *args: P.args,
                 **kwargs: P.kwargs) -> TimerHandle:
@@ -262,13 +259,13 @@ class Timer:
         d = to_real(deadline, "deadline")
         if not callable(fn):
             raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
-        return self._core.schedule(TimerHandle(self._core, d, fn, args, kwargs))
+        return self._shared.schedule(TimerHandle(self._shared, d, fn, args, kwargs))
 
     def cancel(self, handle: TimerHandle) -> bool:
         """Same as ``handle.cancel()``."""
-        if not isinstance(handle, TimerHandle) or handle._core is not self._core:
+        if not isinstance(handle, TimerHandle) or handle._shared is not self._shared:
             raise TypeError("handle must be a TimerHandle of this Timer")
-        return self._core.cancel(handle)
+        return self._shared.cancel(handle)
 
     def stop(self) -> list[TimerHandle]:
         """Stop the thread and return the timers not run, in deadline order.
@@ -277,15 +274,15 @@ class Timer:
         Scheduling after ``stop`` raises RuntimeError; a second ``stop``
         returns [].
         """
-        return self._core.stop()
+        return self._shared.stop()
 
     @property
     def stopped(self) -> bool:
         """True once ``stop()`` has been called."""
-        return self._core.stopped
+        return self._shared.stopped
 
     def __len__(self) -> int:
-        return self._core.pending()
+        return self._shared.pending()
 
     def __enter__(self) -> Timer:
         return self
@@ -297,6 +294,6 @@ class Timer:
         raise TypeError(f"cannot copy or pickle {type(self).__name__!r} objects: they own a thread")
 
     def __repr__(self) -> str:
-        core = self._core
-        state = "failed" if core.failed else "stopped" if core.stopped else "running"
-        return f"<Timer {state} pending={len(self)} tick={self._core.wheel.tick!r}>"
+        shared = self._shared
+        state = "failed" if shared.failed else "stopped" if shared.stopped else "running"
+        return f"<Timer {state} pending={len(self)} tick={self._shared.wheel.tick!r}>"

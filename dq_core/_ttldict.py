@@ -13,19 +13,21 @@ import types
 from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
-from ._compat import core
 from ._ring_py import _real, _reading  # the number rules, shared by both cores
 
-if TYPE_CHECKING:
-    from ._ring_py import TTLDictCore
-else:
-    TTLDictCore = core("_ring").TTLDictCore
-
-__all__ = ["TTLDict", "TTLDictMethods"]
+__all__ = ["TTLDict"]
 
 K = TypeVar("K")
 V = TypeVar("V")
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from ._ttlmap_py import TTLDictCore
+
+    class _Base(TTLDictCore[K, V], MutableMapping[K, V]):
+        pass
+else:
+    _Base = Generic  # dq_core._assemble adds an implementation's TTLDictCore and MutableMapping
 
 _MISSING: Any = object()
 
@@ -48,8 +50,41 @@ class _Values(ValuesView[V]):
             yield value
 
 
-class TTLDictMethods(Generic[K, V]):
-    """What TTLDict adds to either implementation's TTLDictCore."""
+class TTLDict(_Base[K, V]):
+    """A mapping whose entries all live ``ttl`` seconds from when they were set.
+
+    Setting a key (new or existing) restarts its life.  An expired key is
+    absent from every read (``in``, ``[]``, ``get``, ``len``, iteration) even
+    before ``expire()`` runs; ``len()`` and iteration purge expired entries
+    first, and ``items()``/``values()``/``popitem()``/``==`` skip an entry
+    that expires while they run (``dict(d)`` looks every listed key up again
+    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize`` (an int >= 1, or None for no limit; 0 is
+    refused) evicts the oldest entry when a new key would exceed it; a
+    lowered ``maxsize`` applies from the next set.  ``on_expire(key, value)``
+    is called for every entry removed because it expired or was evicted (not
+    for ``del``, ``pop``, ``popitem``, ``clear`` or overwrite), once the
+    mapping is consistent; the first exception it raises propagates after
+    all calls are made.  Setters validate as the constructor does.
+
+    ``clock`` must be callable; a reading that is NaN or not a number raises
+    an error naming ``clock()``.  ``copy.copy`` shares the keys, values,
+    clock and ``on_expire``; ``copy.deepcopy`` copies them; ``pickle``
+    stores them all, so a lambda clock or callback makes pickling fail
+    (``pickle.PicklingError``).  A pickle made by either implementation
+    loads in the other.  Not thread-safe; a change made from user code (a
+    key's ``__eq__``/``__hash__``, a finaliser) while another change is
+    under way raises ``RuntimeError``.
+
+    >>> now = [0.0]
+    >>> d = TTLDict(10, clock=lambda: now[0])
+    >>> d["session"] = "alice"
+    >>> now[0] = 9.0; d["session"]
+    'alice'
+    >>> now[0] = 10.0; "session" in d
+    False
+    >>> d.expire()
+    [('session', 'alice')]
+    """
 
     if not TYPE_CHECKING:  # as the cores: a plain alias, also on classes built from this mixin
         __class_getitem__ = classmethod(types.GenericAlias)
@@ -151,39 +186,3 @@ class TTLDictMethods(Generic[K, V]):
         new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return new
 
-
-class TTLDict(TTLDictMethods[K, V], TTLDictCore[K, V], MutableMapping[K, V]):
-    """A mapping whose entries all live ``ttl`` seconds from when they were set.
-
-    Setting a key (new or existing) restarts its life.  An expired key is
-    absent from every read (``in``, ``[]``, ``get``, ``len``, iteration) even
-    before ``expire()`` runs; ``len()`` and iteration purge expired entries
-    first, and ``items()``/``values()``/``popitem()``/``==`` skip an entry
-    that expires while they run (``dict(d)`` looks every listed key up again
-    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize`` (an int >= 1, or None for no limit; 0 is
-    refused) evicts the oldest entry when a new key would exceed it; a
-    lowered ``maxsize`` applies from the next set.  ``on_expire(key, value)``
-    is called for every entry removed because it expired or was evicted (not
-    for ``del``, ``pop``, ``popitem``, ``clear`` or overwrite), once the
-    mapping is consistent; the first exception it raises propagates after
-    all calls are made.  Setters validate as the constructor does.
-
-    ``clock`` must be callable; a reading that is NaN or not a number raises
-    an error naming ``clock()``.  ``copy.copy`` shares the keys, values,
-    clock and ``on_expire``; ``copy.deepcopy`` copies them; ``pickle``
-    stores them all, so a lambda clock or callback makes pickling fail
-    (``pickle.PicklingError``).  A pickle made by either implementation
-    loads in the other.  Not thread-safe; a change made from user code (a
-    key's ``__eq__``/``__hash__``, a finaliser) while another change is
-    under way raises ``RuntimeError``.
-
-    >>> now = [0.0]
-    >>> d = TTLDict(10, clock=lambda: now[0])
-    >>> d["session"] = "alice"
-    >>> now[0] = 9.0; d["session"]
-    'alice'
-    >>> now[0] = 10.0; "session" in d
-    False
-    >>> d.expire()
-    [('session', 'alice')]
-    """

@@ -20,13 +20,13 @@ import time
 from collections import deque
 from threading import get_ident
 from time import monotonic
-from typing import Any, Callable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
 
 from ._convert import to_real
 from ._exceptions import Full, ShutDown
 
 __all__ = [
-    "OwnedLock", "Bounded", "Uncopyable", "new_waiter", "wait", "notify_all", "check_timeout",
+    "OwnedLock", "QueueProtocol", "Uncopyable", "new_waiter", "wait", "notify_all", "check_timeout",
     "check_clock", "read_clock", "sleep", "MAX_WAIT",
 ]
 
@@ -168,21 +168,41 @@ class Uncopyable:
             "it owns a lock and the threads waiting on it")
 
 
-class Bounded:
-    """The wait for room of a queue with ``maxsize``, as queue.Queue.put waits."""
+class QueueProtocol:
+    """What the thread-safe queues share: admission (shutdown, room) and shutdown.
 
-    __slots__ = ()
+    A queue using it has ``maxsize``, ``is_shutdown``, the waiter deques
+    ``_getters`` and ``_putters``, ``_lock``/``_unlock``, and ``_on_shutdown``,
+    which empties it on an immediate shutdown.
+    """
+
     maxsize: Any
     is_shutdown: bool
+    _getters: "deque[Any]"
     _putters: "deque[Any]"
+
+    if TYPE_CHECKING:  # provided by the queue (OwnedLock or QueueCore)
+        def _lock(self) -> None: ...
+        def _unlock(self) -> None: ...
 
     def _held(self) -> int:
         # The items counted against maxsize.  PriorityQueue, which has no
         # len() (as the stdlib's has none), overrides it.
         return len(self)  # type: ignore[arg-type]
 
+    def _on_shutdown(self, immediate: bool) -> object:
+        """Called with the lock held by shutdown: return what an immediate one drops."""
+        raise NotImplementedError
+
+    def _admit(self, block: bool, timeout: Optional[float]) -> None:
+        """Called with the lock held before an item goes in: ShutDown, or wait for room."""
+        if self.is_shutdown:
+            raise ShutDown
+        if self.maxsize > 0:
+            self._wait_for_room(block, timeout)
+
     def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
-        # Called with the lock held and maxsize > 0.
+        # Called with the lock held and maxsize > 0, as queue.Queue.put waits.
         if not block:
             if self._held() >= self.maxsize:
                 raise Full
@@ -200,3 +220,16 @@ class Bounded:
                 wait(self, self._putters, remaining)
                 if self.is_shutdown:
                     raise ShutDown
+
+    def _shut_down(self, immediate: bool) -> None:
+        """The work of ``shutdown``: from now on ``put`` raises ``ShutDown``; wake every waiter."""
+        dropped: object = None
+        self._lock()
+        try:
+            self.is_shutdown = True
+            dropped = self._on_shutdown(immediate)
+            notify_all(self._getters)
+            notify_all(self._putters)
+        finally:
+            self._unlock()
+        del dropped  # item finalisers run outside the lock

@@ -475,6 +475,26 @@ def wheel_bytes_per_timer(wheel_cls: Any, delays: Sequence[float]) -> tuple[floa
     return wheel / len(delays), heap / len(delays)
 
 
+# -- the implementations ----------------------------------------------------
+
+
+def implementations() -> list[tuple[str, Any]]:
+    """``(label, classes)`` for each implementation built here, compiled first.
+
+    ``classes`` holds the public classes (``.Heap``, ``.PriorityQueue``, ...)
+    exactly as ``dq_core`` exports them for that implementation.
+    """
+    from dq_core._assemble import classes
+
+    out = []
+    for label, implementation in (("dq_core-c", "cython"), ("dq_core-py", "python")):
+        try:
+            out.append((label, classes(implementation)))
+        except ImportError:  # pure-only build: compare what exists
+            pass
+    return out
+
+
 # -- the table ---------------------------------------------------------------
 
 

@@ -13,12 +13,7 @@ from time import perf_counter
 
 import pyperf
 
-from dq_core import _executor, _pqueue_py, _queues
-
-try:
-    from dq_core import _pqueue
-except ImportError:  # pure-only build: compare what exists
-    _pqueue = None
+from dq_core import bench as w
 
 
 def noop() -> None:
@@ -41,11 +36,9 @@ def dispatch(loops: int, executor_cls, n: int) -> float:
 def main() -> None:
     runner = pyperf.Runner()
     n = 10_000
-    for label, mod in (("dq_core-c", _pqueue), ("dq_core-py", _pqueue_py)):
-        if mod is not None:
-            pq = type("PriorityQueue", (_queues.PriorityQueueMethods, mod.QueueCore), {})
-            cls = type("PriorityExecutor", (_executor.PriorityExecutor,), {"_queue_class": pq})
-            runner.bench_time_func(f"dispatch N={n} {label}", dispatch, cls, n, inner_loops=n)
+    for label, impl in w.implementations():
+        runner.bench_time_func(f"dispatch N={n} {label}", dispatch, impl.PriorityExecutor, n,
+                               inner_loops=n)
     runner.bench_time_func(f"dispatch N={n} ThreadPoolExecutor", dispatch, ThreadPoolExecutor, n,
                            inner_loops=n)
 

@@ -12,15 +12,9 @@ from __future__ import annotations
 
 import pyperf
 
-from dq_core import _heap_py
 from dq_core import bench as w
 
-try:
-    from dq_core import _heap
-except ImportError:  # pure-only build: compare what exists
-    _heap = None
-
-IMPLS = [("dq_core-c", _heap), ("dq_core-py", _heap_py)]
+IMPLS = w.implementations()
 
 
 def main() -> None:
@@ -28,30 +22,27 @@ def main() -> None:
     runner.metadata["description"] = "dq_core.Heap vs heapq"
     for n in (1_000, 100_000, 1_000_000):
         prios = w.random_priorities(n)
-        for label, mod in IMPLS:
-            if mod is not None:
-                runner.bench_time_func(f"push+pop N={n} {label}", w.heap_push_pop,
-                                       mod.Heap, prios, inner_loops=2 * n)
+        for label, impl in IMPLS:
+            runner.bench_time_func(f"push+pop N={n} {label}", w.heap_push_pop,
+                                   impl.Heap, prios, inner_loops=2 * n)
         runner.bench_time_func(f"push+pop N={n} heapq", w.heapq_push_pop, prios,
                                inner_loops=2 * n)
 
     n = 100_000
     prios = w.random_priorities(n)
     items = list(range(n))
-    for label, mod in IMPLS:
-        if mod is not None:
-            runner.bench_time_func(f"push_many+pop_many N={n} {label}", w.heap_bulk,
-                                   mod.Heap, prios, items, inner_loops=2 * n)
+    for label, impl in IMPLS:
+        runner.bench_time_func(f"push_many+pop_many N={n} {label}", w.heap_bulk,
+                               impl.Heap, prios, items, inner_loops=2 * n)
     runner.bench_time_func(f"push_many+pop_many N={n} heapq", w.heapq_bulk,
                            prios, items, inner_loops=2 * n)
 
     m = 10_000
     small, new = prios[:m], w.random_priorities(m, seed=2)
     ops = 3 * m + m // 2
-    for label, mod in IMPLS:
-        if mod is not None:
-            runner.bench_time_func(f"update+remove N={m} {label}", w.heap_update_remove,
-                                   mod.Heap, small, new, inner_loops=ops)
+    for label, impl in IMPLS:
+        runner.bench_time_func(f"update+remove N={m} {label}", w.heap_update_remove,
+                               impl.Heap, small, new, inner_loops=ops)
     runner.bench_time_func(f"update+remove N={m} heapq-lazy", w.heapq_update_remove,
                            small, new, inner_loops=ops)
 

@@ -13,25 +13,12 @@ import queue
 
 import pyperf
 
-from dq_core import _delayqueue, _heap_py, _pqueue_py, _queues
 from dq_core import bench as w
-
-try:
-    from dq_core import _heap, _pqueue
-except ImportError:  # pure-only build: compare what exists
-    _heap = _pqueue = None
 
 
 def queue_classes():
     """(label, PriorityQueue class, DelayQueue class) per implementation."""
-    out = []
-    for label, hmod, qmod in (("dq_core-c", _heap, _pqueue), ("dq_core-py", _heap_py, _pqueue_py)):
-        if hmod is None:
-            continue
-        pq = type("PriorityQueue", (_queues.PriorityQueueMethods, qmod.QueueCore), {})
-        dq = type("DelayQueue", (_delayqueue.DelayQueue,), {"_heap_class": hmod.Heap})
-        out.append((label, pq, dq))
-    return out
+    return [(label, impl.PriorityQueue, impl.DelayQueue) for label, impl in w.implementations()]
 
 
 def main() -> None:

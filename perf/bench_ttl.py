@@ -9,29 +9,20 @@ or an expired entry).  Both sides use the same fake timer.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-
 import cachetools
 import pyperf
 
-from dq_core import _ring_py, _ttldict
 from dq_core import bench as w
 
-try:
-    from dq_core import _ring
-except ImportError:  # pure-only build: compare what exists
-    _ring = None
-
-IMPLS = [(label, mod) for label, mod in (("dq_core-c", _ring), ("dq_core-py", _ring_py))
-         if mod is not None]
+IMPLS = w.implementations()
 
 
 def main() -> None:
     runner = pyperf.Runner()
     runner.metadata["description"] = "dq_core TTLRing/TTLDict vs cachetools.TTLCache"
     for backlog in (1_000, 500_000):
-        for label, mod in IMPLS:
-            ring = w.ring_with_backlog(mod.TTLRing, backlog)
+        for label, impl in IMPLS:
+            ring = w.ring_with_backlog(impl.TTLRing, backlog)
             runner.bench_time_func(f"expire nothing-due backlog={backlog} {label}",
                                    w.ring_expire_nothing_due, ring, inner_loops=1000)
         cache = cachetools.TTLCache(maxsize=float("inf"), ttl=60.0, timer=lambda: 0.0)
@@ -40,10 +31,9 @@ def main() -> None:
         runner.bench_time_func(f"expire nothing-due backlog={backlog} cachetools",
                                w.cachetools_expire_nothing_due, cache, inner_loops=1000)
     n = 100_000
-    for label, mod in IMPLS:
-        cls = type("TTLDict", (_ttldict.TTLDictMethods, mod.TTLDictCore, MutableMapping), {})
+    for label, impl in IMPLS:
         runner.bench_time_func(f"TTLDict set+get+expire N={n} {label}", w.ttl_set_get_expire,
-                               w.make_ttldict(cls), n, inner_loops=3 * n)
+                               w.make_ttldict(impl.TTLDict), n, inner_loops=3 * n)
     runner.bench_time_func(f"TTLDict set+get+expire N={n} cachetools", w.ttl_set_get_expire,
                            w.make_ttlcache, n, inner_loops=3 * n)
 

@@ -14,16 +14,9 @@ from __future__ import annotations
 
 import pyperf
 
-from dq_core import _wheel_py
 from dq_core import bench as w
 
-try:
-    from dq_core import _wheel
-except ImportError:  # pure-only build: compare what exists
-    _wheel = None
-
-IMPLS = [(label, mod.TimingWheel) for label, mod in (("dq_core-c", _wheel), ("dq_core-py", _wheel_py))
-         if mod is not None]
+IMPLS = [(label, impl.TimingWheel) for label, impl in w.implementations()]
 
 
 def main() -> None:

@@ -7,66 +7,34 @@ is set (CI sets it), which turns that skip into a failure.
 
 from __future__ import annotations
 
-import importlib
 import os
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 import dq_core
+from dq_core._assemble import classes
+from dq_core._compat import cores
 
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
-
-# (compiled module, pure module) for each core; public names come from these.
-CORES = {"_heap": ("Heap",), "_pqueue": ("ItemHeap",), "_ring": ("TTLRing",), "_wheel": ("TimingWheel",)}
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("default")
 
+IMPLEMENTATIONS = {"c": "cython", "py": "python"}
+
 
 def _load(kind: str) -> SimpleNamespace:
-    ns = SimpleNamespace(name=kind)
-    for core, names in CORES.items():
-        module: ModuleType = importlib.import_module(
-            f"dq_core.{core}" if kind == "c" else f"dq_core.{core}_py"
-        )
-        for n in names:
-            setattr(ns, n, getattr(module, n))
-        setattr(ns, core.lstrip("_"), module)
-    # The public classes built on the cores, as dq_core builds them on the
-    # implementation in use.
-    from dq_core import _queues
-
-    ns.PriorityQueue = type(
-        "PriorityQueue",
-        (_queues.PriorityQueueMethods, ns.pqueue.QueueCore),
-        {"__doc__": _queues.PriorityQueue.__doc__, "__module__": "dq_core"},
-    )
-    from dq_core import _delayqueue, _executor, _ttldict
-
-    ns.PriorityExecutor = type(
-        "PriorityExecutor", (_executor.PriorityExecutor,),
-        {"_queue_class": ns.PriorityQueue, "__module__": "dq_core"},
-    )
-
-    from collections.abc import MutableMapping
-
-    ns.TTLDict = type(
-        "TTLDict",
-        (_ttldict.TTLDictMethods, ns.ring.TTLDictCore, MutableMapping),
-        {"__doc__": _ttldict.TTLDict.__doc__, "__module__": "dq_core"},
-    )
-
-    from dq_core import _timer
-
-    ns.Timer = type("Timer", (_timer.Timer,), {"_wheel_class": ns.TimingWheel, "__module__": "dq_core"})
-
-    ns.DelayQueue = type(
-        "DelayQueue", (_delayqueue.DelayQueue,), {"_heap_class": ns.Heap, "__module__": "dq_core"}
-    )
+    """One implementation: its public classes (as dq_core assembles them), its core
+    modules (``impl.heap``, ``impl.pqueue``, ...) and ``impl.ItemHeap``."""
+    implementation = IMPLEMENTATIONS[kind]
+    ns = SimpleNamespace(name=kind, **classes(implementation)._asdict())
+    for name, module in cores(implementation).items():
+        setattr(ns, name.lstrip("_"), module)
+    ns.ItemHeap = ns.pqueue.ItemHeap
     return ns
 
 

@@ -11,8 +11,13 @@ import random
 import threading
 import time
 import weakref
+from types import SimpleNamespace
 
 import pytest
+from conftest import IMPLEMENTATIONS
+
+from dq_core._assemble import assemble
+from dq_core._compat import cores
 
 # Bounds for a loaded 2-core machine: what must happen soon gets this long.
 SOON = 5.0
@@ -63,10 +68,10 @@ def test_an_idle_timer_does_not_tick(impl):
     with impl.Timer(tick=0.001) as t:
         t.call_later(3600, lambda: None)
         time.sleep(0.05)
-        before = t._core.wakeups
+        before = t._shared.wakeups
         time.sleep(0.5)
         # a loop ticking every 1 ms would have woken ~500 times
-        assert t._core.wakeups - before <= 2
+        assert t._shared.wakeups - before <= 2
 
 
 def test_an_exception_is_logged_and_the_thread_goes_on(impl, caplog):
@@ -130,7 +135,7 @@ def test_stop_returns_the_timers_not_run(impl):
     assert "running" in repr(t) and "pending=4" in repr(t)
     unrun = t.stop()
     assert unrun == [hs[1], hs[2], hs[0], hs[3]]
-    assert not t._core.thread.is_alive()
+    assert not t._shared.thread.is_alive()
     assert t.stop() == [] and t.stopped and len(t) == 0
     assert all(h.cancel() is False and not h.cancelled for h in unrun)
     with pytest.raises(RuntimeError, match="after stop"):
@@ -172,8 +177,8 @@ def test_stop_from_a_callback(impl):
     scheduled.set()
     assert done.wait(SOON)
     assert result == [[pending]]
-    t._core.thread.join(SOON)
-    assert not t._core.thread.is_alive()
+    t._shared.thread.join(SOON)
+    assert not t._shared.thread.is_alive()
 
 
 def test_bad_arguments(impl):
@@ -186,7 +191,7 @@ def test_bad_arguments(impl):
             t.call_later(1, 5)
         with pytest.raises(TypeError, match="handle must be a TimerHandle"):
             t.cancel(5)
-        assert len(t) == 0 and t._core.thread is None  # nothing started
+        assert len(t) == 0 and t._shared.thread is None  # nothing started
     with pytest.raises(ValueError, match="tick must be a positive"):
         impl.Timer(tick=0)
 
@@ -232,7 +237,7 @@ def test_many_threads_schedule_and_cancel(impl):
 def test_a_dropped_timer_stops_its_thread(impl):
     t = impl.Timer(tick=0.01)
     t.call_later(3600, print)
-    thread = t._core.thread
+    thread = t._shared.thread
     ref = weakref.ref(t)
     del t
     gc.collect()
@@ -245,7 +250,7 @@ def test_a_past_deadline_waits_behind_an_earlier_one_of_the_same_tick(impl):
     ran = []
     done = threading.Event()
     with impl.Timer(tick=0.3) as t:
-        wheel = t._core.wheel
+        wheel = t._shared.wheel
         first = t.call_at(time.monotonic(), ran.append, "first")
         limit = time.monotonic() + SOON
         while wheel.wheel_time <= first.when and time.monotonic() < limit:
@@ -267,41 +272,41 @@ def test_a_deadline_past_timeout_max_does_not_kill_the_thread(impl, delay):
         time.sleep(0.05)  # the thread is asleep towards the far deadline
         t.call_later(0.01, done.set)
         assert done.wait(SOON)
-        assert t._core.thread.is_alive() and "running" in repr(t)
+        assert t._shared.thread.is_alive() and "running" in repr(t)
         assert t.stop() == [far, far_at]
 
 
-class _FaultyWheel:
-    """A TimingWheel whose advance() fails on demand (the thread's own code)."""
+def _faulty_wheel_class(inner_class):
+    class FaultyWheel:
+        """A TimingWheel whose advance() fails (the thread's own code fails)."""
 
-    inner_class: type = object
-    fail = False
+        def __init__(self, tick, wheel_size, clock):
+            self.inner = inner_class(tick, wheel_size, clock=clock)
 
-    def __init__(self, tick, wheel_size, clock):
-        self.inner = self.inner_class(tick, wheel_size, clock=clock)
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
 
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
+        def __len__(self):
+            return len(self.inner)
 
-    def __len__(self):
-        return len(self.inner)
-
-    def advance(self):
-        if self.fail:
+        def advance(self):
             raise MemoryError("injected")
-        return self.inner.advance()
+
+    return FaultyWheel
 
 
 def test_a_failure_of_the_thread_itself_is_logged_and_refuses_new_timers(impl, caplog):
-    wheel = type("Wheel", (_FaultyWheel,), {"inner_class": impl.TimingWheel, "fail": True})
-    timer = type("Timer", (impl.Timer,), {"_wheel_class": wheel})
+    # The Timer of an implementation whose wheel core fails, built as dq_core builds its own.
+    modules = cores(IMPLEMENTATIONS[impl.name])
+    modules["_wheel"] = SimpleNamespace(TimingWheel=_faulty_wheel_class(impl.TimingWheel))
+    timer = assemble(modules).Timer
     with caplog.at_level(logging.ERROR, logger="dq_core"):
         t = timer(tick=0.001)
         h = t.call_later(0, print)
         limit = time.monotonic() + SOON
-        while t._core.failed is None and time.monotonic() < limit:
+        while t._shared.failed is None and time.monotonic() < limit:
             time.sleep(0.001)
-    assert isinstance(t._core.failed, MemoryError)
+    assert isinstance(t._shared.failed, MemoryError)
     [record] = [r for r in caplog.records if r.name == "dq_core"]
     assert "timer thread" in record.getMessage() and record.exc_info[0] is MemoryError
     # never a Timer that takes timers and runs none

@@ -1,0 +1,75 @@
+"""The one place that turns an implementation's cores into dq_core's classes.
+
+Each core module (``_heap``, ``_pqueue``, ``_ring``, ``_ttlmap``, ``_wheel``,
+compiled or its pure ``*_py`` twin) exports one core class.  Some of those
+are public as they are (``Heap``, ``TTLRing``, ``TimingWheel``); the others
+get a face, a pure-Python class holding what both implementations share
+(locks and waiting, mapping methods, a thread):
+
+- a face that extends a core (``PriorityQueue``, ``TTLDict``) is joined
+  with it as a base class;
+- a face that holds a core (``DelayQueue`` holds a ``Heap``, ``Timer`` a
+  ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
+  as an attribute.
+
+``dq_core/__init__`` exports ``classes(dq_core.implementation)``; the test
+matrix runs on ``classes("cython")`` and ``classes("python")``, so for the
+implementation in use the tests exercise the very classes users import.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import MutableMapping
+from types import ModuleType, new_class
+from typing import Any, NamedTuple
+
+from . import _delayqueue, _executor, _queues, _timer, _ttldict
+from ._compat import cores
+
+__all__ = ["Classes", "assemble", "classes"]
+
+
+class Classes(NamedTuple):
+    """The public classes of one implementation."""
+
+    Heap: Any
+    PriorityQueue: Any
+    DelayQueue: Any
+    TimingWheel: Any
+    Timer: Any
+    TTLRing: Any
+    TTLDict: Any
+    PriorityExecutor: Any
+
+
+def _public(face: type, *cores: type, **attrs: Any) -> type:
+    """The public class named as ``face``: ``face`` with ``cores`` as further bases and ``attrs`` set."""
+    body = {"__doc__": face.__doc__, "__module__": "dq_core", "__qualname__": face.__name__, **attrs}
+    return new_class(face.__name__, (face, *cores), exec_body=lambda ns: ns.update(body))
+
+
+def assemble(modules: dict[str, ModuleType]) -> Classes:
+    """The public classes built on the core ``modules`` (as ``_compat.cores`` returns them)."""
+    heap, pqueue, ring, ttlmap, wheel = (
+        modules[name] for name in ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
+    priority_queue = _public(_queues.PriorityQueue, pqueue.QueueCore)
+    return Classes(
+        Heap=heap.Heap,
+        PriorityQueue=priority_queue,
+        DelayQueue=_public(_delayqueue.DelayQueue, _Heap=heap.Heap),
+        TimingWheel=wheel.TimingWheel,
+        Timer=_public(_timer.Timer, _TimingWheel=wheel.TimingWheel),
+        TTLRing=ring.TTLRing,
+        TTLDict=_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping),
+        PriorityExecutor=_public(_executor.PriorityExecutor, _PriorityQueue=priority_queue),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def classes(implementation: str) -> Classes:
+    """The public classes of ``implementation`` ("cython" or "python"), built once.
+
+    Raises ImportError for "cython" when the compiled cores are not built.
+    """
+    return assemble(cores(implementation))

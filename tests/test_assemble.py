@@ -1,0 +1,65 @@
+"""The assembly point: what the test matrix exercises is what dq_core exports."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import dq_core
+from dq_core._assemble import Classes, assemble, classes
+from dq_core._compat import CORE_MODULES, cores
+
+from conftest import IMPLEMENTATIONS
+
+
+def test_the_matrix_tests_the_classes_that_ship(impl):
+    in_use = IMPLEMENTATIONS[impl.name] == dq_core.implementation
+    for name in Classes._fields:
+        public = getattr(dq_core, name)
+        assert (getattr(impl, name) is public) == in_use, name
+        assert getattr(impl, name).__name__ == name
+    for name in ("PriorityQueue", "DelayQueue", "Timer", "TTLDict", "PriorityExecutor"):
+        assert getattr(impl, name).__module__ == "dq_core", name  # faces, as users see them
+
+
+def test_classes_are_built_once_per_implementation(impl):
+    implementation = IMPLEMENTATIONS[impl.name]
+    assert classes(implementation) is classes(implementation)
+    # assemble itself builds afresh, from whatever core modules it is given
+    fresh = assemble(cores(implementation))
+    assert fresh.PriorityQueue is not impl.PriorityQueue
+    assert fresh.Heap is impl.Heap  # a core class public as it is
+
+
+def test_each_face_holds_the_cores_of_its_own_implementation(impl):
+    modules = cores(IMPLEMENTATIONS[impl.name])
+    assert impl.DelayQueue()._heap.__class__ is modules["_heap"].Heap
+    assert isinstance(impl.PriorityQueue(), modules["_pqueue"].QueueCore)
+    assert isinstance(impl.TTLDict(1), modules["_ttlmap"].TTLDictCore)
+    with impl.Timer() as timer:
+        assert type(timer._shared.wheel) is modules["_wheel"].TimingWheel
+    with impl.PriorityExecutor(max_workers=1) as ex:
+        assert type(ex._pending) is impl.PriorityQueue
+
+
+def test_every_core_has_a_pure_twin_with_the_same_public_names():
+    pure = cores("python")
+    assert set(pure) == set(CORE_MODULES)
+    try:
+        compiled = cores("cython")
+    except ImportError:
+        pytest.skip("compiled core not built")
+    for name in CORE_MODULES:
+        assert sorted(compiled[name].__all__) == sorted(pure[name].__all__), name
+
+
+def test_unknown_implementation_is_refused():
+    with pytest.raises(ValueError, match="implementation must be one of"):
+        cores("rust")
+
+
+def test_a_pickle_loads_on_the_implementation_in_use(impl):
+    h = impl.Heap()
+    h.push(1.0, "a")
+    assert type(pickle.loads(pickle.dumps(h))) is dq_core.Heap
