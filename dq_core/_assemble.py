@@ -20,14 +20,31 @@ implementation in use the tests exercise the very classes users import.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import MutableMapping
 from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
 from . import _delayqueue, _executor, _queues, _timer, _ttldict
-from ._compat import cores
 
-__all__ = ["Classes", "assemble", "classes"]
+__all__ = ["CORE_MODULES", "IMPLEMENTATIONS", "Classes", "assemble", "classes", "cores"]
+
+#: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
+CORE_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+
+#: The implementations, by the name ``dq_core.implementation`` gives them.
+IMPLEMENTATIONS = ("cython", "python")
+
+
+def cores(implementation: str) -> dict[str, ModuleType]:
+    """The core modules of ``implementation`` ("cython" or "python"), by core name.
+
+    Raises ImportError if the compiled cores are asked for and not built.
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
+    suffix = "" if implementation == "cython" else "_py"
+    return {name: importlib.import_module(f"dq_core.{name.replace('_ttlmap', '_ring')}{suffix}") for name in CORE_MODULES}  # TEMP until _ttlmap lands
 
 
 class Classes(NamedTuple):
@@ -50,9 +67,8 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
-    """The public classes built on the core ``modules`` (as ``_compat.cores`` returns them)."""
-    heap, pqueue, ring, ttlmap, wheel = (
-        modules[name] for name in ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
+    """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
+    heap, pqueue, ring, ttlmap, wheel = (modules[name] for name in CORE_MODULES)
     priority_queue = _public(_queues.PriorityQueue, pqueue.QueueCore)
     return Classes(
         Heap=heap.Heap,

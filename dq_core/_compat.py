@@ -8,37 +8,20 @@ for pure Python.
 
 from __future__ import annotations
 
-import importlib
 import os
 import warnings
-from types import ModuleType
 from typing import Any
 
-__all__ = ["USE_EXT", "implementation", "cores", "restore", "CORE_MODULES", "IMPLEMENTATIONS"]
-
-#: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
-
-#: The implementations, by the name ``dq_core.implementation`` gives them.
-IMPLEMENTATIONS = ("cython", "python")
+__all__ = ["USE_EXT", "implementation", "restore"]
 
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
-
-
-def cores(implementation: str) -> dict[str, ModuleType]:
-    """The core modules of ``implementation`` ("cython" or "python"), by core name.
-
-    Raises ImportError if the compiled cores are asked for and not built.
-    """
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
-    suffix = "" if implementation == "cython" else "_py"
-    return {name: importlib.import_module(f"dq_core.{name.replace('_ttlmap', '_ring')}{suffix}") for name in CORE_MODULES}  # TEMP until _ttlmap lands
 
 
 def _pick() -> str:
     if NO_EXTENSIONS:
         return "python"
+    from ._assemble import cores
+
     try:
         cores("cython")
     except ImportError as exc:
@@ -47,7 +30,7 @@ def _pick() -> str:
             "to the pure-Python implementation, which is several times slower. "
             "Set DQ_CORE_NO_EXTENSIONS=1 to choose it deliberately.",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=2,
         )
         return "python"
     return "cython"

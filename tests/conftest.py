@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import dq_core
-from dq_core._assemble import classes
-from dq_core._compat import cores
+from dq_core._assemble import classes, cores
 
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 

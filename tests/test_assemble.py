@@ -7,8 +7,7 @@ import pickle
 import pytest
 
 import dq_core
-from dq_core._assemble import Classes, assemble, classes
-from dq_core._compat import CORE_MODULES, cores
+from dq_core._assemble import CORE_MODULES, Classes, assemble, classes, cores
 
 from conftest import IMPLEMENTATIONS
 

@@ -16,8 +16,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import IMPLEMENTATIONS
 
-from dq_core._assemble import assemble
-from dq_core._compat import cores
+from dq_core._assemble import assemble, cores
 
 # Bounds for a loaded 2-core machine: what must happen soon gets this long.
 SOON = 5.0
