@@ -17,7 +17,7 @@ from typing import Any
 __all__ = ["USE_EXT", "implementation", "core", "restore", "COMPILED_MODULES"]
 
 #: Compiled cores, each with a pure twin named ``<name>_py``.
-COMPILED_MODULES = ("_heap", "_pqueue", "_ring", "_wheel")
+COMPILED_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
 
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 

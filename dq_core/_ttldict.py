@@ -14,12 +14,12 @@ from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
 from ._compat import core
-from ._ring_py import _real, _reading  # the number rules, shared by both cores
+from ._ringstate import real as _real, reading as _reading  # the number rules, shared by both cores
 
 if TYPE_CHECKING:
-    from ._ring_py import TTLDictCore
+    from ._ttlmap_py import TTLDictCore
 else:
-    TTLDictCore = core("_ring").TTLDictCore
+    TTLDictCore = core("_ttlmap").TTLDictCore
 
 __all__ = ["TTLDict", "TTLDictMethods"]
 

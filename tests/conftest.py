@@ -19,7 +19,7 @@ import dq_core
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 
 # (compiled module, pure module) for each core; public names come from these.
-CORES = {"_heap": ("Heap",), "_pqueue": ("ItemHeap",), "_ring": ("TTLRing",), "_wheel": ("TimingWheel",)}
+CORES = {"_heap": ("Heap",), "_pqueue": ("ItemHeap",), "_ring": ("TTLRing",), "_ttlmap": ("TTLDictCore",), "_wheel": ("TimingWheel",)}
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -56,7 +56,7 @@ def _load(kind: str) -> SimpleNamespace:
 
     ns.TTLDict = type(
         "TTLDict",
-        (_ttldict.TTLDictMethods, ns.ring.TTLDictCore, MutableMapping),
+        (_ttldict.TTLDictMethods, ns.ttlmap.TTLDictCore, MutableMapping),
         {"__doc__": _ttldict.TTLDict.__doc__, "__module__": "dq_core"},
     )
 

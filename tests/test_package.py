@@ -17,7 +17,7 @@ from conftest import compiled_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
-    "dq_core._heap_py", "dq_core._pqueue_py", "dq_core._ring_py", "dq_core._wheel_py", "dq_core._convert", "dq_core._queues",
+    "dq_core._heap_py", "dq_core._pqueue_py", "dq_core._ring_py", "dq_core._ttlmap_py", "dq_core._wheel_py", "dq_core._convert", "dq_core._queues",
     "dq_core._delayqueue", "dq_core._ttldict", "dq_core._ratelimit", "dq_core._executor",
     "dq_core._timer",
 ]
