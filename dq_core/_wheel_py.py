@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 import copy
 
 from ._convert import to_count, to_real
-from ._handles import NIL, Handles
+from ._handles import NIL, SLOT_BITS, Handles
 from ._wheelstate import (
     DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
     WHEEL_LISTS, check_raw, check_state, tick_of,
@@ -173,10 +173,6 @@ class TimingWheel(Generic[T]):
         if epoch != NIL:
             self._reset_slots(epoch)
 
-    def _slot_of(self, handle: object) -> int:
-        """The slot behind ``handle``, or -1 if it is stale or unknown."""
-        return self._t.find(handle)
-
     # -- slot lists ---------------------------------------------------------
 
     def _list_of(self, t: int) -> int:
@@ -297,7 +293,7 @@ class TimingWheel(Generic[T]):
                 self._free_slot(slot)
                 raise
             self._len += 1
-            return self._t.handle(slot)
+            return (self._t.gens[slot] << SLOT_BITS) | slot
         finally:
             self._busy = False
 
@@ -306,7 +302,7 @@ class TimingWheel(Generic[T]):
         item = None  # the cancelled item: its __del__ runs after we are done
         self._enter()
         try:
-            slot = self._slot_of(handle)
+            slot = self._t.find(handle)
             if slot == NIL:
                 return False
             item = self._items[slot]  # noqa: F841
@@ -491,7 +487,7 @@ class TimingWheel(Generic[T]):
         return self._len
 
     def __contains__(self, key: object, /) -> bool:
-        return isinstance(key, int) and self._slot_of(key) != NIL
+        return isinstance(key, int) and self._t.find(key) != NIL
 
     def stats(self, /) -> dict[str, int]:
         """Counters: length, levels, slots (allocated in the slab), visited, cascaded.

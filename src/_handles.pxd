@@ -34,6 +34,25 @@ cdef extern from *:
     const Py_ssize_t MIN_SLOTS "DQ_MIN_SLOTS"
     const Py_ssize_t RESET_MIN_SLOTS "DQ_RESET_MIN_SLOTS"
 
+cdef extern from *:
+    """
+    /* list.append with the room check inline (as Cython's own list.append),
+       returning -1 with an exception set on failure: handles_put undoes its
+       slot then. */
+    static CYTHON_INLINE int dq_list_append(PyObject *list, PyObject *x) {
+        PyListObject *L = (PyListObject *)list;
+        Py_ssize_t len = Py_SIZE(list);
+        if (L->allocated > len) {
+            Py_INCREF(x);
+            PyList_SET_ITEM(list, len, x);
+            Py_SET_SIZE(list, len + 1);
+            return 0;
+        }
+        return PyList_Append(list, x);
+    }
+    """
+    int _list_append "dq_list_append"(object, object) noexcept
+
 cdef enum:
     NIL = -1    # the end of the free stack; "no slot"
     LIVE = -2   # the link of a slot that holds an item
@@ -122,6 +141,18 @@ cdef inline int handles_take(Handles* t) noexcept:
     S[slot].link = LIVE
     t.n = slot + 1
     return slot
+
+
+cdef inline int handles_put(Handles* t, list items, int slot, object item) except -1:
+    # Store item as the payload of the slot just taken, in items (the
+    # payloads by slot, as long as the slots made).  If a slot made afresh
+    # cannot be appended (MemoryError), it is unmade: the table is as it was.
+    if slot < len(items):
+        items[slot] = item
+    elif _list_append(items, item) < 0:
+        t.n -= 1
+        return -1
+    return 0
 
 
 cdef inline void handles_release(Handles* t, int slot) noexcept:

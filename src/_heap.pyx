@@ -14,7 +14,7 @@ from cython.view cimport array as cvarray
 from _handles cimport (
     MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free,
     handles_free_slots, handles_gens, handles_grow, handles_handle, handles_held, handles_links,
-    handles_load, handles_new, handles_release, handles_spent, handles_take, next_cap,
+    handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
 
@@ -99,8 +99,9 @@ Binary min-heap of items keyed by real-number priorities.
     cdef double[::1] _hkey
     cdef u64[::1] _hseq
     cdef long long[::1] _hslot
-    # by slot: the handle table, the position in the heap of a held slot,
-    # and the payload (None in a free slot); both as long as the table's room
+    # by slot: the handle table, the position in the heap of a held slot
+    # (as long as the table's room), and the payload (None in a free slot;
+    # as long as the slots made)
     cdef Handles _t
     cdef long long[::1] _spos
     cdef list _items
@@ -178,18 +179,17 @@ Initialize self.  See help(type(self)) for accurate signature."""
         # everything that can fail (or run the GC) first, then the table
         cdef long long[::1] p = _new_array(cap, sizeof(long long), "q")
         cdef Py_ssize_t n = self._t.n
-        cdef list items = self._items + [None] * (cap - self._t.cap)
         if n:
             p[:n] = self._spos[:n]
         handles_grow(&self._t, cap)
-        self._spos, self._items = p, items
+        self._spos = p
         return 0
 
     @cython.final
     cdef int _reset_slots(self, unsigned int epoch) except -1:
         cdef Handles t
         cdef long long[::1] p = _new_array(MIN_SLOTS, sizeof(long long), "q")
-        cdef list items = [None] * MIN_SLOTS
+        cdef list items = []
         handles_new(&t, MIN_SLOTS, epoch)
         handles_free(&self._t)
         self._t = t
@@ -209,7 +209,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         if slot == NIL:
             self._alloc_slots(next_cap(self._t.cap, _FULL))
             slot = handles_take(&self._t)
-        self._items[slot] = item
+        handles_put(&self._t, self._items, slot, item)
         return slot
 
     @cython.final
@@ -554,7 +554,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             for s in range(self._t.n):
                 if handles_held(&self._t, s):
                     handles_release(&self._t, <int>s)
-            self._items = [None] * self._t.cap
+            self._items = [None] * self._t.n
             self._n = 0
             self._on_empty()
         finally:
@@ -623,7 +623,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             hkey = _new_array(hcap, sizeof(double), "d")
             hseq = _new_array(hcap, sizeof(u64), "Q")
             hslot = _new_array(hcap, sizeof(long long), "q")
-            items = [None] * t.cap
+            items = [None] * t.n
             self._load_live(live, spos, hkey, hseq, hslot, items)
             self._enter()
         except BaseException:
@@ -688,7 +688,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
     @cython.final
     cdef _check_tables(self):
         cdef Py_ssize_t i, s
-        assert len(self._items) == self._t.cap >= self._t.n
+        assert len(self._items) == self._t.n <= self._t.cap
         assert self._n <= self._hcap and self._t.cap <= self._spos.shape[0]
         for i in range(1, self._n):
             p = (i - 1) >> 1
@@ -702,5 +702,5 @@ Initialize self.  See help(type(self)) for accurate signature."""
             held.add(s)
         check_table(handles_gens(&self._t), handles_links(&self._t), self._t.free,
                     self._t.epoch, held)
-        for s in range(self._t.cap):
+        for s in range(self._t.n):
             assert s in held or self._items[s] is None

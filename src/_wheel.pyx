@@ -16,7 +16,7 @@ from libc.math cimport INFINITY, floor, nextafter
 from _handles cimport (
     MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free, handles_free_slots,
     handles_gens, handles_grow, handles_handle, handles_links, handles_load, handles_new,
-    handles_release, handles_spent, handles_take, next_cap,
+    handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport _real
 
@@ -170,7 +170,8 @@ cdef class TimingWheel:
     cdef object _clock
     cdef i64 _origin, _cur
     # the slab, by slot: one node per timer, so a timer's fields share a cache line
-    # and the handle table; _nodes and _items as long as the table's room
+    # and the handle table; _nodes as long as the table's room, _items as
+    # long as the slots made
     cdef Node* _nodes
     cdef list _items
     cdef Handles _t
@@ -247,14 +248,11 @@ cdef class TimingWheel:
 
     @cython.final
     cdef int _alloc_slots(self, Py_ssize_t cap) except -1:
-        # everything that can fail (or run the GC) first, then the table
-        cdef list items = self._items + [None] * (cap - self._t.cap)
         cdef Node* nodes = <Node*>PyMem_Realloc(self._nodes, cap * sizeof(Node))
         if nodes is NULL:
             raise MemoryError()
         self._nodes = nodes
         handles_grow(&self._t, cap)
-        self._items = items
         return 0
 
     def __dealloc__(self):
@@ -268,7 +266,7 @@ cdef class TimingWheel:
     cdef int _reset_slots(self, unsigned int epoch) except -1:
         # everything that can fail (or run the GC) first, then the swap
         cdef Handles t
-        cdef list items = [None] * MIN_SLOTS
+        cdef list items = []
         cdef Node* nodes = <Node*>PyMem_Malloc(MIN_SLOTS * sizeof(Node))
         if nodes is NULL:
             raise MemoryError()
@@ -292,7 +290,7 @@ cdef class TimingWheel:
         cdef Node* nodes
         handles_load(&t, gens, free, epoch)
         try:
-            items = [None] * t.cap
+            items = [None] * t.n
             nodes = <Node*>PyMem_Realloc(self._nodes, t.cap * sizeof(Node))
             if nodes is NULL:
                 raise MemoryError()
@@ -312,10 +310,15 @@ cdef class TimingWheel:
     cdef inline int _take_slot(self, object item) except -1:
         cdef int slot = handles_take(&self._t)
         if slot == NIL:
-            self._alloc_slots(next_cap(self._t.cap, _FULL))
-            slot = handles_take(&self._t)
-        self._items[slot] = item
+            slot = self._grow_take()
+        handles_put(&self._t, self._items, slot, item)
         return slot
+
+    @cython.final
+    cdef int _grow_take(self) except -1:
+        # off the hot path, so that _take_slot stays small enough to inline
+        self._alloc_slots(next_cap(self._t.cap, _FULL))
+        return handles_take(&self._t)
 
     @cython.final
     cdef inline void _free_slot(self, int slot) noexcept:
@@ -865,7 +868,7 @@ cdef class TimingWheel:
         return {
             "tk": [self._nodes[i].tick for i in range(n)], "next": [self._nodes[i].next for i in range(n)],
             "prev": [self._nodes[i].prev for i in range(n)], "gen": handles_gens(&self._t),
-            "links": handles_links(&self._t), "items": self._items[:n], "free": self._t.free,
+            "links": handles_links(&self._t), "items": list(self._items), "free": self._t.free,
             "epoch": self._t.epoch, "head": [self._head[i] for i in range(nl)],
             "tail": [self._tail[i] for i in range(nl)], "occ": occ, "far": dict(self._far),
             "cur": self._cur, "bits": self._bits, "len": self._len,
@@ -874,6 +877,5 @@ cdef class TimingWheel:
     def _check(self):
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
         raw = self._raw()
-        assert len(self._items) == self._t.cap >= self._t.n
-        assert all(item is None for item in self._items[self._t.n:])
+        assert len(self._items) == self._t.n <= self._t.cap
         check_raw(raw)
