@@ -10,6 +10,7 @@ import inspect
 import pydoc
 import re
 import time
+import types
 
 import pytest
 
@@ -88,3 +89,11 @@ def test_construction_errors_alike(both, kwargs):
     assert got[0] == got[1]
     name = next(iter(kwargs))
     assert name in got[0][1]  # the message names the argument
+
+
+def test_subclassing_refused_alike(both):
+    for impl in both:
+        for base in (impl.TimingWheel, impl.TimingWheel[int]):
+            with pytest.raises(TypeError) as info:
+                types.new_class("Sub", (base,))
+            assert str(info.value) == "type 'TimingWheel' is not an acceptable base type"
