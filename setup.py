@@ -39,7 +39,8 @@ def extensions():
                   define_macros=macros, extra_compile_args=extra)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]
-    return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG)
+    return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG,
+                     include_path=["src"])
 
 
 setup(ext_modules=extensions())

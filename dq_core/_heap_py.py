@@ -14,7 +14,7 @@ import types
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
 
-from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
+from ._convert import MAX_EXACT_INT, InitSignature, keys_of, to_count, to_real
 from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
 from ._heapstate import STATE_VERSION, check_state
 
@@ -26,15 +26,6 @@ Entry = tuple[float, int, int]  # (key, seq, slot)
 _NEG_LIM = -MAX_EXACT_INT
 _REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 _FULL = "a Heap holds at most 2**31 - 1 items"
-
-
-class _Signature:
-    """The class's signature for inspect: no arguments (as ``__init__``)."""
-
-    def __get__(self, obj: object, cls: type) -> Any:
-        from inspect import Signature
-
-        return Signature()
 
 
 class Heap(Generic[T]):
@@ -61,7 +52,7 @@ class Heap(Generic[T]):
     if not TYPE_CHECKING:  # same alias type as the compiled class's
         __class_getitem__ = classmethod(types.GenericAlias)
         # __new__ takes any arguments, for __init__ to refuse them
-        __signature__ = _Signature()
+        __signature__ = InitSignature()
 
     _heap: list[Entry]  # live and dead entries
     _entries: list[Entry | None]  # live entry by slot

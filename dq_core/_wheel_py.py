@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 import copy
 
-from ._convert import to_count, to_real
+from ._convert import InitSignature, to_count, to_real
 from ._handles import NIL, SLOT_BITS, Handles
 from ._wheelstate import (
     DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
@@ -90,16 +90,28 @@ class TimingWheel(Generic[T]):
     __slots__ = (
         "_tick", "_size", "_bits", "_mask", "_clock", "_origin", "_cur", "_time",
         "_tk", "_next", "_prev", "_items", "_t",
-        "_len", "_head", "_tail", "_occ", "_far", "_visited", "_cascaded", "_busy",
+        "_len", "_head", "_tail", "_occ", "_far", "_visited", "_cascaded", "_busy", "_ready",
         "__weakref__",
     )
 
     if not TYPE_CHECKING:  # same alias type as the compiled class's
         __class_getitem__ = classmethod(types.GenericAlias)
+        # __new__ takes any arguments, for __init__ to refuse them
+        __signature__ = InitSignature()
+
+    _ready: bool  # __init__ or __setstate__ has run
+
+    def __new__(cls, /, *args: object, **kwargs: object) -> TimingWheel[T]:
+        # An empty wheel of 1 s ticks on time.monotonic, as the compiled
+        # twin's: usable even if __init__ never runs (copy, pickle).
+        self = super().__new__(cls)
+        self._setup(1.0, 2, time.monotonic, 0, 0.0)
+        self._ready = False
+        return self
 
     def __init__(self, /, tick: float = 0.001, wheel_size: int = 256,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if hasattr(self, "_tick"):
+        if self._ready:
             raise RuntimeError("TimingWheel.__init__ may run only once")
         tk = to_real(tick, "tick")
         if not 0 < tk < math.inf:
@@ -118,6 +130,7 @@ class TimingWheel(Generic[T]):
                 f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
             )
         self._setup(tk, size, clock, math.floor(q), now)
+        self._ready = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         """Refuse subclassing: no method of TimingWheel calls an overridable one."""
@@ -546,6 +559,7 @@ class TimingWheel(Generic[T]):
         # built aside, then moved in: a failure leaves this wheel as it was
         new: TimingWheel[Any] = TimingWheel.__new__(TimingWheel)
         new._setup(tick, size, clock, origin, now)
+        new._ready = True
         new._t = Handles.load(gens, free, epoch)
         new._cur = cur
         n = len(gens)

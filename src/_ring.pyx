@@ -22,7 +22,6 @@ import copy
 import time
 import types
 
-from dq_core._convert import to_real
 from dq_core import _ringstate
 from dq_core._ringstate import (
     NO_DEFAULT, check_ring_state, clock_of, max_items_of, reentered, segment_size_of, signature,
@@ -34,11 +33,6 @@ __all__ = ["TTLRing"]
 # The pure twin's constants, as C values
 cdef Py_ssize_t COMPACT_MIN = _ringstate.COMPACT_MIN
 cdef int STATE_VERSION = _ringstate.STATE_VERSION
-
-
-cdef double _to_real(object value, str name) except? -1.0:
-    # the slow path of _real (dq_core/_ring.pxd), which _ttlmap cimports
-    return to_real(value, name)
 
 
 @cython.final

@@ -7,18 +7,15 @@ the same guards to both structures.
 
 from __future__ import annotations
 
-import ast
 import importlib
-import pathlib
 
 import pytest
 
 from dq_core import _handles
 from dq_core._handles import GEN_LIMIT, LIVE, MAX_SLOTS, MIN_SLOTS, NIL, SLOT_BITS, Handles
 
-from conftest import compiled_or_skip
+from conftest import _load, compiled_or_skip
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 FULL = {"Heap": "a Heap holds at most 2**31 - 1 items",
         "TimingWheel": "a TimingWheel holds at most 2**31 - 1 timers"}
 
@@ -93,9 +90,7 @@ def test_pure_structures_stop_at_the_limit_and_stay_valid(monkeypatch, kind):
     # the limit made small: the structure refuses the next item and is
     # left as it was
     monkeypatch.setattr(_handles, "MAX_SLOTS", 2 * MIN_SLOTS)
-    impl = type("Py", (), {"Heap": importlib.import_module("dq_core._heap_py").Heap,
-                           "TimingWheel": importlib.import_module("dq_core._wheel_py").TimingWheel})
-    s = make(impl, kind)
+    s = make(_load("py"), kind)
     handles = [add(s, i) for i in range(2 * MIN_SLOTS)]
     with pytest.raises(MemoryError, match=r"2\*\*31 - 1"):
         add(s, 99)
@@ -213,31 +208,3 @@ def test_state_checks_claim_each_slot_once():
     assert _handles.claim(owner, gens, 2) and _handles.all_claimed(owner, gens)
     assert _handles.gens_valid([0, GEN_LIMIT], 0) and not _handles.gens_valid([1], 2)
     assert not _handles.gens_valid([GEN_LIMIT + 1], 0)
-
-
-# -- the wiring --------------------------------------------------------------------
-
-
-def imported_modules(path: pathlib.Path) -> set[str]:
-    tree = ast.parse(path.read_text()) if path.suffix == ".py" else None
-    if tree is None:  # a .pyx: its Python-level imports, line by line
-        return {line.split()[1] for line in path.read_text().splitlines()
-                if line.startswith(("from ", "import ")) and " cimport " not in line}
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            out.add(("." * node.level) + (node.module or ""))
-        elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-    return out
-
-
-# the cores of the handle table (the other cores follow the same rule)
-CORE_FILES = ["src/_heap.pyx", "src/_wheel.pyx", "dq_core/_heap_py.py", "dq_core/_wheel_py.py"]
-
-
-@pytest.mark.parametrize("name", CORE_FILES)
-def test_no_core_imports_a_pure_twin(name):
-    path = ROOT / name
-    twins = [m for m in imported_modules(path) if m.endswith("_py")]
-    assert twins == [], f"{path.name} imports {twins}"

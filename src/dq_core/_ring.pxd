@@ -6,22 +6,10 @@
 # would name a top-level "_ring").
 
 cimport cython
-from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_ITEM
 
 
-# dq_core._convert.to_real; defined in _ring.pyx
-cdef double _to_real(object value, str name) except? -1.0
-
-
-cdef inline double _real(object value, str name) except? -1.0:
-    # to_real with the fast path of an exact float first
-    cdef double d
-    if type(value) is float:
-        d = PyFloat_AS_DOUBLE(value)
-        if d == d:
-            return d
-    return _to_real(value, name)
+from _number cimport _real
 
 
 cdef inline double _reading(object clock) except? -1.0:
