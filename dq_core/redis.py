@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import uuid
 from time import monotonic
 from typing import (
@@ -403,6 +404,7 @@ class _Wait:
 _IDLE_ERRORS = (_redis.ConnectionError, _redis.TimeoutError, OSError)
 
 _SUBSCRIBE = "subscribe"  # step: subscribe to the wake-up channel (before looking)
+_TAKE_IDLE = "take idle"  # step: take an idle subscription if there is one (-> bool)
 _Step = Union[_Run, _Wait, str]
 _Flow = Generator[_Step, Any, T]
 
@@ -548,7 +550,9 @@ class _Protocol(Uncopyable, Generic[T]):
             raise ValueError(f"max_items must be at least 1, got {n!r}")
         end = math.inf if timeout is None else monotonic() + check_timeout(timeout)
         lease = _micros(self.lease, "lease")
-        subscribed = False
+        # a subscription left by an earlier wait costs nothing to take: then
+        # the first look already counts, saving a round trip when it must wait
+        subscribed = end > monotonic() and (yield _TAKE_IDLE)
         while True:
             reply = yield from self._run("claim", n, lease)
             if len(reply) > 2:
@@ -562,8 +566,8 @@ class _Protocol(Uncopyable, Generic[T]):
                 subscribed = True
                 continue
             now, wake = reply[0], reply[1]
-            if wake >= 0:
-                left = min(left, (wake - now) / _US)
+            if wake >= 0:  # clocks apart: never a negative wait
+                left = max(0.0, min(left, (wake - now) / _US))
             yield _Wait(min(left, MAX_WAIT))
 
     def _get_flow(self, timeout: object) -> _Flow[Optional[Job[T]]]:
@@ -665,6 +669,9 @@ class RedisDelayQueue(_Protocol[T]):
                     value = self._scripts[step.op](keys=self.keys, args=step.args)
                 elif step is _SUBSCRIBE:
                     pubsub = self._subscribe()
+                elif step is _TAKE_IDLE:
+                    pubsub = self._take_idle()
+                    value = pubsub is not None
                 else:
                     _wait(pubsub, step.seconds)
                 going, step = _finish(flow, value)
@@ -678,7 +685,7 @@ class RedisDelayQueue(_Protocol[T]):
                 else:  # a broken or half-read connection is not reused
                     pubsub.close()
 
-    def _subscribe(self) -> Any:
+    def _take_idle(self) -> Any:
         with self._idle_lock:
             pubsub = self._idle.pop() if self._idle else None
         if pubsub is not None:
@@ -688,6 +695,12 @@ class RedisDelayQueue(_Protocol[T]):
                 return pubsub
             except _IDLE_ERRORS:  # the server went away since: subscribe afresh
                 pubsub.close()
+        return None
+
+    def _subscribe(self) -> Any:
+        pubsub = self._take_idle()
+        if pubsub is not None:
+            return pubsub
         pubsub = self.client.pubsub()  # type: ignore[no-untyped-call]
         try:
             pubsub.subscribe(self.channel)
@@ -795,9 +808,16 @@ class RedisDelayQueue(_Protocol[T]):
 
 
 def _wait(pubsub: Any, seconds: float) -> None:
-    if pubsub.get_message(timeout=seconds) is not None:
+    # A socket timeout waits in poll(), which counts whole milliseconds rounded
+    # up: listen until the last millisecond, sleep the rest (nanosleep).
+    end = monotonic() + seconds
+    if pubsub.get_message(timeout=max(0.0, seconds - 0.001)) is not None:
         while pubsub.get_message(timeout=0.0) is not None:
             pass
+        return
+    left = end - monotonic()
+    if left > 0.0:
+        time.sleep(left)
 
 
 async def _await_wait(pubsub: Any, seconds: float) -> None:
@@ -811,7 +831,9 @@ class AsyncRedisDelayQueue(_Protocol[T]):
 
     Same keys, scripts and protocol: both kinds of queue may share a queue
     name.  Use it from one event loop.  Cancelling a waiting ``get`` loses
-    nothing: a job is claimed only by the script whose reply the call returns.
+    nothing: cancelled while it sleeps, it has claimed nothing; cancelled
+    while its claim script runs, the jobs that script claimed come back
+    when their lease ends, as from a consumer that died.
     """
 
     __slots__ = ("client",)
@@ -844,6 +866,9 @@ class AsyncRedisDelayQueue(_Protocol[T]):
                     value = await self._scripts[step.op](keys=self.keys, args=step.args)
                 elif step is _SUBSCRIBE:
                     pubsub = await self._subscribe()
+                elif step is _TAKE_IDLE:
+                    pubsub = await self._take_idle()
+                    value = pubsub is not None
                 else:
                     await _await_wait(pubsub, step.seconds)
                 going, step = _finish(flow, value)
@@ -856,8 +881,7 @@ class AsyncRedisDelayQueue(_Protocol[T]):
                 else:  # a broken, cancelled or half-read connection is not reused
                     await pubsub.aclose()
 
-    async def _subscribe(self) -> Any:
-        pubsub: Any
+    async def _take_idle(self) -> Any:
         if self._idle:
             pubsub = self._idle.pop()
             try:
@@ -866,6 +890,12 @@ class AsyncRedisDelayQueue(_Protocol[T]):
                 return pubsub
             except _IDLE_ERRORS:
                 await pubsub.aclose()
+        return None
+
+    async def _subscribe(self) -> Any:
+        pubsub: Any = await self._take_idle()
+        if pubsub is not None:
+            return pubsub
         pubsub = self.client.pubsub()
         try:
             await pubsub.subscribe(self.channel)
