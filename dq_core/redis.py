@@ -56,6 +56,7 @@ from ._waiting import MAX_WAIT, Uncopyable, check_timeout
 __all__ = ["AsyncRedisDelayQueue", "Job", "RedisDelayQueue", "Serializer"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 Payload = Union[bytes, str]
 
 _US = 1_000_000
@@ -658,7 +659,7 @@ class RedisDelayQueue(_Protocol[T]):
         self.client = client
         self._idle_lock = threading.Lock()
 
-    def _drive(self, flow: _Flow[Any]) -> Any:
+    def _drive(self, flow: _Flow[R]) -> R:
         pubsub = None
         ok = False
         try:
@@ -676,7 +677,7 @@ class RedisDelayQueue(_Protocol[T]):
                     _wait(pubsub, step.seconds)
                 going, step = _finish(flow, value)
             ok = True
-            return step
+            return step  # type: ignore[no-any-return]
         finally:
             if pubsub is not None:
                 if ok:
@@ -693,8 +694,11 @@ class RedisDelayQueue(_Protocol[T]):
                 while pubsub.get_message(timeout=0.0) is not None:
                     pass  # wake-ups from before this wait: the script looks anyway
                 return pubsub
-            except _IDLE_ERRORS:  # the server went away since: subscribe afresh
+            except BaseException as exc:
                 pubsub.close()
+                if not isinstance(exc, _IDLE_ERRORS):
+                    raise
+                # the server went away since: subscribe afresh
         return None
 
     def _subscribe(self) -> Any:
@@ -719,84 +723,87 @@ class RedisDelayQueue(_Protocol[T]):
         A ``job_id`` already held (scheduled, leased or dead) is replaced: new
         payload, new deadline, attempts back to 0, any lease lost.  O(log n).
         """
-        return self._drive(self._put_one(payload, delay, "delay", False, job_id))  # type: ignore[no-any-return]
+        return self._drive(self._put_one(payload, delay, "delay", False, job_id))
 
     def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None) -> str:
         """Schedule ``payload`` at Unix time ``when`` (server clock); return its job id.  O(log n)."""
-        return self._drive(self._put_one(payload, when, "when", True, job_id))  # type: ignore[no-any-return]
+        return self._drive(self._put_one(payload, when, "when", True, job_id))
 
     def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                  job_ids: Optional[Iterable[str]] = None) -> List[str]:
         """Schedule many payloads in one atomic script; ``delays`` default to 0.  O(k log n)."""
-        return self._drive(self._put_many(payloads, delays, job_ids))  # type: ignore[no-any-return]
+        return self._drive(self._put_many(payloads, delays, job_ids))
 
     def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
         """Claim the earliest due job, waiting up to ``timeout`` seconds (None: forever).
 
         Returns None on timeout.  The job is leased: ``ack`` it when done.
+        O(log n) on the server, one round trip when a job is due.
         """
-        return self._drive(self._get_flow(timeout))  # type: ignore[no-any-return]
+        return self._drive(self._get_flow(timeout))
 
     def get_many(self, max_items: int, timeout: Optional[float] = 0) -> List[Job[T]]:
         """Claim up to ``max_items`` due jobs in one round trip, earliest first.
 
         With ``timeout`` > 0 (None: forever), waits until at least one is due.
+        O(k log n) on the server.
         """
-        return self._drive(self._claim_flow(max_items, timeout))  # type: ignore[no-any-return]
+        return self._drive(self._claim_flow(max_items, timeout))
 
     def ack(self, job_or_id: Union[Job[T], str]) -> bool:
         """Done with the job: delete it.  False if its lease was lost (it may run elsewhere).
 
         Given a Job, only that lease counts; given an id, whichever lease it has.
+        O(log n).
         """
-        return self._drive(self._ack_one(job_or_id))  # type: ignore[no-any-return]
+        return self._drive(self._ack_one(job_or_id))
 
     def ack_many(self, jobs: Iterable[Union[Job[T], str]]) -> List[bool]:
-        """``ack`` for many jobs in one round trip; one bool each."""
-        return self._drive(self._ack_flow(jobs))  # type: ignore[no-any-return]
+        """``ack`` for many jobs in one round trip; one bool each.  O(k log n)."""
+        return self._drive(self._ack_flow(jobs))
 
     def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
         """Give the job back, due again after ``delay`` (or dead past max_attempts).
 
-        False if the lease was lost.
+        False if the lease was lost.  O(log n).
         """
-        return self._drive(self._nack_flow(job_or_id, delay))  # type: ignore[no-any-return]
+        return self._drive(self._nack_flow(job_or_id, delay))
 
     def extend(self, job_or_id: Union[Job[T], str], lease: Optional[float] = None) -> bool:
-        """Keep the lease ``lease`` seconds (default: the queue's) from now; False if lost."""
-        return self._drive(self._extend_flow(job_or_id, lease))  # type: ignore[no-any-return]
+        """Keep the lease ``lease`` seconds (default: the queue's) from now; False if lost.  O(log n)."""
+        return self._drive(self._extend_flow(job_or_id, lease))
 
     def cancel(self, job_id: str) -> bool:
-        """Delete the job whatever its state (scheduled, leased, dead); False if unknown."""
-        return self._drive(self._by_id_flow("cancel", job_id))  # type: ignore[no-any-return]
+        """Delete the job whatever its state (scheduled, leased, dead); False if unknown.  O(log n)."""
+        return self._drive(self._by_id_flow("cancel", job_id))
 
     def reschedule(self, job_id: str, delay: float) -> bool:
         """Move a scheduled job to ``delay`` seconds from now; False unless it is scheduled.
 
-        It goes behind jobs with an equal deadline.
+        It goes behind jobs with an equal deadline.  O(log n).
         """
         us = self._delay(delay)
-        return self._drive(self._by_id_flow("reschedule", job_id, us))  # type: ignore[no-any-return]
+        return self._drive(self._by_id_flow("reschedule", job_id, us))
 
     def requeue_dead(self, job_id: str, delay: float = 0.0) -> bool:
-        """Schedule a dead job again, its attempts back to 0; False if it is not dead."""
+        """Schedule a dead job again, its attempts back to 0; False if it is not dead.  O(log n)."""
         us = self._delay(delay)
-        return self._drive(self._by_id_flow("requeue_dead", job_id, us))  # type: ignore[no-any-return]
+        return self._drive(self._by_id_flow("requeue_dead", job_id, us))
 
     def qsize(self) -> int:
-        """Jobs not yet done: scheduled (due or not) and leased."""
-        return self._drive(self._qsize_flow())  # type: ignore[no-any-return]
+        """Jobs not yet done: scheduled (due or not) and leased.  O(log n)."""
+        return self._drive(self._qsize_flow())
 
     def stats(self) -> dict[str, int]:
-        """Counts of jobs: ``delayed``, ``due``, ``leased``, ``dead``."""
-        return self._drive(self._stats_flow())  # type: ignore[no-any-return]
+        """Counts of jobs: ``delayed``, ``due``, ``leased``, ``dead``.  O(log n)."""
+        return self._drive(self._stats_flow())
 
     def dead(self, limit: Optional[int] = None) -> List[Job[T]]:
-        """The dead jobs (past max_attempts), oldest death first; at most ``limit``."""
-        return self._drive(self._dead_flow(limit))  # type: ignore[no-any-return]
+        """The dead jobs (past max_attempts), oldest death first; at most ``limit``.  O(k + log n)."""
+        return self._drive(self._dead_flow(limit))
 
     def clear(self) -> None:
-        """Delete every job of the queue, in every state."""
+        """Delete every job of the queue, in every state.  O(n)."""
         self._drive(self._run("clear"))
 
     def close(self) -> None:
@@ -855,7 +862,7 @@ class AsyncRedisDelayQueue(_Protocol[T]):
         super().__init__(name, client, lease, max_attempts, serializer)
         self.client = client
 
-    async def _drive(self, flow: _Flow[Any]) -> Any:
+    async def _drive(self, flow: _Flow[R]) -> R:
         pubsub = None
         ok = False
         try:
@@ -873,7 +880,7 @@ class AsyncRedisDelayQueue(_Protocol[T]):
                     await _await_wait(pubsub, step.seconds)
                 going, step = _finish(flow, value)
             ok = True
-            return step
+            return step  # type: ignore[no-any-return]
         finally:
             if pubsub is not None:
                 if ok:
@@ -888,8 +895,10 @@ class AsyncRedisDelayQueue(_Protocol[T]):
                 while await pubsub.get_message(timeout=0.0) is not None:
                     pass
                 return pubsub
-            except _IDLE_ERRORS:
+            except BaseException as exc:  # cancelled too: close what would leak
                 await pubsub.aclose()
+                if not isinstance(exc, _IDLE_ERRORS):
+                    raise
         return None
 
     async def _subscribe(self) -> Any:
@@ -909,66 +918,66 @@ class AsyncRedisDelayQueue(_Protocol[T]):
 
     async def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put`."""
-        return await self._drive(self._put_one(payload, delay, "delay", False, job_id))  # type: ignore[no-any-return]
+        return await self._drive(self._put_one(payload, delay, "delay", False, job_id))
 
     async def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put_at`."""
-        return await self._drive(self._put_one(payload, when, "when", True, job_id))  # type: ignore[no-any-return]
+        return await self._drive(self._put_one(payload, when, "when", True, job_id))
 
     async def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                        job_ids: Optional[Iterable[str]] = None) -> List[str]:
         """Coroutine of :meth:`RedisDelayQueue.put_many`."""
-        return await self._drive(self._put_many(payloads, delays, job_ids))  # type: ignore[no-any-return]
+        return await self._drive(self._put_many(payloads, delays, job_ids))
 
     async def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
         """Coroutine of :meth:`RedisDelayQueue.get`."""
-        return await self._drive(self._get_flow(timeout))  # type: ignore[no-any-return]
+        return await self._drive(self._get_flow(timeout))
 
     async def get_many(self, max_items: int, timeout: Optional[float] = 0) -> List[Job[T]]:
         """Coroutine of :meth:`RedisDelayQueue.get_many`."""
-        return await self._drive(self._claim_flow(max_items, timeout))  # type: ignore[no-any-return]
+        return await self._drive(self._claim_flow(max_items, timeout))
 
     async def ack(self, job_or_id: Union[Job[T], str]) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.ack`."""
-        return await self._drive(self._ack_one(job_or_id))  # type: ignore[no-any-return]
+        return await self._drive(self._ack_one(job_or_id))
 
     async def ack_many(self, jobs: Iterable[Union[Job[T], str]]) -> List[bool]:
         """Coroutine of :meth:`RedisDelayQueue.ack_many`."""
-        return await self._drive(self._ack_flow(jobs))  # type: ignore[no-any-return]
+        return await self._drive(self._ack_flow(jobs))
 
     async def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.nack`."""
-        return await self._drive(self._nack_flow(job_or_id, delay))  # type: ignore[no-any-return]
+        return await self._drive(self._nack_flow(job_or_id, delay))
 
     async def extend(self, job_or_id: Union[Job[T], str], lease: Optional[float] = None) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.extend`."""
-        return await self._drive(self._extend_flow(job_or_id, lease))  # type: ignore[no-any-return]
+        return await self._drive(self._extend_flow(job_or_id, lease))
 
     async def cancel(self, job_id: str) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.cancel`."""
-        return await self._drive(self._by_id_flow("cancel", job_id))  # type: ignore[no-any-return]
+        return await self._drive(self._by_id_flow("cancel", job_id))
 
     async def reschedule(self, job_id: str, delay: float) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.reschedule`."""
         us = self._delay(delay)
-        return await self._drive(self._by_id_flow("reschedule", job_id, us))  # type: ignore[no-any-return]
+        return await self._drive(self._by_id_flow("reschedule", job_id, us))
 
     async def requeue_dead(self, job_id: str, delay: float = 0.0) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.requeue_dead`."""
         us = self._delay(delay)
-        return await self._drive(self._by_id_flow("requeue_dead", job_id, us))  # type: ignore[no-any-return]
+        return await self._drive(self._by_id_flow("requeue_dead", job_id, us))
 
     async def qsize(self) -> int:
         """Coroutine of :meth:`RedisDelayQueue.qsize`."""
-        return await self._drive(self._qsize_flow())  # type: ignore[no-any-return]
+        return await self._drive(self._qsize_flow())
 
     async def stats(self) -> dict[str, int]:
         """Coroutine of :meth:`RedisDelayQueue.stats`."""
-        return await self._drive(self._stats_flow())  # type: ignore[no-any-return]
+        return await self._drive(self._stats_flow())
 
     async def dead(self, limit: Optional[int] = None) -> List[Job[T]]:
         """Coroutine of :meth:`RedisDelayQueue.dead`."""
-        return await self._drive(self._dead_flow(limit))  # type: ignore[no-any-return]
+        return await self._drive(self._dead_flow(limit))
 
     async def clear(self) -> None:
         """Coroutine of :meth:`RedisDelayQueue.clear`."""
