@@ -224,12 +224,17 @@ for i = n - 1, 0, -1 do  -- backwards: of repeated ids the last one wins
     if best == nil or d < best then best = d end
   end
 end
-local old, gone = hmget(mem, ids), {}
-for i = 1, #old do if old[i] then gone[#gone + 1] = old[i] end end
-if #gone > 0 then each('ZREM', q, gone, 1) end
-each('ZREM', lease, ids, 1)
-each('HDEL', tok, ids, 1)
-each('ZREM', dead, ids, 1)
+-- ids already held (scheduled, leased or dead) leave their old state
+local held, known = hmget(dl, ids), {}
+for i = 1, #held do if held[i] then known[#known + 1] = ids[i] end end
+if #known > 0 then
+  local old, gone = hmget(mem, known), {}
+  for i = 1, #old do if old[i] then gone[#gone + 1] = old[i] end end
+  if #gone > 0 then each('ZREM', q, gone, 1) end
+  each('ZREM', lease, known, 1)
+  each('HDEL', tok, known, 1)
+  each('ZREM', dead, known, 1)
+end
 each('ZADD', q, zargs, 2)
 each('HSET', mem, margs, 2)
 each('HSET', pay, pargs, 2)

@@ -325,6 +325,10 @@ def test_lease_ending_past_max_attempts_goes_dead(kind, redis_server):
             assert [j.id for j in await q.dead()] == [a.id]
             assert await q.dead(limit=0) == []
             assert await q.qsize() == 0
+            await q.put(b"again", job_id=a.id)  # a put by id revives a dead job
+            assert await q.dead() == [] and await q.qsize() == 1
+            job = await q.get(0)
+            assert (job.id, job.payload, job.attempts) == (a.id, b"again", 1)
     run(scenario())
 
 
