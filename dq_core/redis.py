@@ -14,12 +14,13 @@ Design, in the discipline of the Redis queue libraries that got it right:
 - Every key of a queue carries the hash tag ``{name}``: one queue lives in
   one Redis Cluster slot.  The scripts name every key they touch.
 - Scheduled jobs are a sorted set scored by deadline (microseconds of server
-  time, exact in a double until the year 2255) whose members are a 16-digit
+  time, exact in a double) whose members are a 16-digit
   sequence number followed by the job id, so equal deadlines come out
   first-in first-out.  Claimed jobs move to a second sorted set scored by the
-  end of their lease, with a fresh token from the same sequence: an ``ack``
-  from a consumer whose lease ended finds another token (or none) and
-  returns False, so a job never has two live leases.
+  end of their lease, and their state (one hash field per job) becomes a
+  lease string with a fresh token from the same sequence: an ``ack`` from a
+  consumer whose lease ended finds another string (or none) and returns
+  False, so a job never has two live leases.
 - A waiting ``get`` subscribes to the queue's pub/sub channel *before* it
   looks for a due job, then sleeps on that socket until the earliest
   deadline (or lease end) the script reported, timed on the client; a
@@ -38,9 +39,9 @@ carry the steps out.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
-import uuid
 from time import monotonic
 from typing import (
     TYPE_CHECKING, Any, Callable, Generator, Generic, Iterable, List, Optional, Protocol,
@@ -60,8 +61,12 @@ R = TypeVar("R")
 Payload = Union[bytes, str]
 
 _US = 1_000_000
-#: Deadlines are integer microseconds in a double: exact below 2**53.
-_MAX_US = 2**53 - 1
+#: Deadlines are integer microseconds in a double, exact below 2**53: a
+#: delay or a Unix time past 2**52 us (142 years) is refused, so that now +
+#: delay stays exact.
+_MAX_US = 2**52
+#: Delays below this many seconds take the fast path of a put (no overflow check).
+_FAST_SECONDS = 1e9
 #: Lua's unpack takes a few thousand values at most; scripts work in chunks.
 _CHUNK = 1000
 
@@ -109,11 +114,21 @@ class Job(Generic[T]):
 
 # KEYS: the queue's keys in _KEY_NAMES order.  ARGV[1]: the wake-up channel,
 # ARGV[2]: max_attempts (0: unlimited); the rest is each script's own.
-_KEY_NAMES = ("q", "mem", "pay", "att", "dl", "lease", "tok", "dead", "seq")
+#
+# q     sorted set: scheduled jobs, member = 16-digit sequence .. id, score = deadline (us)
+# state hash: id -> 'S<attempts>:<member>' (scheduled), 'L<attempts>:<token>'
+#       (leased), 'D<attempts>:<deadline>' (dead); absent: no such job
+# pay   hash: id -> payload
+# lease sorted set: leased ids, score = end of the lease (us)
+# dead  sorted set: dead ids, score = time of death (us)
+# seq   counter for members and lease tokens
+#
+# A leased job's state string is its lease: a Job carries it, and an ack,
+# nack or extend counts only while the state is still that string.
+_KEY_NAMES = ("q", "state", "pay", "lease", "dead", "seq")
 
 _PRELUDE = """
-local q, mem, pay, att, dl, lease, tok, dead, seq =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local q, state, pay, lease, dead, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local chan, maxa = ARGV[1], tonumber(ARGV[2])
 local CHUNK = %d
 
@@ -125,6 +140,12 @@ end
 -- sorted-set member: equal scores sort by member, hence FIFO by sequence
 local function member(s, id)
   return string.format('%%016.0f', s) .. id
+end
+
+-- a state string: its kind ('S', 'L', 'D'), attempts, and the rest
+local function split(v)
+  local p = string.find(v, ':', 2, true)
+  return string.sub(v, 1, 1), tonumber(string.sub(v, 2, p - 1)), string.sub(v, p + 1)
 end
 
 -- run cmd key list[...] in chunks of width-element items
@@ -155,21 +176,20 @@ local function wake_if_head(d, head)
   if head == nil or d < head then redis.call('PUBLISH', chan, d) end
 end
 
-local function schedule(id, d)
+local function schedule(id, d, a)
   local m = member(redis.call('INCR', seq), id)
   redis.call('ZADD', q, d, m)
-  redis.call('HSET', mem, id, m)
-  redis.call('HSET', dl, id, d)
+  redis.call('HSET', state, id, 'S' .. a .. ':' .. m)
 end
 
--- a job that failed (nack, lease ended) is due again at d, or dead
-local function retry(id, d, now)
-  local a = tonumber(redis.call('HGET', att, id) or 0)
+-- a job that failed a attempts (nack, lease ended) is due again at d, or dead
+local function retry(id, d, a, now)
   if maxa > 0 and a >= maxa then
     redis.call('ZADD', dead, now, id)
+    redis.call('HSET', state, id, 'D' .. a .. ':' .. d)
     return false
   end
-  schedule(id, d)
+  schedule(id, d, a)
   return true
 end
 
@@ -179,20 +199,16 @@ local function reclaim(now)
   for i = 1, #ended, 2 do
     local id = ended[i]
     redis.call('ZREM', lease, id)
-    redis.call('HDEL', tok, id)
-    retry(id, tonumber(ended[i + 1]), now)
+    local _, a = split(redis.call('HGET', state, id))
+    retry(id, tonumber(ended[i + 1]), a, now)
   end
 end
 
--- the lease of id, if token is its token ('' matches any)
-local function holds(id, token)
-  local t = redis.call('HGET', tok, id)
-  return t and (token == '' or t == token)
-end
-
-local function drop_lease(id)
-  redis.call('ZREM', lease, id)
-  redis.call('HDEL', tok, id)
+-- the state of id if it is leased, with lease s ('' matches any lease)
+local function holds(id, s)
+  local v = redis.call('HGET', state, id)
+  if v and string.sub(v, 1, 1) == 'L' and (s == '' or v == s) then return v end
+  return nil
 end
 
 local now = now_us()
@@ -205,48 +221,46 @@ local absolute = ARGV[3] == '1'
 local n = (#ARGV - 3) / 3
 local first = redis.call('INCRBY', seq, n) - n
 local head = head_score()
-local seen, ids, zargs, margs, pargs, aargs, dargs = {}, {}, {}, {}, {}, {}, {}
-local best = nil
+local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
+local k, best = 0, nil
 for i = n - 1, 0, -1 do  -- backwards: of repeated ids the last one wins
   local id = ARGV[4 + 3 * i]
   if not seen[id] then
     seen[id] = true
-    local t = tonumber(ARGV[6 + 3 * i])
-    local d = t
-    if not absolute then d = now + t end
+    local d = tonumber(ARGV[6 + 3 * i])
+    if not absolute then d = now + d end
     local m = member(first + i, id)
-    ids[#ids + 1] = id
-    zargs[#zargs + 1] = d ; zargs[#zargs + 1] = m
-    margs[#margs + 1] = id ; margs[#margs + 1] = m
-    pargs[#pargs + 1] = id ; pargs[#pargs + 1] = ARGV[5 + 3 * i]
-    aargs[#aargs + 1] = id ; aargs[#aargs + 1] = 0
-    dargs[#dargs + 1] = id ; dargs[#dargs + 1] = d
+    k = k + 1
+    ids[k] = id
+    zargs[2 * k - 1] = d ; zargs[2 * k] = m
+    sargs[2 * k - 1] = id ; sargs[2 * k] = 'S0:' .. m
+    pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[5 + 3 * i]
     if best == nil or d < best then best = d end
   end
 end
--- ids already held (scheduled, leased or dead) leave their old state
-local held, known = hmget(dl, ids), {}
-for i = 1, #held do if held[i] then known[#known + 1] = ids[i] end end
-if #known > 0 then
-  local old, gone = hmget(mem, known), {}
-  for i = 1, #old do if old[i] then gone[#gone + 1] = old[i] end end
-  if #gone > 0 then each('ZREM', q, gone, 1) end
-  each('ZREM', lease, known, 1)
-  each('HDEL', tok, known, 1)
-  each('ZREM', dead, known, 1)
+-- ids already held leave their old state: a new put starts from 0 attempts
+local old, gone, leased, died = hmget(state, ids), {}, {}, {}
+for i = 1, k do
+  if old[i] then
+    local kind, _, rest = split(old[i])
+    if kind == 'S' then gone[#gone + 1] = rest
+    elseif kind == 'L' then leased[#leased + 1] = ids[i]
+    else died[#died + 1] = ids[i] end
+  end
 end
+if #gone > 0 then each('ZREM', q, gone, 1) end
+if #leased > 0 then each('ZREM', lease, leased, 1) end
+if #died > 0 then each('ZREM', dead, died, 1) end
 each('ZADD', q, zargs, 2)
-each('HSET', mem, margs, 2)
+each('HSET', state, sargs, 2)
 each('HSET', pay, pargs, 2)
-each('HSET', att, aargs, 2)
-each('HSET', dl, dargs, 2)
 if best ~= nil then wake_if_head(best, head) end
 return n
 """
 
 _CLAIM = """
 -- ARGV[3]: max items, ARGV[4]: lease in microseconds
--- returns {now, wake, id, payload, deadline, attempts, token, ...};
+-- returns {now, wake, id, payload, deadline, attempts, lease, ...};
 -- wake: when something may next be due (-1: never), given only if nothing is
 local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
 if #due == 0 then
@@ -263,33 +277,34 @@ for i = 1, k do
   ids[i] = string.sub(ms[i], 17)
 end
 each('ZREM', q, ms, 1)
-each('HDEL', mem, ids, 1)
-local atts, pays = hmget(att, ids), hmget(pay, ids)
+local olds, pays = hmget(state, ids), hmget(pay, ids)
 local tok0 = redis.call('INCRBY', seq, k) - k
-local aargs, targs, largs, out = {}, {}, {}, {now, -1}
+local sargs, largs, out = {}, {}, {now, -1}
 for i = 1, k do
-  local id, a, t = ids[i], tonumber(atts[i] or 0) + 1, tok0 + i
-  aargs[#aargs + 1] = id ; aargs[#aargs + 1] = a
-  targs[#targs + 1] = id ; targs[#targs + 1] = t
-  largs[#largs + 1] = until_ ; largs[#largs + 1] = id
-  out[#out + 1] = id ; out[#out + 1] = pays[i] or ''
-  out[#out + 1] = due[2 * i] ; out[#out + 1] = a ; out[#out + 1] = t
+  local id = ids[i]
+  local _, a = split(olds[i])
+  a = a + 1
+  local s = 'L' .. a .. ':' .. (tok0 + i)
+  sargs[2 * i - 1] = id ; sargs[2 * i] = s
+  largs[2 * i - 1] = until_ ; largs[2 * i] = id
+  local o = 5 * i - 2
+  out[o] = id ; out[o + 1] = pays[i] or '' ; out[o + 2] = due[2 * i]
+  out[o + 3] = a ; out[o + 4] = s
 end
-each('HSET', att, aargs, 2)
-each('HSET', tok, targs, 2)
+each('HSET', state, sargs, 2)
 each('ZADD', lease, largs, 2)
 return out
 """
 
 _ACK = """
--- ARGV[3..]: (id, token) pairs; returns 1/0 for each: was the lease held
-local ids, toks, out, done = {}, {}, {}, {}
-for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; toks[#toks + 1] = ARGV[i + 1] end
-local held = hmget(tok, ids)
+-- ARGV[3..]: (id, lease) pairs; returns 1/0 for each: was the lease held
+local ids, want, out, seen, done = {}, {}, {}, {}, {}
+for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; want[#want + 1] = ARGV[i + 1] end
+local cur = hmget(state, ids)
 for i = 1, #ids do
-  local id = ids[i]
-  if held[i] and (toks[i] == '' or held[i] == toks[i]) and not done[id] then
-    done[id] = true
+  local id, v = ids[i], cur[i]
+  if v and string.sub(v, 1, 1) == 'L' and (want[i] == '' or v == want[i]) and not seen[id] then
+    seen[id] = true
     done[#done + 1] = id
     out[i] = 1
   else
@@ -298,23 +313,26 @@ for i = 1, #ids do
 end
 if #done > 0 then
   each('ZREM', lease, done, 1)
-  for _, key in ipairs({tok, pay, att, dl}) do each('HDEL', key, done, 1) end
+  each('HDEL', state, done, 1)
+  each('HDEL', pay, done, 1)
 end
 return out
 """
 
 _NACK = """
--- ARGV[3]: id, ARGV[4]: token, ARGV[5]: delay in microseconds
+-- ARGV[3]: id, ARGV[4]: lease, ARGV[5]: delay in microseconds
 local id = ARGV[3]
-if not holds(id, ARGV[4]) then return 0 end
-drop_lease(id)
+local v = holds(id, ARGV[4])
+if not v then return 0 end
+redis.call('ZREM', lease, id)
+local _, a = split(v)
 local d, head = now + tonumber(ARGV[5]), head_score()
-if retry(id, d, now) then wake_if_head(d, head) end
+if retry(id, d, a, now) then wake_if_head(d, head) end
 return 1
 """
 
 _EXTEND = """
--- ARGV[3]: id, ARGV[4]: token, ARGV[5]: lease in microseconds
+-- ARGV[3]: id, ARGV[4]: lease, ARGV[5]: lease length in microseconds
 local id = ARGV[3]
 if not holds(id, ARGV[4]) then return 0 end
 redis.call('ZADD', lease, 'XX', now + tonumber(ARGV[5]), id)
@@ -324,23 +342,27 @@ return 1
 _CANCEL = """
 -- ARGV[3]: id; the job goes whatever its state
 local id = ARGV[3]
-if redis.call('HEXISTS', dl, id) == 0 then return 0 end
-local m = redis.call('HGET', mem, id)
-if m then redis.call('ZREM', q, m) end
-drop_lease(id)
-redis.call('ZREM', dead, id)
-for _, key in ipairs({mem, pay, att, dl}) do redis.call('HDEL', key, id) end
+local v = redis.call('HGET', state, id)
+if not v then return 0 end
+local kind, _, rest = split(v)
+if kind == 'S' then redis.call('ZREM', q, rest)
+elseif kind == 'L' then redis.call('ZREM', lease, id)
+else redis.call('ZREM', dead, id) end
+redis.call('HDEL', state, id)
+redis.call('HDEL', pay, id)
 return 1
 """
 
 _RESCHEDULE = """
 -- ARGV[3]: id, ARGV[4]: delay in microseconds; scheduled jobs only
 local id = ARGV[3]
-local m = redis.call('HGET', mem, id)
-if not m then return 0 end
+local v = redis.call('HGET', state, id)
+if not v then return 0 end
+local kind, a, m = split(v)
+if kind ~= 'S' then return 0 end
 redis.call('ZREM', q, m)
 local d, head = now + tonumber(ARGV[4]), head_score()
-schedule(id, d)
+schedule(id, d, a)
 wake_if_head(d, head)
 return 1
 """
@@ -349,9 +371,8 @@ _REQUEUE_DEAD = """
 -- ARGV[3]: id, ARGV[4]: delay in microseconds; attempts start again from 0
 local id = ARGV[3]
 if redis.call('ZREM', dead, id) == 0 then return 0 end
-redis.call('HSET', att, id, 0)
 local d, head = now + tonumber(ARGV[4]), head_score()
-schedule(id, d)
+schedule(id, d, 0)
 wake_if_head(d, head)
 return 1
 """
@@ -364,10 +385,11 @@ return {total - due, due, redis.call('ZCARD', lease), redis.call('ZCARD', dead)}
 _DEAD = """
 -- ARGV[3]: how many (-1: all); returns {id, payload, deadline, attempts, ...}
 local ids = redis.call('ZRANGE', dead, 0, tonumber(ARGV[3]))
-local pays, dls, atts, out = hmget(pay, ids), hmget(dl, ids), hmget(att, ids), {}
+local states, pays, out = hmget(state, ids), hmget(pay, ids), {}
 for i = 1, #ids do
+  local _, a, d = split(states[i])
   out[#out + 1] = ids[i] ; out[#out + 1] = pays[i] or ''
-  out[#out + 1] = dls[i] or '0' ; out[#out + 1] = tonumber(atts[i] or 0)
+  out[#out + 1] = d ; out[#out + 1] = a
 end
 return out
 """
@@ -420,10 +442,11 @@ def _seconds(us: Any) -> float:
 
 
 def _micros(seconds: float, name: str) -> int:
-    us = math.ceil(seconds * _US) if seconds > 0 else 0
-    if us > _MAX_US:
+    if not seconds > 0.0:
+        return 0
+    if not seconds * _US <= _MAX_US:  # inf too
         raise OverflowError(f"{name} is too far in the future, got {seconds!r} seconds")
-    return us
+    return math.ceil(seconds * _US)
 
 
 class _Protocol(Uncopyable, Generic[T]):
@@ -509,7 +532,7 @@ class _Protocol(Uncopyable, Generic[T]):
     def _jobs(self, flat: List[Any], start: int, token: bool) -> List[Job[T]]:
         step = 5 if token else 4
         return [Job(flat[i].decode(), self._decode(flat[i + 1]), _seconds(flat[i + 2]),
-                    int(flat[i + 3]), str(flat[i + 4]) if token else "")
+                    int(flat[i + 3]), flat[i + 4].decode() if token else "")
                 for i in range(start, len(flat), step)]
 
     # -- flows: each yields steps and returns the method's result
@@ -520,20 +543,32 @@ class _Protocol(Uncopyable, Generic[T]):
     def _put_flow(self, payloads: Iterable[object], times: Iterable[object], name: str,
                   absolute: bool, job_ids: Optional[Iterable[object]]) -> _Flow[List[str]]:
         items = list(payloads)
+        n = len(items)
         args: List[Any] = ["1" if absolute else "0"]
         ts = list(times)
-        if len(ts) != len(items):
-            raise ValueError(f"payloads and {name}s differ in length: {len(items)} != {len(ts)}")
-        if job_ids is None:
-            ids = [uuid.uuid4().hex for _ in items]
+        if len(ts) != n:
+            raise ValueError(f"payloads and {name}s differ in length: {n} != {len(ts)}")
+        if job_ids is None:  # 128 random bits each, as uuid4 has, drawn at once
+            hexes = os.urandom(16 * n).hex()
+            ids = [hexes[i:i + 32] for i in range(0, 32 * n, 32)]
         else:
             ids = [self._id(j, f"job_ids[{i}]") for i, j in enumerate(job_ids)]
-            if len(ids) != len(items):
-                raise ValueError(f"payloads and job_ids differ in length: {len(items)} != {len(ids)}")
+            if len(ids) != n:
+                raise ValueError(f"payloads and job_ids differ in length: {n} != {len(ids)}")
+        plain = self.serializer is None
+        many = n > 1 or name.endswith("s")
         for i, (job_id, payload, t) in enumerate(zip(ids, items, ts)):
-            label = f"[{i}]" if len(items) > 1 or name.endswith("s") else ""
-            args += (job_id, self._encode(payload, "payload" + label),
-                     _micros(to_real(t, name + label), name + label))
+            # fast paths for the common types; the general ones name what failed
+            if plain and type(payload) is bytes:
+                data = b"b" + payload
+            else:
+                data = self._encode(payload, f"payload[{i}]" if many else "payload")
+            if type(t) is float and 0.0 <= t < _FAST_SECONDS:
+                us = math.ceil(t * _US)
+            else:
+                label = f"{name}[{i}]" if many else name
+                us = _micros(to_real(t, label), label)
+            args += (job_id, data, us)
         if items:
             yield from self._run("put", *args)
         return ids
