@@ -364,7 +364,7 @@ def test_cancel_reschedule_and_replace_by_id(kind, redis_server):
 # ---------------------------------------------------------------- processes
 
 def test_four_consumer_processes_each_job_delivered_once(kind, redis_server):
-    n = 4000
+    n = 8000  # 4 processes x 2000
 
     async def scenario():
         async with opened(kind, redis_server) as q:
