@@ -207,12 +207,14 @@ def test_interpreter_exit_runs_pending_work_and_joins_workers(impl):
     import subprocess
     import sys
 
+    # One os.write per line: two workers' print() calls may interleave
+    # ("1", "2", "\n", "\n"), and the test would count a lost task.
     code = (
-        "import sys, dq_core\n"
+        "import os, dq_core\n"
         "print(dq_core.implementation, flush=True)\n"
         "ex = dq_core.PriorityExecutor(max_workers=2, rate=200, burst=1)\n"
         "for i in range(20):\n"
-        "    ex.submit(lambda i=i: print(i, flush=True))\n"
+        "    ex.submit(lambda i=i: os.write(1, b'%d\\n' % i))\n"
     )
     env = dict(os.environ)
     env.pop("DQ_CORE_NO_EXTENSIONS", None)
