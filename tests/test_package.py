@@ -14,11 +14,10 @@ import pytest
 import dq_core
 
 from conftest import compiled_or_skip
-from dq_core._assemble import Classes
+from dq_core._assemble import CORE_MODULES, Classes
 
 ROOT = Path(__file__).resolve().parents[1]
-PURE_MODULES = [
-    "dq_core._heap_py", "dq_core._pqueue_py", "dq_core._ring_py", "dq_core._ttlmap_py", "dq_core._wheel_py",
+PURE_MODULES = [f"dq_core.{name}_py" for name in CORE_MODULES] + [
     "dq_core._convert", "dq_core._ratelimit",
 ]
 # Faces: their classes become public only joined with a core (dq_core._assemble),
