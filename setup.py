@@ -33,10 +33,16 @@ def extensions():
 
     directives = {"boundscheck": DEBUG, "wraparound": DEBUG}
     macros = [("DQ_CORE_DEBUG", "1")] if DEBUG else []
-    extra = ["-UNDEBUG"] if DEBUG and sys.platform != "win32" else []
+    if sys.platform == "win32":  # MSVC writes no debug info unless asked (/Zi)
+        compile_args, link_args = [], []
+    elif DEBUG:
+        compile_args, link_args = ["-UNDEBUG"], []
+    else:
+        compile_args = ["-g0"]
+        link_args = ["-s"] if sys.platform.startswith("linux") else []
     modules = [
-        Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"],
-                  define_macros=macros, extra_compile_args=extra)
+        Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"], define_macros=macros,
+                  extra_compile_args=compile_args, extra_link_args=link_args)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]
     return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG)
