@@ -1,6 +1,8 @@
 """Build dq_core: Cython cores from src/ into dq_core._<name>.
 
-DQ_CORE_NO_EXTENSIONS (any non-empty value) builds pure Python, loudly.
+DQ_CORE_NO_EXTENSIONS (any non-empty value) builds pure Python, loudly, and
+leaves the marker file ``dq_core/PURE_BUILD`` in what it builds, so that
+``import dq_core`` knows the pure install was chosen and does not warn.
 Otherwise a compile failure fails the build: never a silent slow install.
 DQ_CORE_DEBUG=1 compiles with bounds and wraparound checks and C asserts on
 (the .pyx headers leave those two directives to this file, since a file
@@ -13,10 +15,12 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 DEBUG = bool(os.environ.get("DQ_CORE_DEBUG"))
+PURE_MARKER = "PURE_BUILD"
 
 
 def extensions():
@@ -48,4 +52,20 @@ def extensions():
     return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG)
 
 
-setup(ext_modules=extensions())
+class BuildPy(build_py):
+    """build_py that marks a pure build as deliberate (dq_core/_compat.py reads the marker)."""
+
+    def run(self):
+        super().run()
+        if NO_EXTENSIONS and not self.editable_mode:
+            marker = Path(self.build_lib, "dq_core", PURE_MARKER)
+            marker.write_text("built with DQ_CORE_NO_EXTENSIONS set: pure Python on purpose\n")
+
+    def get_outputs(self, include_bytecode=True):
+        outputs = super().get_outputs(include_bytecode)
+        if NO_EXTENSIONS and not self.editable_mode:
+            outputs.append(str(Path(self.build_lib, "dq_core", PURE_MARKER)))
+        return outputs
+
+
+setup(ext_modules=extensions(), cmdclass={"build_py": BuildPy})
