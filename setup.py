@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
@@ -52,6 +53,24 @@ def extensions():
     return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG)
 
 
+class BuildExt(build_ext):
+    """build_ext whose failure says how to get pure Python on purpose."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:
+            print(
+                "*" * 72 + "\n"
+                f"dq_core: the compiled core failed to build ({exc}).\n"
+                "Install a C compiler (and the Python headers), or set\n"
+                "DQ_CORE_NO_EXTENSIONS=1 to install the pure-Python version on purpose\n"
+                "(several times slower).\n" + "*" * 72,
+                file=sys.stderr,
+            )
+            raise
+
+
 class BuildPy(build_py):
     """build_py that marks a pure build as deliberate (dq_core/_compat.py reads the marker)."""
 
@@ -68,4 +87,4 @@ class BuildPy(build_py):
         return outputs
 
 
-setup(ext_modules=extensions(), cmdclass={"build_py": BuildPy})
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt, "build_py": BuildPy})
