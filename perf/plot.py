@@ -16,6 +16,7 @@ Needs matplotlib (not a dependency of dq_core).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections import defaultdict
@@ -26,15 +27,24 @@ import pyperf
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "_static"
 
-#: family -> (title, what one operation is)
+#: family -> (title, what one operation is, what N counts)
 FAMILIES = {
-    "heap": ("Heap vs heapq", "push N, then pop all; per push or pop"),
+    "heap": ("Heap vs heapq", "push N, then pop all; per push or pop", "items pushed"),
     "pqueue": ("PriorityQueue vs queue.PriorityQueue",
-               "put N items (100 levels), get them all; per put or get"),
+               "put N items (100 levels), get them all; per put or get", "items put"),
     "timers": ("TimingWheel vs heapq vs sched",
-               "N timers, half cancelled, advanced in N steps; per timer"),
-    "ttldict": ("TTLDict vs cachetools.TTLCache", "N sets, N gets, N expiries; per operation"),
+               "N timers, half cancelled, advanced in N steps; per timer", "timers"),
+    "ttldict": ("TTLDict vs cachetools.TTLCache", "N sets, N gets, N expiries; per operation",
+                "keys"),
 }
+
+
+def duration(ns: float) -> str:
+    """A tick label: 300 ns, 1 µs, 20 µs, 1 ms."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("\u00b5s", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:g} {unit}"
+    return f"{ns:g} ns"
 
 #: contender -> (legend label, colour, line style, marker); dq_core first
 CONTENDERS = {
@@ -79,7 +89,9 @@ def load(paths: list[str]) -> tuple[Series, dict[str, Any]]:
 
 def draw(ax: Any, family: str, contenders: dict[str, list[tuple[int, float, float, float]]],
          subtitle: bool = True) -> None:
-    title, what = FAMILIES.get(family, (family, ""))
+    from matplotlib.ticker import FuncFormatter
+
+    title, what, counted = FAMILIES.get(family, (family, "", "items"))
     order = [c for c in CONTENDERS if c in contenders] + sorted(set(contenders) - set(CONTENDERS))
     for who in order:
         label, colour, style, marker = CONTENDERS.get(who, (who, None, ":", "x"))
@@ -91,8 +103,18 @@ def draw(ax: Any, family: str, contenders: dict[str, list[tuple[int, float, floa
                         color=colour, alpha=0.15, linewidth=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("N (items held / timers / keys)")
-    ax.set_ylabel("time per operation (ns, log scale)")
+    ax.set_xlabel(f"N ({counted}, log scale)")
+    ax.set_ylabel("time per operation (log scale)")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: duration(v)))
+    low = min(p[2] for pts in contenders.values() for p in pts)
+    high = max(p[3] for pts in contenders.values() for p in pts)
+    few_decades = high / low < 100  # label 2x, 3x, 5x too when few powers of ten show
+
+    def minor(v: float, _: object) -> str:
+        mantissa = round(v / 10 ** math.floor(math.log10(v)))
+        return duration(v) if few_decades and mantissa in (2, 3, 5) else ""
+
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
     ax.set_title(f"{title}\n{what}" if subtitle else title, fontsize=10)
     ax.grid(True, which="major", alpha=0.4)
     ax.grid(True, which="minor", alpha=0.1)
