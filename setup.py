@@ -50,7 +50,8 @@ def extensions():
                   extra_compile_args=compile_args, extra_link_args=link_args)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]
-    return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG)
+    return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG,
+                     include_path=["src"])
 
 
 class BuildExt(build_ext):

@@ -44,7 +44,7 @@ def cores(implementation: str) -> dict[str, ModuleType]:
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
     suffix = "" if implementation == "cython" else "_py"
-    return {name: importlib.import_module(f"dq_core.{name.replace('_ttlmap', '_ring')}{suffix}") for name in CORE_MODULES}  # TEMP until _ttlmap lands
+    return {name: importlib.import_module(f"dq_core.{name}{suffix}") for name in CORE_MODULES}
 
 
 class Classes(NamedTuple):

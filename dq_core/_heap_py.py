@@ -10,21 +10,22 @@ they outnumber the live ones.
 
 from __future__ import annotations
 
-import operator
 import types
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
 
-from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
-from ._heapstate import GEN_LIMIT, RESET_MIN_SLOTS, STATE_VERSION, check_state
+from ._convert import MAX_EXACT_INT, InitSignature, keys_of, to_count, to_real
+from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
+from ._heapstate import STATE_VERSION, check_state
 
-__all__ = ["Heap", "GEN_LIMIT", "RESET_MIN_SLOTS"]
+__all__ = ["Heap"]
 
 T = TypeVar("T")
 Entry = tuple[float, int, int]  # (key, seq, slot)
 
 _NEG_LIM = -MAX_EXACT_INT
 _REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
+_FULL = "a Heap holds at most 2**31 - 1 items"
 
 
 class Heap(Generic[T]):
@@ -47,31 +48,32 @@ class Heap(Generic[T]):
     ('write', 'read')
     """
 
-    __slots__ = (
-        "_heap", "_entries", "_items", "_gens", "_free", "_seq", "_dead",
-        "_epoch", "_busy", "__weakref__",
-    )
+    __slots__ = ("_heap", "_entries", "_items", "_t", "_seq", "_dead", "_busy", "__weakref__")
     if not TYPE_CHECKING:  # same alias type as the compiled class's
         __class_getitem__ = classmethod(types.GenericAlias)
+        # __new__ takes any arguments, for __init__ to refuse them
+        __signature__ = InitSignature()
 
     _heap: list[Entry]  # live and dead entries
     _entries: list[Entry | None]  # live entry by slot
     _items: list[Any]  # payload by slot
-    _gens: list[int]  # generation of the slot's latest occupant
-    _free: list[int]  # stack of free slots
+    _t: Handles  # the handle table
     _seq: int  # next insertion sequence number
     _dead: int  # dead entries still in _heap
-    _epoch: int  # generation of slots made afresh
     _busy: bool  # an operation is changing the heap: refuse re-entry
+
+    def __new__(cls, /, *args: object, **kwargs: object) -> Heap[T]:
+        # An empty heap, as the compiled twin's: usable even if __init__
+        # never runs (copy, pickle).
+        self = super().__new__(cls)
+        self._busy = False
+        self._seq = 0
+        self._reset_slots(0)
+        return self
 
     def __init__(self, /) -> None:
         """Initialize self.  See help(type(self)) for accurate signature."""
-        try:
-            self._busy
-        except AttributeError:  # the first call: later ones change nothing
-            self._busy = False
-            self._reset_slots(0)
-            self._seq = 0
+        # __new__ did it all; a second call changes nothing.
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         """Refuse subclassing: no method of Heap calls an overridable one."""
@@ -96,54 +98,32 @@ class Heap(Generic[T]):
         self._heap = []
         self._entries = []
         self._items = []
-        self._gens = []
-        self._free = []
+        self._t = Handles(epoch)
         self._dead = 0
-        self._epoch = epoch
 
-    def _take_slot(self) -> tuple[int, int]:
-        """Return a slot and its new generation."""
-        # A reused slot moves to the next generation, so handles of its
-        # earlier occupants go stale; at GEN_LIMIT it is retired for good.
-        free = self._free
-        gens = self._gens
-        while free:
-            slot = free.pop()
-            gen = gens[slot] + 1
-            gens[slot] = gen
-            if gen < GEN_LIMIT:
-                return slot, gen
-        slot = len(gens)
-        self._entries.append(None)
-        self._items.append(None)
-        gens.append(self._epoch)
-        return slot, self._epoch
+    def _take_slot(self, key: float, seq: int, item: Any) -> Entry:
+        """Hold a slot for ``item`` keyed ``(key, seq)``; return its entry."""
+        slot = self._t.take(_FULL)
+        entry = (key, seq, slot)
+        if slot == len(self._entries):  # made afresh
+            self._entries.append(entry)
+            self._items.append(item)
+        else:
+            self._entries[slot] = entry
+            self._items[slot] = item
+        return entry
 
     def _on_empty(self) -> None:
-        gens = self._gens
-        if len(gens) > RESET_MIN_SLOTS:
-            epoch = max(gens) + 1
-            # Every handle ever issued has a generation below the new epoch,
-            # so slots made afresh cannot repeat one.
-            if epoch < GEN_LIMIT // 2:
-                self._reset_slots(epoch)
-                return
+        epoch = self._t.spent()
+        if epoch != NIL:
+            self._reset_slots(epoch)
+            return
         self._heap = []
         self._dead = 0
 
     def _slot_of(self, handle: object) -> int:
-        # issubclass(type(...)) and operator.index run no user code on an
-        # int subclass, as the compiled twin's C checks do not.
-        if not issubclass(type(handle), int):
-            raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-        h = operator.index(handle)  # type: ignore[arg-type]
-        slot = h & 0xFFFFFFFF
-        if (
-            h < 0
-            or slot >= len(self._entries)
-            or self._entries[slot] is None
-            or self._gens[slot] != h >> 32
-        ):
+        slot = self._t.find(handle)
+        if slot == NIL:
             raise KeyError(handle)
         return slot
 
@@ -155,7 +135,7 @@ class Heap(Generic[T]):
         item = items[slot]
         items[slot] = None
         self._entries[slot] = None
-        self._free.append(slot)
+        self._t.release(slot)
         self._dead += 1
         return item
 
@@ -184,7 +164,7 @@ class Heap(Generic[T]):
         item = items[slot]
         items[slot] = None
         entries[slot] = None
-        self._free.append(slot)
+        self._t.release(slot)
         if len(heap) == self._dead:
             self._on_empty()
         return entry[0], item
@@ -211,21 +191,20 @@ class Heap(Generic[T]):
         try:
             seq = self._seq
             self._seq = seq + 1
+            t = self._t
+            slot = t.take(_FULL)
             entries = self._entries
-            if self._free:
-                slot, gen = self._take_slot()
-                self._items[slot] = item
-                entries[slot] = entry = (key, seq, slot)
-            else:  # _take_slot() for a fresh slot, inlined: the common case
-                slot = len(entries)
-                entries.append(entry := (key, seq, slot))
+            entry = (key, seq, slot)
+            if slot == len(entries):  # _take_slot inlined: the common case
+                entries.append(entry)
                 self._items.append(item)
-                gen = self._epoch
-                self._gens.append(gen)
+            else:
+                entries[slot] = entry
+                self._items[slot] = item
             heappush(self._heap, entry)
         finally:
             self._busy = False
-        return (gen << 32) | slot
+        return (t.gens[slot] << SLOT_BITS) | slot
 
     def push_many(self, /, priorities: Iterable[float], items: Iterable[T]) -> None:
         """Add every item with its priority, in order.  O(n + k) when empty.
@@ -250,16 +229,11 @@ class Heap(Generic[T]):
         try:
             heap = self._heap
             take = self._take_slot
-            entries = self._entries
-            slot_items = self._items
             seq = self._seq
             bulk = len(keys) >= len(heap) - self._dead
             add = heap.append if bulk else lambda e: heappush(heap, e)
             for key, item in zip(keys, values):
-                slot = take()[0]
-                slot_items[slot] = item
-                entries[slot] = entry = (key, seq, slot)
-                add(entry)
+                add(take(key, seq, item))
                 seq += 1
             self._seq = seq
             if bulk:
@@ -432,9 +406,9 @@ class Heap(Generic[T]):
             return (
                 STATE_VERSION,
                 self._seq,
-                self._epoch,
-                list(self._gens),
-                list(self._free),
+                self._t.epoch,
+                list(self._t.gens),
+                self._t.free_slots()[::-1],  # the next one to reuse last
                 [(slot, key, seq, items[slot]) for key, seq, slot in live],
             )
         finally:
@@ -453,19 +427,15 @@ class Heap(Generic[T]):
             items[slot] = item
             heap.append(entry)
         # sorted by check_state: a valid heap as it stands
+        table = Handles.load(gens, free[::-1], epoch)
+        self._enter()
         try:
-            self._enter()
-        except AttributeError:  # made by __new__, never initialised
-            self._busy = True
-        try:
-            old = self._items if hasattr(self, "_items") else None
+            old = self._items
             self._heap = heap
             self._entries = entries
             self._items = items
-            self._gens = gens
-            self._free = free
+            self._t = table
             self._dead = 0
-            self._epoch = epoch
             self._seq = seq
         finally:
             self._busy = False
@@ -500,22 +470,19 @@ class Heap(Generic[T]):
             self._busy = False
 
     def _check_tables(self) -> None:
-        entries, items, gens, free = self._entries, self._items, self._gens, self._free
+        entries, items, t = self._entries, self._items, self._t
         n = len(entries)
-        assert len(gens) == n == len(items)
+        assert len(t.gens) == n == len(items)
         heap = self._heap
         for i in range(1, len(heap)):
             assert not heap[i] < heap[(i - 1) >> 1], f"heap order broken at {i}"
         in_heap = {id(e) for e in heap}
-        live = [s for s in range(n) if entries[s] is not None]
+        live = {s for s in range(n) if entries[s] is not None}
         assert len(live) == len(heap) - self._dead
         for s in live:
             e = entries[s]
             assert e is not None and e[2] == s and id(e) in in_heap
-            assert e[1] < self._seq and self._epoch <= gens[s] < GEN_LIMIT
-        free_set = set(free)
-        assert len(free_set) == len(free)
+            assert e[1] < self._seq
+        check_table(t.gens, t.links, t.free, t.epoch, live)
         for s in range(n):
-            assert (entries[s] is None) == (s in free_set or gens[s] == GEN_LIMIT)
             assert entries[s] is not None or items[s] is None
-            assert (s in free_set) <= (gens[s] < GEN_LIMIT)

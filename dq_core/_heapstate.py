@@ -17,12 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence, cast
 
-__all__ = ["GEN_LIMIT", "RESET_MIN_SLOTS", "STATE_VERSION", "Live", "check_state"]
+from ._handles import GEN_LIMIT, MAX_SLOTS, all_claimed, claim, gens_valid
 
-#: A slot whose generation reaches this is retired, so handles never repeat.
-GEN_LIMIT = 0xFFFFFFFF
-#: Below this many slots an emptied heap keeps its slot table.
-RESET_MIN_SLOTS = 64
+__all__ = ["STATE_VERSION", "SEQ_LIMIT", "Live", "check_state"]
+
 #: Version tag of the state shared by both implementations' pickles.
 STATE_VERSION = 1
 #: Sequence numbers stay below this, far from the compiled counter's 2**64.
@@ -65,29 +63,25 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
         if type(field) not in _SEQUENCES:
             raise _invalid(f"{name} must be a list, not {type(field).__name__!r}")
     gens = list(gens)
-    n = len(gens)
-    if n > GEN_LIMIT:
+    if len(gens) > MAX_SLOTS:
         raise _invalid("too many slots")
-    for g in gens:
-        if not _is_int(g, epoch, GEN_LIMIT + 1):
-            raise _invalid("every generation must be an int in [epoch, GEN_LIMIT]")
+    if not gens_valid(gens, epoch):
+        raise _invalid("every generation must be an int in [epoch, GEN_LIMIT]")
     # Every slot below GEN_LIMIT is either free or holds one item; a
     # retired slot is neither.
-    owner = [0] * n
+    owner = bytearray(len(gens))
     free = list(free)
     for s in free:
-        if not _is_int(s, 0, n) or gens[s] == GEN_LIMIT or owner[s]:
+        if not claim(owner, gens, s):
             raise _invalid(f"bad free slot {s!r}")
-        owner[s] = 1
     out: list[Live] = []
     prev: tuple[float, int] | None = None
     for i, entry in enumerate(live):
         if type(entry) not in _SEQUENCES or len(entry) != 4:
             raise _invalid(f"live[{i}] must be (slot, priority, seq, item)")
         slot, key, s, item = entry
-        if not _is_int(slot, 0, n) or gens[slot] == GEN_LIMIT or owner[slot]:
+        if not claim(owner, gens, slot):
             raise _invalid(f"live[{i}] has a bad slot {slot!r}")
-        owner[slot] = 1
         if type(key) is not float or key != key:
             raise _invalid(f"live[{i}] priority must be a float other than NaN")
         if not _is_int(s, 0, seq):
@@ -96,6 +90,6 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
             raise _invalid(f"live[{i}] is out of order")
         prev = (key, s)
         out.append((slot, key, s, item))
-    if sum(owner) != n - gens.count(GEN_LIMIT):
+    if not all_claimed(owner, gens):
         raise _invalid("a slot is neither free, live nor retired")
     return seq, epoch, gens, free, out

@@ -68,8 +68,9 @@ class ItemHeap(Generic[T]):
             raise RuntimeError("the heap changed size during a comparison of its items")
         return bool(r)
 
-    def _siftdown(self, start: int, pos: int, moves: list[int]) -> None:
-        # heapq._siftdown: bubble the item at pos up towards start.
+    def _sift_up(self, pos: int, start: int, moves: list[int]) -> None:
+        # Bubble the item at pos up towards the root, no higher than start
+        # (heapq's _siftdown).
         items = self._items
         n = len(items)
         while pos > start:
@@ -80,9 +81,9 @@ class ItemHeap(Generic[T]):
             moves += (pos, parent)
             pos = parent
 
-    def _siftup(self, pos: int, moves: list[int]) -> None:
-        # heapq._siftup: move the smaller child up until a leaf, then sift
-        # the displaced item back up.
+    def _sift_down(self, pos: int, moves: list[int]) -> None:
+        # Move the smaller child up until pos is a leaf, then sift the
+        # displaced item back up (heapq's _siftup).
         items = self._items
         end = len(items)
         start = pos
@@ -94,7 +95,7 @@ class ItemHeap(Generic[T]):
             items[pos], items[child] = items[child], items[pos]
             moves += (pos, child)
             pos = child
-        self._siftdown(start, pos, moves)
+        self._sift_up(pos, start, moves)
 
     def _undo(self, moves: list[int]) -> None:
         items = self._items
@@ -111,7 +112,7 @@ class ItemHeap(Generic[T]):
             items.append(item)
             moves: list[int] = []
             try:
-                self._siftdown(0, n, moves)
+                self._sift_up(n, 0, moves)
             except BaseException:
                 if len(items) == n + 1:
                     self._undo(moves)
@@ -138,7 +139,7 @@ class ItemHeap(Generic[T]):
             n = len(items)
             moves: list[int] = []
             try:
-                self._siftup(0, moves)
+                self._sift_down(0, moves)
             except BaseException:
                 if len(items) == n:
                     self._undo(moves)

@@ -13,7 +13,7 @@ import types
 from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
-from ._ring_py import _real, _reading  # the number rules, shared by both cores
+from ._ringstate import real as _real, reading as _reading  # the number rules, shared by both cores
 
 __all__ = ["TTLDict"]
 
@@ -113,11 +113,11 @@ class TTLDict(_Base[K, V]):
 
     def items(self) -> ItemsView[K, V]:
         """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""
-        return _Items(self)  # type: ignore[arg-type]
+        return _Items(self)
 
     def values(self) -> ValuesView[V]:
         """A view of the live values (one expiring meanwhile is skipped)."""
-        return _Values(self)  # type: ignore[arg-type]
+        return _Values(self)
 
     def pop(self, key: K, default: Union[V, T] = _MISSING) -> Union[V, T]:
         """Remove ``key`` and return its value, else ``default`` (KeyError if not given)."""

@@ -28,43 +28,25 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 import copy
 
-from ._convert import to_count, to_real
-from ._heap_py import GEN_LIMIT, RESET_MIN_SLOTS
+from ._convert import InitSignature, to_count, to_real
+from ._handles import NIL, SLOT_BITS, Handles
+from ._wheelstate import (
+    DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
+    WHEEL_LISTS, check_raw, check_state, tick_of,
+)
 
 __all__ = ["TimingWheel"]
 
 T = TypeVar("T")
 
-# Shared with the compiled twin; see dq_core._wheel.  Handles follow the
-# Heap's generation rules, with its limits.
-MAX_WHEEL_SIZE = 2**16
-#: A deadline whose tick number (deadline / tick) reaches this goes on the
-#: far list, served by an exact comparison of deadlines.
-TICK_LIMIT = 2**62
-#: The clock's reading at construction, in ticks, must lie within this.
-ORIGIN_LIMIT = 2**61
-NIL = -1
-# tick[] of a slot outside the wheel proper
-DUE, FAR, FREE = -1, -2, -3
-# list ids: the due list, the far list, then level * wheel_size + slot + 2
-DUE_LIST, FAR_LIST, WHEEL_LISTS = 0, 1, 2
-#: The version of the state both implementations pickle to.
-STATE_VERSION = 1
 REENTERED = "the wheel was re-entered while it was changing (from a __del__ or GC finaliser)"
+_FULL = "a TimingWheel holds at most 2**31 - 1 timers"
 
 
 def _real(value: object, name: str) -> float:
     if type(value) is float and value == value:
         return value
     return to_real(value, name)
-
-
-def _tick_of(d: float, tick: float) -> int:
-    """The absolute tick at which deadline ``d`` is due, or TICK_LIMIT if beyond."""
-    q = math.nextafter(d, -math.inf) / tick
-    if q >= TICK_LIMIT:
-        return TICK_LIMIT
-    return math.floor(q) + 1
 
 
 def _ticks_at(t: float, tick: float) -> int:
@@ -89,7 +71,7 @@ class TimingWheel(Generic[T]):
     before its deadline and at most one ``tick`` after it.  Upper levels
     are added as needed, so any delay works.  Not thread-safe; a call
     from a finaliser that runs while the wheel is changing raises
-    RuntimeError.
+    RuntimeError.  TimingWheel cannot be subclassed.
 
     ``copy.copy``, ``copy.deepcopy`` and ``pickle`` work, and handles stay
     valid in the copy; a pickle made by either implementation loads in the
@@ -107,17 +89,29 @@ class TimingWheel(Generic[T]):
 
     __slots__ = (
         "_tick", "_size", "_bits", "_mask", "_clock", "_origin", "_cur", "_time",
-        "_tk", "_next", "_prev", "_gen", "_items", "_free", "_nslots", "_epoch",
-        "_len", "_head", "_tail", "_occ", "_far", "_visited", "_cascaded", "_busy",
+        "_tk", "_next", "_prev", "_items", "_t",
+        "_len", "_head", "_tail", "_occ", "_far", "_visited", "_cascaded", "_busy", "_ready",
         "__weakref__",
     )
 
     if not TYPE_CHECKING:  # same alias type as the compiled class's
         __class_getitem__ = classmethod(types.GenericAlias)
+        # __new__ takes any arguments, for __init__ to refuse them
+        __signature__ = InitSignature()
+
+    _ready: bool  # __init__ or __setstate__ has run
+
+    def __new__(cls, /, *args: object, **kwargs: object) -> TimingWheel[T]:
+        # An empty wheel of 1 s ticks on time.monotonic, as the compiled
+        # twin's: usable even if __init__ never runs (copy, pickle).
+        self = super().__new__(cls)
+        self._setup(1.0, 2, time.monotonic, 0, 0.0)
+        self._ready = False
+        return self
 
     def __init__(self, /, tick: float = 0.001, wheel_size: int = 256,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if hasattr(self, "_tick"):
+        if self._ready:
             raise RuntimeError("TimingWheel.__init__ may run only once")
         tk = to_real(tick, "tick")
         if not 0 < tk < math.inf:
@@ -136,6 +130,11 @@ class TimingWheel(Generic[T]):
                 f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
             )
         self._setup(tk, size, clock, math.floor(q), now)
+        self._ready = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Refuse subclassing: no method of TimingWheel calls an overridable one."""
+        raise TypeError("type 'TimingWheel' is not an acceptable base type")
 
     def _setup(self, tk: float, size: int, clock: Callable[[], float], origin: int,
                now: float) -> None:
@@ -160,62 +159,32 @@ class TimingWheel(Generic[T]):
     # -- slab ---------------------------------------------------------------
 
     def _reset_slots(self, epoch: int) -> None:
+        self._t = Handles(epoch)  # the handle table; the lists below are by slot
         self._tk: list[int] = []
         self._next: list[int] = []
         self._prev: list[int] = []
-        self._gen: list[int] = []
         self._items: list[Any] = []
-        self._free = NIL
-        self._nslots = 0
-        self._epoch = epoch
 
     def _take_slot(self, item: Any) -> int:
-        # A reused slot moves to the next generation, so handles of its
-        # earlier occupants go stale; at GEN_LIMIT it is retired for good.
-        slot = self._free
-        while slot != NIL:
-            self._free = self._next[slot]
-            gen = self._gen[slot] + 1
-            self._gen[slot] = gen
-            if gen < GEN_LIMIT:
-                self._items[slot] = item
-                return slot
-            slot = self._free
-        slot = self._nslots
-        self._tk.append(FREE)
-        self._next.append(NIL)
-        self._prev.append(NIL)
-        self._gen.append(self._epoch)
-        self._items.append(item)
-        self._nslots = slot + 1
+        slot = self._t.take(_FULL)
+        if slot == len(self._tk):
+            self._tk.append(FREE)
+            self._next.append(NIL)
+            self._prev.append(NIL)
+            self._items.append(item)
+        else:
+            self._items[slot] = item
         return slot
 
     def _free_slot(self, slot: int) -> None:
         self._tk[slot] = FREE
         self._items[slot] = None
-        self._next[slot] = self._free
-        self._free = slot
+        self._t.release(slot)
 
     def _on_empty(self) -> None:
-        if self._nslots > RESET_MIN_SLOTS:
-            top = max(self._gen)
-            # Every handle ever issued has a generation below the new epoch,
-            # so slots made afresh cannot repeat one.
-            if top + 1 < GEN_LIMIT // 2:
-                self._reset_slots(top + 1)
-
-    def _slot_of(self, handle: object) -> int:
-        """The slot behind ``handle``, or -1 if it is stale or unknown."""
-        if type(handle) is not int:
-            if not isinstance(handle, int):
-                raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-            handle = int.__index__(handle)  # its value, without the subclass's methods
-        if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
-            return NIL
-        slot = handle & 0xFFFFFFFF
-        if slot >= self._nslots or self._tk[slot] == FREE or self._gen[slot] != handle >> 32:
-            return NIL
-        return slot
+        epoch = self._t.spent()
+        if epoch != NIL:
+            self._reset_slots(epoch)
 
     # -- slot lists ---------------------------------------------------------
 
@@ -325,7 +294,7 @@ class TimingWheel(Generic[T]):
             if due or d <= self._time:
                 t = DUE
             else:
-                a = _tick_of(d, self._tick)
+                a = tick_of(d, self._tick)
                 t = FAR if a >= TICK_LIMIT else a - self._origin
             slot = self._take_slot(item)
             try:
@@ -337,7 +306,7 @@ class TimingWheel(Generic[T]):
                 self._free_slot(slot)
                 raise
             self._len += 1
-            return (self._gen[slot] << 32) | slot
+            return (self._t.gens[slot] << SLOT_BITS) | slot
         finally:
             self._busy = False
 
@@ -346,7 +315,7 @@ class TimingWheel(Generic[T]):
         item = None  # the cancelled item: its __del__ runs after we are done
         self._enter()
         try:
-            slot = self._slot_of(handle)
+            slot = self._t.find(handle)
             if slot == NIL:
                 return False
             item = self._items[slot]  # noqa: F841
@@ -531,7 +500,7 @@ class TimingWheel(Generic[T]):
         return self._len
 
     def __contains__(self, key: object, /) -> bool:
-        return isinstance(key, int) and self._slot_of(key) != NIL
+        return isinstance(key, int) and self._t.find(key) != NIL
 
     def stats(self, /) -> dict[str, int]:
         """Counters: length, levels, slots (allocated in the slab), visited, cascaded.
@@ -540,7 +509,7 @@ class TimingWheel(Generic[T]):
         ``cascaded`` the timers it moved down a level.
         """
         return {
-            "length": self._len, "levels": len(self._occ), "slots": self._nslots,
+            "length": self._len, "levels": len(self._occ), "slots": len(self._tk),
             "visited": self._visited, "cascaded": self._cascaded,
         }
 
@@ -561,11 +530,7 @@ class TimingWheel(Generic[T]):
         """The state both implementations pickle to and load from."""
         self._enter()
         try:
-            free = []
-            slot = self._free
-            while slot != NIL:
-                free.append(slot)
-                slot = self._next[slot]
+            free = self._t.free_slots()
             live = []  # list by list, in list order: FIFO order survives
             lists = [DUE_LIST, FAR_LIST] + [
                 WHEEL_LISTS + (level << self._bits) + s
@@ -580,7 +545,7 @@ class TimingWheel(Generic[T]):
                     slot = self._next[slot]
             return (
                 STATE_VERSION, self._tick, self._size, self._clock, self._origin, self._cur,
-                self._time, self._epoch, list(self._gen), free, live, self._visited,
+                self._time, self._t.epoch, list(self._t.gens), free, live, self._visited,
                 self._cascaded,
             )
         finally:
@@ -594,18 +559,14 @@ class TimingWheel(Generic[T]):
         # built aside, then moved in: a failure leaves this wheel as it was
         new: TimingWheel[Any] = TimingWheel.__new__(TimingWheel)
         new._setup(tick, size, clock, origin, now)
-        new._reset_slots(epoch)
+        new._ready = True
+        new._t = Handles.load(gens, free, epoch)
         new._cur = cur
         n = len(gens)
         new._tk = [FREE] * n
         new._next = [NIL] * n
         new._prev = [NIL] * n
-        new._gen = list(gens)
         new._items = [None] * n
-        new._nslots = n
-        for slot in reversed(free):
-            new._next[slot] = new._free
-            new._free = slot
         for slot, t, d, item in live:
             new._items[slot] = item
             if t == FAR:
@@ -624,12 +585,12 @@ class TimingWheel(Generic[T]):
         return restore, ("TimingWheel", self.__getstate__())
 
     def __copy__(self, /) -> TimingWheel[T]:
-        new = type(self).__new__(type(self))
+        new: TimingWheel[T] = TimingWheel.__new__(TimingWheel)
         new.__setstate__(self.__getstate__())
         return new
 
     def __deepcopy__(self, /, memo: dict[int, Any]) -> TimingWheel[T]:
-        new = type(self).__new__(type(self))
+        new: TimingWheel[T] = TimingWheel.__new__(TimingWheel)
         memo[id(self)] = new
         new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return new
@@ -645,8 +606,8 @@ class TimingWheel(Generic[T]):
     def _raw_now(self) -> dict[str, Any]:
         return {
             "tk": list(self._tk), "next": list(self._next), "prev": list(self._prev),
-            "gen": list(self._gen), "items": list(self._items), "free": self._free,
-            "nslots": self._nslots, "epoch": self._epoch, "head": list(self._head),
+            "gen": list(self._t.gens), "links": list(self._t.links), "items": list(self._items),
+            "free": self._t.free, "epoch": self._t.epoch, "head": list(self._head),
             "tail": list(self._tail), "occ": list(self._occ), "far": dict(self._far),
             "cur": self._cur, "bits": self._bits, "len": self._len,
         }
@@ -654,110 +615,3 @@ class TimingWheel(Generic[T]):
     def _check(self, /) -> None:
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
         check_raw(self._raw())
-
-
-def check_state(state: Any) -> tuple[Any, ...]:
-    """Validate a pickled TimingWheel state (both implementations load through this)."""
-    try:
-        (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
-         cascaded) = state
-    except (TypeError, ValueError):
-        raise ValueError("invalid TimingWheel state") from None
-    if not (type(version) is int and version == STATE_VERSION):
-        raise ValueError(f"unsupported TimingWheel state version {version!r}")
-    if not callable(clock):
-        raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
-
-    def bad(what: str) -> ValueError:
-        return ValueError(f"invalid TimingWheel state: {what}")
-
-    if not (type(tick) is float and 0 < tick < math.inf):
-        raise bad("tick")
-    if not (type(size) is int and 2 <= size <= MAX_WHEEL_SIZE and not size & (size - 1)):
-        raise bad("wheel_size")
-    if not (type(origin) is int and -ORIGIN_LIMIT <= origin <= ORIGIN_LIMIT):
-        raise bad("origin")
-    if not (type(cur) is int and 0 <= cur <= TICK_LIMIT - origin):
-        raise bad("current tick")
-    if not (type(now) is float and -math.inf < now < math.inf):
-        raise bad("time")
-    if not (type(epoch) is int and 0 <= epoch < GEN_LIMIT):
-        raise bad("epoch")
-    if not all(type(x) is int and 0 <= x <= 0xFFFFFFFFFFFFFFFF for x in (visited, cascaded)):
-        raise bad("counters")
-    if not (type(gens) is list and type(free) is list and type(live) is list):
-        raise bad("slot lists")
-    # Snapshots: what is checked is what gets built, whatever a finaliser
-    # does to the caller's lists meanwhile.
-    gens, free = list(gens), list(free)
-    live = [tuple(e) if type(e) in (tuple, list) else e for e in list(live)]
-    n = len(gens)
-    if not (n < 0x7FFFFFFF and all(type(g) is int and epoch <= g <= GEN_LIMIT for g in gens)):
-        raise bad("generations")
-    slots = list(free)
-    for entry in live:
-        if not (type(entry) is tuple and len(entry) == 4):
-            raise bad("timer")
-        slot, t, d, _ = entry
-        slots.append(slot)
-        if type(t) is not int:
-            raise bad("timer tick")
-        if t == FAR:
-            if not (type(d) is float and d == d and _tick_of(d, tick) >= TICK_LIMIT):
-                raise bad("far deadline")
-        elif d is not None or not (t == DUE or cur < t < TICK_LIMIT - origin):
-            raise bad("timer tick")
-    if not all(type(s) is int and 0 <= s < n for s in slots) or len(set(slots)) != len(slots):
-        raise bad("slots")
-    if len(slots) != sum(g < GEN_LIMIT for g in gens) or any(gens[s] == GEN_LIMIT for s in slots):
-        raise bad("slots")
-    return (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
-            cascaded)
-
-
-def check_raw(w: dict[str, Any]) -> None:
-    """Assert the invariants of a wheel's raw state (both implementations)."""
-    bits: int = w["bits"]
-    cur: int = w["cur"]
-    tk: list[int] = w["tk"]
-    nxt: list[int] = w["next"]
-    size = 1 << bits
-    mask = size - 1
-
-    def list_of(t: int) -> int:
-        if t < 0:
-            return DUE_LIST if t == DUE else FAR_LIST
-        level = 0
-        while (t ^ cur) >> ((level + 1) * bits):
-            level += 1
-        return WHEEL_LISTS + (level << bits) + ((t >> (level * bits)) & mask)
-
-    nlists = WHEEL_LISTS + len(w["occ"]) * size
-    assert len(w["head"]) == len(w["tail"]) == nlists
-    seen: set[int] = set()
-    for lst in range(nlists):
-        slot, prev = w["head"][lst], NIL
-        while slot != NIL:
-            assert slot not in seen and tk[slot] != FREE
-            seen.add(slot)
-            assert w["prev"][slot] == prev
-            assert list_of(tk[slot]) == lst, (slot, lst)
-            if lst >= WHEEL_LISTS:
-                assert tk[slot] > cur
-            prev, slot = slot, nxt[slot]
-        assert w["tail"][lst] == prev
-        if lst >= WHEEL_LISTS:
-            i = lst - WHEEL_LISTS
-            assert (w["occ"][i >> bits] >> (i & mask)) & 1 == (w["head"][lst] != NIL), lst
-    assert len(seen) == w["len"]
-    assert set(w["far"]) == {s for s in seen if tk[s] == FAR}
-    free: set[int] = set()
-    slot = w["free"]
-    while slot != NIL:
-        assert slot not in free and tk[slot] == FREE and w["items"][slot] is None
-        free.add(slot)
-        slot = nxt[slot]
-    for s in range(w["nslots"]):
-        assert w["epoch"] <= w["gen"][s] <= GEN_LIMIT
-        assert (s in seen) + (s in free) == (w["gen"][s] < GEN_LIMIT)
-    assert all(0 <= o < (1 << size) for o in w["occ"])

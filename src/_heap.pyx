@@ -9,15 +9,19 @@ and a stale handle is refused because the generation moved on.
 """
 
 cimport cython
-from cpython.long cimport PyLong_AsLongLongAndOverflow
-from cpython.number cimport PyNumber_Index
 from cython.view cimport array as cvarray
 
-from _number cimport DQ_DEBUG_BUILD, fast_key
+from _handles cimport (
+    MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free,
+    handles_free_slots, handles_gens, handles_grow, handles_handle, handles_held, handles_links,
+    handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
+)
+from _number cimport DQ_DEBUG_BUILD, _real, fast_key
 
 import types
 
 from dq_core._convert import keys_of, to_count, to_real
+from dq_core._handles import check_table
 from dq_core._heapstate import check_state
 
 __all__ = ["Heap"]
@@ -25,25 +29,21 @@ __all__ = ["Heap"]
 #: True in a DQ_CORE_DEBUG=1 build (bounds and wraparound checks on).
 DEBUG_BUILD = bool(DQ_DEBUG_BUILD)
 
+#: The slot table's constants, as this module was compiled with them.
+HANDLE_CONSTANTS = handle_constants()
+
 # Shared with the pure twin; see dq_core._heapstate.
-cdef unsigned int GEN_LIMIT = 0xFFFFFFFF
-cdef Py_ssize_t RESET_MIN_SLOTS = 64
 cdef int STATE_VERSION = 1
 cdef Py_ssize_t MIN_CAP = 8
-# spos[] value of a slot that holds no item.
-cdef long long FREE = -1
 _REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
+_FULL = "a Heap holds at most 2**31 - 1 items"
+
+
+def _next_slot_cap(cap):
+    """The slot table's growth step and limit, for the tests."""
+    return next_cap(cap, _FULL)
 
 ctypedef unsigned long long u64
-
-
-cdef inline double _key(object x, str name) except? -1.0:
-    # Everything off the fast path (and every error) goes through to_real,
-    # so both implementations accept and refuse the same things.
-    cdef double d
-    if fast_key(x, &d):
-        return d
-    return to_real(x, name)
 
 
 cdef inline bint _before(double ka, u64 sa, double kb, u64 sb) noexcept nogil:
@@ -99,15 +99,14 @@ Binary min-heap of items keyed by real-number priorities.
     cdef double[::1] _hkey
     cdef u64[::1] _hseq
     cdef long long[::1] _hslot
-    # by slot
-    cdef long long[::1] _spos     # position in the heap, or FREE
-    cdef unsigned int[::1] _sgen
-    cdef long long[::1] _snext    # free-list link
+    # by slot: the handle table, the position in the heap of a held slot
+    # (as long as the table's room), and the payload (None in a free slot;
+    # as long as the slots made)
+    cdef Handles _t
+    cdef long long[::1] _spos
     cdef list _items
-    cdef Py_ssize_t _n, _hcap, _nslots, _scap
-    cdef long long _free          # top of the free-slot stack, or -1
+    cdef Py_ssize_t _n, _hcap
     cdef u64 _seq
-    cdef unsigned int _epoch
     cdef bint _busy               # an operation is changing the heap
     cdef object __weakref__
 
@@ -118,6 +117,9 @@ Binary min-heap of items keyed by real-number priorities.
         self._busy = False
         self._alloc_heap(MIN_CAP)
         self._reset_slots(0)
+
+    def __dealloc__(self):
+        handles_free(&self._t)
 
     @cython.embedsignature(False)
     def __init__(self, *args, **kwargs):
@@ -174,25 +176,25 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef int _alloc_slots(self, Py_ssize_t cap) except -1:
+        # everything that can fail (or run the GC) first, then the table
         cdef long long[::1] p = _new_array(cap, sizeof(long long), "q")
-        cdef unsigned int[::1] g = _new_array(cap, sizeof(unsigned int), "I")
-        cdef long long[::1] x = _new_array(cap, sizeof(long long), "q")
-        cdef Py_ssize_t n = self._nslots
+        cdef Py_ssize_t n = self._t.n
         if n:
             p[:n] = self._spos[:n]
-            g[:n] = self._sgen[:n]
-            x[:n] = self._snext[:n]
-        self._spos, self._sgen, self._snext = p, g, x
-        self._scap = cap
+        handles_grow(&self._t, cap)
+        self._spos = p
         return 0
 
     @cython.final
     cdef int _reset_slots(self, unsigned int epoch) except -1:
-        self._nslots = 0
-        self._alloc_slots(MIN_CAP)
-        self._items = []
-        self._free = -1
-        self._epoch = epoch
+        cdef Handles t
+        cdef long long[::1] p = _new_array(MIN_SLOTS, sizeof(long long), "q")
+        cdef list items = []
+        handles_new(&t, MIN_SLOTS, epoch)
+        handles_free(&self._t)
+        self._t = t
+        self._spos = p
+        self._items = items
         return 0
 
     @cython.final
@@ -203,44 +205,18 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef inline long long _take_slot(self, object item) except -1:
-        # A reused slot moves to the next generation, so handles of its
-        # earlier occupants go stale; at GEN_LIMIT it is retired for good.
-        cdef long long slot = self._free
-        cdef unsigned int gen
-        while slot >= 0:
-            self._free = self._snext[slot]
-            gen = self._sgen[slot] + 1
-            self._sgen[slot] = gen
-            if gen < GEN_LIMIT:
-                self._items[slot] = item
-                return slot
-            slot = self._free
-        slot = self._nslots
-        if slot == self._scap:
-            self._alloc_slots(2 * self._scap)
-        self._items.append(item)
-        self._sgen[slot] = self._epoch
-        self._nslots = slot + 1
+        cdef int slot = handles_take(&self._t)
+        if slot == NIL:
+            self._alloc_slots(next_cap(self._t.cap, _FULL))
+            slot = handles_take(&self._t)
+        handles_put(&self._t, self._items, slot, item)
         return slot
 
     @cython.final
-    cdef inline void _free_slot(self, long long slot) noexcept:
-        self._spos[slot] = FREE
-        self._snext[slot] = self._free
-        self._free = slot
-
-    @cython.final
     cdef int _on_empty(self) except -1:
-        cdef Py_ssize_t s
-        cdef unsigned int top = 0
-        if self._nslots > RESET_MIN_SLOTS:
-            for s in range(self._nslots):
-                if self._sgen[s] > top:
-                    top = self._sgen[s]
-            # Every handle ever issued has a generation below the new epoch,
-            # so slots made afresh cannot repeat one.
-            if <u64>top + 1 < GEN_LIMIT // 2:
-                self._reset_slots(top + 1)
+        cdef long long epoch = handles_spent(&self._t)
+        if epoch != NIL:
+            self._reset_slots(<unsigned int>epoch)
         self._shrink_heap()
         return 0
 
@@ -323,10 +299,10 @@ Initialize self.  See help(type(self)) for accurate signature."""
             cap *= 2
         if cap != self._hcap:
             self._alloc_heap(cap)
-        cap = self._scap
-        while cap < self._nslots + extra:
-            cap *= 2
-        if cap != self._scap:
+        cap = self._t.cap
+        while cap < self._t.n + extra:
+            cap = next_cap(cap, _FULL)
+        if cap != self._t.cap:
             self._alloc_slots(cap)
         return 0
 
@@ -338,7 +314,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef Py_ssize_t last = self._n - 1
         cdef object item = self._items[slot]  # owned: it outlives the next line
         self._items[slot] = None
-        self._free_slot(slot)
+        handles_release(&self._t, <int>slot)
         self._n = last
         if pos != last:
             self._hkey[pos] = self._hkey[last]
@@ -357,34 +333,15 @@ Initialize self.  See help(type(self)) for accurate signature."""
         return item
 
     @cython.final
-    cdef long long _slot_of(self, object handle) except -2:
-        # Only C-level checks: nothing here runs user code, even for an int
-        # subclass (PyNumber_Index gives an exact int without calling it).
-        cdef u64 h
-        cdef long long slot, v
-        cdef int overflow = 0
-        cdef object exact = handle
-        if type(handle) is not int:
-            if not isinstance(handle, int):
-                raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-            exact = PyNumber_Index(handle)
-        v = PyLong_AsLongLongAndOverflow(exact, &overflow)
-        if overflow < 0 or (v < 0 and not overflow):
-            raise KeyError(handle)
-        if overflow:  # a generation of 2**31 or more, or out of range
-            if exact > 0xFFFFFFFFFFFFFFFF:
-                raise KeyError(handle)
-            h = exact
-        else:
-            h = <u64>v
-        slot = <long long>(h & <u64>0xFFFFFFFF)
-        if slot >= self._nslots or self._spos[slot] < 0 or self._sgen[slot] != (h >> 32):
+    cdef inline long long _slot_of(self, object handle) except -2:
+        cdef int slot = handles_find(&self._t, handle)
+        if slot == NIL:
             raise KeyError(handle)
         return slot
 
     @cython.final
     cdef inline object _handle(self, long long slot):
-        return (<u64>self._sgen[slot] << 32) | <u64>slot
+        return handles_handle(&self._t, <int>slot)
 
     # -- public API ---------------------------------------------------------
     #
@@ -398,7 +355,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         >>> h.push(1.5, "a")
         0
         """
-        cdef double key = _key(priority, "priority")
+        cdef double key = _real(priority, "priority")
         cdef long long slot
         self._enter()
         try:
@@ -548,7 +505,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         Acts as remove + push: the item goes behind equal priorities.
         Raises ``KeyError`` if the handle is stale.
         """
-        cdef double key = _key(priority, "priority")
+        cdef double key = _real(priority, "priority")
         cdef long long slot
         cdef Py_ssize_t pos
         cdef double old
@@ -594,10 +551,10 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef Py_ssize_t s
         self._enter()
         try:
-            for s in range(self._nslots):
-                if self._spos[s] >= 0:
-                    self._free_slot(s)
-            self._items = [None] * self._nslots
+            for s in range(self._t.n):
+                if handles_held(&self._t, s):
+                    handles_release(&self._t, <int>s)
+            self._items = [None] * self._t.n
             self._n = 0
             self._on_empty()
         finally:
@@ -636,19 +593,15 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef tuple _state(self):
-        cdef Py_ssize_t i, s, n = self._n
-        cdef list free = []
-        cdef long long f = self._free
-        while f >= 0:
-            free.append(f)
-            f = self._snext[f]
-        free.reverse()
+        cdef Py_ssize_t i, n = self._n
+        cdef list free = handles_free_slots(&self._t)
+        free.reverse()  # the next one to reuse last
         order = sorted(range(n), key=lambda i: (self._hkey[i], self._hseq[i]))
         return (
             STATE_VERSION,
             self._seq,
-            self._epoch,
-            [self._sgen[s] for s in range(self._nslots)],
+            self._t.epoch,
+            handles_gens(&self._t),
             free,
             [(self._hslot[i], self._hkey[i], self._hseq[i], self._items[self._hslot[i]])
              for i in order],
@@ -657,45 +610,52 @@ Initialize self.  See help(type(self)) for accurate signature."""
     def __setstate__(self, state):
         """Load a state of ``__getstate__``; a bad one changes nothing."""
         seq, epoch, gens, free, live = check_state(state)
-        cdef Py_ssize_t nslots = len(gens), n = len(live), i
-        cdef Py_ssize_t scap = _cap_for(nslots), hcap = _cap_for(n)
-        cdef long long prev = -1, slot
-        # Built aside: until the swap, a finaliser may still use this heap.
-        cdef long long[::1] spos = _new_array(scap, sizeof(long long), "q")
-        cdef unsigned int[::1] sgen = _new_array(scap, sizeof(unsigned int), "I")
-        cdef long long[::1] snext = _new_array(scap, sizeof(long long), "q")
-        cdef double[::1] hkey = _new_array(hcap, sizeof(double), "d")
-        cdef u64[::1] hseq = _new_array(hcap, sizeof(u64), "Q")
-        cdef long long[::1] hslot = _new_array(hcap, sizeof(long long), "q")
-        cdef list items = [None] * nslots
+        cdef Py_ssize_t n = len(live), i
+        cdef Py_ssize_t hcap = _cap_for(n)
+        cdef long long slot
+        cdef Handles t
         cdef list old
-        for i in range(nslots):
-            sgen[i] = gens[i]
-            spos[i] = FREE
-        for f in free:
-            snext[f] = prev
-            prev = f
-        for i in range(n):
+        free.reverse()  # the next one to reuse first
+        # Built aside: until the swap, a finaliser may still use this heap.
+        handles_load(&t, gens, free, epoch)
+        try:
+            spos = _new_array(t.cap, sizeof(long long), "q")
+            hkey = _new_array(hcap, sizeof(double), "d")
+            hseq = _new_array(hcap, sizeof(u64), "Q")
+            hslot = _new_array(hcap, sizeof(long long), "q")
+            items = [None] * t.n
+            self._load_live(live, spos, hkey, hseq, hslot, items)
+            self._enter()
+        except BaseException:
+            handles_free(&t)
+            raise
+        try:
+            old = self._items
+            self._hkey, self._hseq, self._hslot = hkey, hseq, hslot
+            self._spos = spos
+            self._items = items
+            handles_free(&self._t)
+            self._t = t
+            self._hcap = hcap
+            self._n = n
+            self._seq = seq
+        finally:
+            self._busy = False
+        del old  # the replaced payloads' finalisers run only now
+
+    @cython.final
+    cdef int _load_live(self, list live, long long[::1] spos, double[::1] hkey, u64[::1] hseq,
+                        long long[::1] hslot, list items) except -1:
+        cdef Py_ssize_t i
+        cdef long long slot
+        for i in range(len(live)):
             slot, key, s, item = live[i]
             hkey[i] = key
             hseq[i] = s
             hslot[i] = slot
             spos[slot] = i
             items[slot] = item
-        self._enter()
-        try:
-            old = self._items
-            self._hkey, self._hseq, self._hslot = hkey, hseq, hslot
-            self._spos, self._sgen, self._snext = spos, sgen, snext
-            self._items = items
-            self._hcap, self._scap = hcap, scap
-            self._n, self._nslots = n, nslots
-            self._free = prev
-            self._epoch = epoch
-            self._seq = seq
-        finally:
-            self._busy = False
-        del old  # the replaced payloads' finalisers run only now
+        return 0
 
     def __reduce__(self):
         from dq_core._compat import restore
@@ -727,27 +687,20 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef _check_tables(self):
-        cdef Py_ssize_t i, s, nfree = 0
-        cdef long long f
-        assert len(self._items) == self._nslots
-        assert self._n <= self._hcap and self._nslots <= self._scap
+        cdef Py_ssize_t i, s
+        assert len(self._items) == self._t.n <= self._t.cap
+        assert self._n <= self._hcap and self._t.cap <= self._spos.shape[0]
         for i in range(1, self._n):
             p = (i - 1) >> 1
             assert not _before(self._hkey[i], self._hseq[i], self._hkey[p], self._hseq[p]), \
                 f"heap order broken at {i}"
+        held = set()
         for i in range(self._n):
             s = self._hslot[i]
-            assert 0 <= s < self._nslots and self._spos[s] == i
-            assert self._hseq[i] < self._seq and self._epoch <= self._sgen[s] < GEN_LIMIT
-        free = set()
-        f = self._free
-        while f >= 0:
-            assert f not in free and self._spos[f] == FREE and self._sgen[f] < GEN_LIMIT
-            free.add(f)
-            f = self._snext[f]
-        for s in range(self._nslots):
-            if self._spos[s] < 0:
-                assert self._items[s] is None
-                assert (s in free) == (self._sgen[s] < GEN_LIMIT)
-        assert self._n + len(free) + sum(
-            1 for s in range(self._nslots) if self._sgen[s] == GEN_LIMIT) == self._nslots
+            assert 0 <= s < self._t.n and self._spos[s] == i and s not in held
+            assert self._hseq[i] < self._seq
+            held.add(s)
+        check_table(handles_gens(&self._t), handles_links(&self._t), self._t.free,
+                    self._t.epoch, held)
+        for s in range(self._t.n):
+            assert s in held or self._items[s] is None

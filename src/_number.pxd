@@ -40,3 +40,14 @@ cdef extern from *:
     #endif
     """
     const int DQ_DEBUG_BUILD
+
+
+cdef inline double _real(object value, str name) except? -1.0:
+    # value as a double: fast_key's values at once, anything else through
+    # dq_core._convert.to_real, which holds the rules and names the
+    # argument in its errors.
+    cdef double d
+    if fast_key(value, &d):
+        return d
+    from dq_core._convert import to_real  # off the fast path only
+    return to_real(value, name)

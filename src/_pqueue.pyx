@@ -142,9 +142,10 @@ cdef class ItemHeap:
             m -= 2
             self._swap(moves[m], moves[m + 1])
 
-    cdef int _siftdown(self, Py_ssize_t start, Py_ssize_t pos,
-                       Py_ssize_t* moves, Py_ssize_t* m) except -1:
-        # heapq._siftdown: bubble the item at pos up towards start.
+    cdef int _sift_up(self, Py_ssize_t pos, Py_ssize_t start,
+                      Py_ssize_t* moves, Py_ssize_t* m) except -1:
+        # Bubble the item at pos up towards the root, no higher than start
+        # (heapq's _siftdown).
         cdef Py_ssize_t parent
         while pos > start:
             parent = (pos - 1) >> 1
@@ -157,9 +158,9 @@ cdef class ItemHeap:
             pos = parent
         return 0
 
-    cdef int _siftup(self, Py_ssize_t pos, Py_ssize_t* moves, Py_ssize_t* m) except -1:
-        # heapq._siftup: move the smaller child up until a leaf, then sift
-        # the displaced item back up.
+    cdef int _sift_down(self, Py_ssize_t pos, Py_ssize_t* moves, Py_ssize_t* m) except -1:
+        # Move the smaller child up until pos is a leaf, then sift the
+        # displaced item back up (heapq's _siftup).
         cdef Py_ssize_t end = self._n, start = pos, child
         cdef Py_ssize_t limit = end >> 1
         while pos < limit:
@@ -171,7 +172,7 @@ cdef class ItemHeap:
             moves[m[0] + 1] = child
             m[0] += 2
             pos = child
-        return self._siftdown(start, pos, moves, m)
+        return self._sift_up(pos, start, moves, m)
 
     def push(self, item):
         """Add ``item``.  O(log n) comparisons."""
@@ -195,7 +196,7 @@ cdef class ItemHeap:
             self._items.append(item)
             self._n = n + 1
             try:
-                self._siftdown(0, n, moves, &m)
+                self._sift_up(n, 0, moves, &m)
             except BaseException:
                 if PyList_GET_SIZE(self._items) == n + 1:
                     self._undo(moves, m)
@@ -226,7 +227,7 @@ cdef class ItemHeap:
             self._items[0] = last  # top and last are held: no finaliser runs
             self._keys[0] = self._keys[n - 1]
             try:
-                self._siftup(0, moves, &m)
+                self._sift_down(0, moves, &m)
             except BaseException:
                 if PyList_GET_SIZE(self._items) == n - 1:
                     self._undo(moves, m)

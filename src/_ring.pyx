@@ -15,69 +15,29 @@ that can run Python code is held by a reference of our own.
 """
 
 cimport cython
-from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem, PyDict_DelItem
-from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.object cimport PyObject
-from cpython.tuple cimport PyTuple_GET_ITEM
 from cython.view cimport array as cvarray
 
 import copy
 import time
 import types
 
-from dq_core._convert import to_count, to_real
-from dq_core._ring_py import (
-    _callback, _cap, _clock_of, _maxsize, _reentered, check_dict_state, check_ring_state,
+from dq_core import _ringstate
+from dq_core._ringstate import (
+    NO_DEFAULT, check_ring_state, clock_of, max_items_of, reentered, segment_size_of, signature,
+    ttl_of,
 )
 
-__all__ = ["TTLRing", "TTLDictCore"]
+__all__ = ["TTLRing"]
 
-# Shared with the pure twin; see dq_core._ring_py.
-cdef Py_ssize_t COMPACT_MIN = 32
-_EMPTY = object()  # no default
-cdef int STATE_VERSION = 1
-
-
-cdef double _ttl(object value) except? -1.0:
-    cdef double ttl = to_real(value, "ttl")
-    if ttl < 0:
-        raise ValueError(f"ttl must be non-negative, got {ttl!r}")
-    return ttl
-
-
-def _signature(*params):
-    # For inspect: a default of time.monotonic cannot be written in a
-    # docstring's text signature, so the class carries its Signature.
-    import inspect
-
-    P = inspect.Parameter
-    return inspect.Signature([
-        P(name, P.POSITIONAL_OR_KEYWORD, default=P.empty if default is _EMPTY else default)
-        for name, default in params])
-
-
-cdef inline double _real(object value, str name) except? -1.0:
-    cdef double d
-    if type(value) is float:
-        d = PyFloat_AS_DOUBLE(value)
-        if d == d:
-            return d
-    return to_real(value, name)
-
-
-cdef inline double _reading(object clock) except? -1.0:
-    # One reading of clock; a NaN or a non-number raises naming clock().
-    # Callers pass a reference of their own: the call may replace the clock.
-    return _real(clock(), "clock()")
+# The pure twin's constants, as C values
+cdef Py_ssize_t COMPACT_MIN = _ringstate.COMPACT_MIN
+cdef int STATE_VERSION = _ringstate.STATE_VERSION
 
 
 @cython.final
 @cython.auto_pickle(False)
 cdef class _Segment:
-    cdef list keys
-    cdef double[::1] times
-
     def __cinit__(self, Py_ssize_t size):
         self.keys = [None] * size
         self.times = cvarray(shape=(size,), itemsize=sizeof(double), format="d")
@@ -111,18 +71,10 @@ cdef class TTLRing:
     15.0
     """
 
-    cdef double _ttl
-    cdef Py_ssize_t _size, _first, _head, _tail, _len
-    cdef unsigned long long _pushed, _expired
-    cdef object _clock
-    cdef list _segs              # the outer index; [_first:] are live
-    cdef _Segment _spare
-    cdef _Segment _hseg, _tseg   # head and tail segments, cached
-    cdef bint _busy              # a change is under way
-    cdef object __weakref__
+    # the fields and the cdef methods _ttlmap uses are declared in dq_core/_ring.pxd
 
     __class_getitem__ = classmethod(types.GenericAlias)
-    __signature__ = _signature(("ttl", _EMPTY), ("segment_size", 1024), ("clock", time.monotonic))
+    __signature__ = signature(("ttl", NO_DEFAULT), ("segment_size", 1024), ("clock", time.monotonic))
 
     def __cinit__(self):
         # a valid empty ring even before __init__ or __setstate__
@@ -132,13 +84,11 @@ cdef class TTLRing:
         self._segs = []
 
     def __init__(self, ttl, segment_size=1024, clock=time.monotonic):
-        cdef double t = _ttl(ttl)
-        cdef Py_ssize_t size = to_count(segment_size, "segment_size")
-        if size < 1:
-            raise ValueError(f"segment_size must be at least 1, got {size!r}")
-        clock = _clock_of(clock)
+        cdef double t = ttl_of(ttl)
+        cdef Py_ssize_t size = segment_size_of(segment_size)
+        clock = clock_of(clock)
         if self._busy:
-            raise _reentered("TTLRing")
+            raise reentered("TTLRing")
         # what a re-initialised ring held goes after the change is complete
         old = (self._segs, self._spare, self._clock)
         self._busy = True
@@ -164,7 +114,7 @@ cdef class TTLRing:
 
     @ttl.setter
     def ttl(self, value):
-        self._ttl = _ttl(value)
+        self._ttl = ttl_of(value)
 
     def push(self, key, created_at=None):
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
@@ -175,7 +125,7 @@ cdef class TTLRing:
         else:
             t = _real(created_at, "created_at")
         if self._busy:
-            raise _reentered("TTLRing")
+            raise reentered("TTLRing")
         self._busy = True
         try:
             self._push(key, t)
@@ -217,9 +167,9 @@ cdef class TTLRing:
             t = _reading(clock)
         else:
             t = _real(now, "now")
-        cap = -1 if type(max_items) is int and max_items == -1 else _cap(max_items)
+        cap = -1 if type(max_items) is int and max_items == -1 else max_items_of(max_items)
         if self._busy:
-            raise _reentered("TTLRing")
+            raise reentered("TTLRing")
         self._busy = True
         try:
             return self._expire(t, cap, True)
@@ -272,7 +222,7 @@ cdef class TTLRing:
         Raises ``IndexError`` when the ring is empty.
         """
         if self._busy:
-            raise _reentered("TTLRing")
+            raise reentered("TTLRing")
         if not self._len:
             raise IndexError("pop from an empty ring")
         self._busy = True
@@ -280,10 +230,6 @@ cdef class TTLRing:
             return self._expire(0.0, 1, False)[0]
         finally:
             self._busy = False
-
-    cdef inline object _peek(self):
-        # the head key; the ring must not be empty
-        return <object>PyList_GET_ITEM(self._hseg.keys, self._head)
 
     def next_expiry(self):
         """When the head entry expires (``created_at + ttl``), or None if empty.  O(1).
@@ -352,7 +298,7 @@ cdef class TTLRing:
             tail = pos + take
             pos = 0
         if self._busy:
-            raise _reentered("TTLRing")
+            raise reentered("TTLRing")
         old = (self._segs, self._spare, self._clock)  # released after the change
         self._busy = True
         self._ttl, self._size, self._clock = ttl, size, clock
@@ -400,265 +346,3 @@ cdef class TTLRing:
         assert self._pushed - self._expired == <unsigned long long>self._len
         if self._spare is not None:
             assert all(k is None for k in self._spare.keys)
-
-
-# -- TTLDictCore: the dict, the ring and the hot paths of TTLDict -------------
-
-cdef inline bint _due(object entry, double ttl, double now) noexcept:
-    # entry is one of ours: (key, value, created_at) with a float created_at
-    return PyFloat_AS_DOUBLE(<object>PyTuple_GET_ITEM(entry, 2)) + ttl <= now
-
-
-@cython.auto_pickle(False)
-cdef class TTLDictCore:
-    """The dict, the ring and the hot paths of TTLDict.
-
-    Every set pushes its entry ``(key, value, created_at)`` on the ring; the
-    dict maps each key to its latest entry, so a ring entry whose key was
-    set again since is recognised as stale by identity and skipped.  Every
-    entry the dict holds is on the ring, at every point where user code
-    (a key's ``__hash__`` or ``__eq__``, the clock) can run.
-    """
-
-    # read by the shared layer (dq_core._ttldict)
-    cdef readonly TTLRing _ring
-    cdef readonly dict _data
-    cdef readonly double _ttl
-    cdef readonly object _clock
-    cdef object _maxsize, _on_expire
-    cdef bint _busy              # a change is under way
-    cdef object __weakref__
-
-    __class_getitem__ = classmethod(types.GenericAlias)
-    __signature__ = _signature(("ttl", _EMPTY), ("maxsize", None), ("clock", time.monotonic),
-                               ("on_expire", None))
-
-    def __cinit__(self):
-        # a valid empty mapping even before __init__ or __setstate__
-        self._ring = TTLRing(0)
-        self._data = {}
-        self._clock = time.monotonic
-
-    def __init__(self, ttl, maxsize=None, clock=time.monotonic, on_expire=None):
-        ring = TTLRing(ttl, clock=clock)
-        maxsize = _maxsize(maxsize)
-        on_expire = _callback(on_expire)
-        if self._busy:
-            raise _reentered("TTLDict")
-        # what a re-initialised mapping held goes after the change is complete
-        old = (self._ring, self._data, self._clock, self._on_expire)
-        self._busy = True
-        self._on_expire = on_expire
-        self._maxsize = maxsize
-        self._clock = clock
-        self._ttl = ring._ttl
-        self._ring = ring
-        self._data = {}
-        self._busy = False
-
-    @property
-    def ttl(self):
-        """Seconds every entry lives; a new value applies to all entries at once."""
-        return self._ttl
-
-    @ttl.setter
-    def ttl(self, value):
-        cdef double t = _ttl(value)  # user code (__float__) runs before anything changes
-        self._ring._ttl = t
-        self._ttl = t
-
-    @property
-    def maxsize(self):
-        """Most entries held (an int >= 1), or None for no limit; checked at the next set."""
-        return self._maxsize
-
-    @maxsize.setter
-    def maxsize(self, value):
-        self._maxsize = _maxsize(value)
-
-    @property
-    def on_expire(self):
-        """Called as ``on_expire(key, value)`` for every expired or evicted entry, or None."""
-        return self._on_expire
-
-    @on_expire.setter
-    def on_expire(self, value):
-        self._on_expire = _callback(value)
-
-    @property
-    def clock(self):
-        """The callable read for every "now"."""
-        return self._clock
-
-    @clock.setter
-    def clock(self, value):
-        self._clock = _clock_of(value)
-
-    cdef inline double _now(self) except? -1.0:
-        clock = self._clock
-        return _reading(clock)
-
-    cdef inline object _lookup(self, object key):
-        # The current entry of key, or None.  The dict is held by a reference
-        # of our own while key's __hash__/__eq__ run (they may clear() it),
-        # and the entry is owned before anything else can run.
-        cdef dict data = self._data
-        cdef PyObject* e = PyDict_GetItemWithError(data, key)
-        if e == NULL:
-            return None
-        return <object>e
-
-    def __getitem__(self, key):
-        entry = self._lookup(key)
-        if entry is None:
-            raise KeyError(key)
-        cdef double now = self._now()
-        if _due(entry, self._ttl, now):
-            raise KeyError(key)
-        return <object>PyTuple_GET_ITEM(entry, 1)
-
-    def __contains__(self, key):
-        entry = self._lookup(key)
-        if entry is None:
-            return False
-        cdef double now = self._now()
-        return not _due(entry, self._ttl, now)
-
-    def __setitem__(self, key, value):
-        cdef double now = self._now()
-        cdef list removed = None
-        if self._busy:
-            raise _reentered("TTLDict")
-        self._busy = True
-        try:
-            data = self._data
-            entry = (key, value, now)
-            ring = self._ring
-            PyDict_SetItem(data, key, entry)  # a raising __hash__/__eq__ leaves everything as it was
-            (<TTLRing>ring)._push(entry, now)
-            maxsize = self._maxsize
-            if maxsize is not None and len(data) > maxsize:
-                removed = self._drop_due(now)
-                while len(data) > maxsize and self._ring._len:
-                    self._drop_head(removed)
-        finally:
-            self._busy = False
-        if removed:
-            self._notify(removed)
-
-    def __delitem__(self, key):
-        self._take(key)
-
-    def _take(self, key):
-        """Remove ``key`` and return its value; KeyError if absent or expired."""
-        cdef double now = self._now()
-        if self._busy:
-            raise _reentered("TTLDict")
-        self._busy = True
-        try:
-            data = self._data
-            entry = data[key]
-            if _due(entry, self._ttl, now):
-                raise KeyError(key)
-            del data[key]  # its ring entry is stale from now on
-        finally:
-            self._busy = False
-        return <object>PyTuple_GET_ITEM(entry, 1)
-
-    def _popfirst(self):
-        """Remove and return the first live ``(key, value)`` in insertion order."""
-        cdef double now = self._now()
-        cdef double ttl
-        if self._busy:
-            raise _reentered("TTLDict")
-        self._busy = True
-        try:
-            data = self._data
-            ttl = self._ttl
-            for key, entry in data.items():
-                if not _due(entry, ttl, now):
-                    break
-            else:
-                raise KeyError("popitem(): dictionary is empty")
-            del data[key]
-        finally:
-            self._busy = False
-        return key, <object>PyTuple_GET_ITEM(entry, 1)
-
-    def clear(self):
-        """Remove every entry, without calling ``on_expire``.  O(n)."""
-        if self._busy:
-            raise _reentered("TTLDict")
-        self._busy = True
-        try:
-            ring, data = self._ring, self._data
-            self._ring = TTLRing(self._ttl, clock=self._clock)
-            self._data = {}
-        finally:
-            self._busy = False
-        del ring, data  # the old entries go here, after the change is complete
-
-    def _purge(self, double now):
-        """Drop the expired entries still held; return them as (key, value)."""
-        if self._busy:
-            raise _reentered("TTLDict")
-        self._busy = True
-        try:
-            return self._drop_due(now)
-        finally:
-            self._busy = False
-
-    cdef list _drop_due(self, double now):
-        # Each head entry leaves the dict before it leaves the ring, so a
-        # key's __hash__/__eq__ raising here leaves every held entry on the ring.
-        cdef list out = []
-        cdef TTLRing ring = self._ring
-        while ring._len:
-            if not _due(ring._peek(), self._ttl, now):
-                break
-            self._drop_head(out)
-        return out
-
-    cdef int _drop_head(self, list out) except -1:
-        # drop the ring's head entry, and from the dict if it is current there
-        cdef TTLRing ring = self._ring
-        entry = ring._peek()
-        key = <object>PyTuple_GET_ITEM(entry, 0)
-        data = self._data
-        if self._lookup(key) is entry:
-            PyDict_DelItem(data, key)
-            out.append((key, <object>PyTuple_GET_ITEM(entry, 1)))
-        ring._expire(0.0, 1, False)
-        return 0
-
-    # -- copying, pickling, invariants --------------------------------------
-
-    def __getstate__(self):
-        """The state both implementations pickle to and load from."""
-        held = {id(e) for e in self._data.values()}
-        entries = [e for e, _ in self._ring._entries() if id(e) in held]
-        return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
-                entries)
-
-    def __setstate__(self, state):
-        ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
-        cdef TTLRing ring = TTLRing(ttl, clock=clock)
-        for e in entries:
-            ring.push(e, e[2])
-        if self._busy:
-            raise _reentered("TTLDict")
-        old = (self._ring, self._data, self._clock, self._on_expire)  # released after the change
-        self._busy = True
-        self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
-        self._ring, self._data = ring, data
-        self._busy = False
-
-    def _check(self):
-        """Assert every held entry is on the ring, and the bookkeeping around it."""
-        assert not self._busy
-        self._ring._check()
-        assert self._ring.ttl == self._ttl
-        on_ring = {id(e) for e, _ in self._ring._entries()}
-        for e in self._data.values():
-            assert type(e) is tuple and len(e) == 3 and type(e[2]) is float, e
-            assert id(e) in on_ring, e

@@ -9,55 +9,71 @@ the pure twin for the scheme.
 """
 
 cimport cython
-from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_ITEM
-from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.math cimport INFINITY, floor, nextafter
+
+from _handles cimport (
+    MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free, handles_free_slots,
+    handles_gens, handles_grow, handles_handle, handles_links, handles_load, handles_new,
+    handles_put, handles_release, handles_spent, handles_take, next_cap,
+)
+from _number cimport _real
 
 import copy
 import time
 import types
 
 from dq_core._convert import to_count, to_real
-from dq_core._wheel_py import check_raw, check_state  # one validator for both twins
+from dq_core._wheelstate import check_raw, check_state  # one validator for both twins
 
 __all__ = ["TimingWheel"]
 
 ctypedef unsigned long long u64
 ctypedef long long i64
 
-# Shared with the pure twin; see dq_core._wheel_py.
-cdef unsigned int GEN_LIMIT = 0xFFFFFFFF
-cdef Py_ssize_t RESET_MIN_SLOTS = 64
+#: The slot table's constants, as this module was compiled with them.
+HANDLE_CONSTANTS = handle_constants()
+
+# Shared with the pure twin; see dq_core._wheelstate.
 cdef Py_ssize_t MAX_WHEEL_SIZE = 2 ** 16
 cdef i64 TICK_LIMIT = 2 ** 62
 cdef double TICK_LIMIT_D = <double>(2 ** 62)
 cdef double ORIGIN_LIMIT_D = <double>(2 ** 61)
-cdef int NIL = -1
 cdef i64 DUE = -1, FAR = -2, FREE = -3
 cdef Py_ssize_t DUE_LIST = 0, FAR_LIST = 1, WHEEL_LISTS = 2
-cdef Py_ssize_t MIN_CAP = 8
 # The version of the state both implementations pickle to.
 STATE_VERSION = 1
 REENTERED = "the wheel was re-entered while it was changing (from a __del__ or GC finaliser)"
+_FULL = "a TimingWheel holds at most 2**31 - 1 timers"
+
+# the occupancy bitmaps' words
+cdef enum:
+    WORD_BITS = 64
+    WORD_SHIFT = 6              # log2(WORD_BITS)
+    WORD_MASK = WORD_BITS - 1
+    DEBRUIJN_SHIFT = WORD_BITS - WORD_SHIFT
 
 ctypedef struct Node:
     i64 tick        # relative tick, or DUE / FAR / FREE
-    int next        # list link; the free-list link of a free slot
+    int next        # list links
     int prev
-    unsigned int gen
 
 # de Bruijn sequence for the index of the lowest set bit of a 64-bit word
 cdef u64 DEBRUIJN = 0x03F79D71B4CB0A89ULL
-cdef int DEBRUIJN_INDEX[64]
+cdef int DEBRUIJN_INDEX[WORD_BITS]
 cdef int _i
-for _i in range(64):
-    DEBRUIJN_INDEX[((<u64>1 << _i) * DEBRUIJN) >> 58] = _i
+for _i in range(WORD_BITS):
+    DEBRUIJN_INDEX[((<u64>1 << _i) * DEBRUIJN) >> DEBRUIJN_SHIFT] = _i
 
 
 cdef inline int _lowest_bit(u64 x) noexcept nogil:
-    return DEBRUIJN_INDEX[((x & (~x + 1)) * DEBRUIJN) >> 58]
+    return DEBRUIJN_INDEX[((x & (~x + 1)) * DEBRUIJN) >> DEBRUIJN_SHIFT]
+
+
+def _next_slot_cap(cap):
+    """The slot table's growth step and limit, for the tests."""
+    return next_cap(cap, _FULL)
 
 
 cdef extern from *:
@@ -81,15 +97,6 @@ cdef extern from *:
 
 
 cdef object MONOTONIC = time.monotonic
-
-
-cdef inline double _real(object x, str name) except? -1.0:
-    cdef double d
-    if type(x) is float:
-        d = PyFloat_AS_DOUBLE(x)
-        if d == d:
-            return d
-    return to_real(x, name)
 
 
 cdef inline i64 _tick_of(double d, double tick) noexcept nogil:
@@ -122,7 +129,17 @@ class _Signature:
                           Parameter("clock", kind, default=time.monotonic)])
 
 
-@cython.final
+def __init_subclass__(cls, **kwargs):
+    """Refuse subclassing: no method of TimingWheel calls an overridable one."""
+    raise TypeError("type 'TimingWheel' is not an acceptable base type")
+
+
+_refuse_subclass = __init_subclass__
+del __init_subclass__
+
+
+# Not final, so that __init_subclass__ (not CPython) refuses subclasses,
+# with the pure twin's message; its cdef methods are final instead.
 cdef class TimingWheel:
     """Hierarchical hashed timing wheel: O(1) schedule and cancel of timers.
 
@@ -131,7 +148,7 @@ cdef class TimingWheel:
     before its deadline and at most one ``tick`` after it.  Upper levels
     are added as needed, so any delay works.  Not thread-safe; a call
     from a finaliser that runs while the wheel is changing raises
-    RuntimeError.
+    RuntimeError.  TimingWheel cannot be subclassed.
 
     ``copy.copy``, ``copy.deepcopy`` and ``pickle`` work, and handles stay
     valid in the copy; a pickle made by either implementation loads in the
@@ -153,11 +170,12 @@ cdef class TimingWheel:
     cdef object _clock
     cdef i64 _origin, _cur
     # the slab, by slot: one node per timer, so a timer's fields share a cache line
+    # and the handle table; _nodes as long as the table's room, _items as
+    # long as the slots made
     cdef Node* _nodes
     cdef list _items
-    cdef Py_ssize_t _nslots, _cap, _len
-    cdef int _free
-    cdef unsigned int _epoch
+    cdef Handles _t
+    cdef Py_ssize_t _len
     # list heads and tails, by list id; occupancy bitmaps, _words per level
     cdef int* _head
     cdef int* _tail
@@ -188,6 +206,8 @@ cdef class TimingWheel:
         self._far = {}
         self._reset_slots(0)
 
+    __init_subclass__ = classmethod(_refuse_subclass)
+
     def __init__(self, tick=0.001, wheel_size=256, clock=time.monotonic):
         if self._ready:
             raise RuntimeError("TimingWheel.__init__ may run only once")
@@ -209,13 +229,14 @@ cdef class TimingWheel:
             )
         self._setup(tk, size, clock, <i64>floor(q), now)
 
+    @cython.final
     cdef int _setup(self, double tk, Py_ssize_t size, object clock, i64 origin,
                     double now) except -1:
         self._tick = tk
         self._size = size
         self._bits = (<object>size).bit_length() - 1
         self._mask = size - 1
-        self._words = (size + 63) // 64
+        self._words = (size + WORD_MASK) // WORD_BITS
         self._clock = clock
         self._origin = origin
         self._cur = 0
@@ -225,106 +246,103 @@ cdef class TimingWheel:
 
     # -- slab ---------------------------------------------------------------
 
+    @cython.final
     cdef int _alloc_slots(self, Py_ssize_t cap) except -1:
         cdef Node* nodes = <Node*>PyMem_Realloc(self._nodes, cap * sizeof(Node))
         if nodes is NULL:
             raise MemoryError()
         self._nodes = nodes
-        self._cap = cap
+        handles_grow(&self._t, cap)
         return 0
 
     def __dealloc__(self):
         PyMem_Free(self._nodes)
+        handles_free(&self._t)
         PyMem_Free(self._head)
         PyMem_Free(self._tail)
         PyMem_Free(self._occ)
 
+    @cython.final
     cdef int _reset_slots(self, unsigned int epoch) except -1:
         # everything that can fail (or run the GC) first, then the swap
-        cdef Node* nodes = <Node*>PyMem_Malloc(MIN_CAP * sizeof(Node))
+        cdef Handles t
+        cdef list items = []
+        cdef Node* nodes = <Node*>PyMem_Malloc(MIN_SLOTS * sizeof(Node))
         if nodes is NULL:
             raise MemoryError()
-        items = []
+        try:
+            handles_new(&t, MIN_SLOTS, epoch)
+        except MemoryError:
+            PyMem_Free(nodes)
+            raise
         PyMem_Free(self._nodes)
+        handles_free(&self._t)
         self._nodes = nodes
-        self._cap = MIN_CAP
-        self._nslots = 0
+        self._t = t
         self._items = items
-        self._free = NIL
-        self._epoch = epoch
         return 0
 
+    @cython.final
+    cdef int _load_slots(self, list gens, list free, unsigned int epoch) except -1:
+        # the table of a state (checked): every slot free, retired or held
+        cdef Handles t
+        cdef Py_ssize_t i
+        cdef Node* nodes
+        handles_load(&t, gens, free, epoch)
+        try:
+            items = [None] * t.n
+            nodes = <Node*>PyMem_Realloc(self._nodes, t.cap * sizeof(Node))
+            if nodes is NULL:
+                raise MemoryError()
+        except BaseException:
+            handles_free(&t)
+            raise
+        self._nodes = nodes
+        handles_free(&self._t)
+        self._t = t
+        self._items = items
+        for i in range(t.n):
+            nodes[i].tick = FREE
+            nodes[i].next = nodes[i].prev = NIL
+        return 0
+
+    @cython.final
     cdef inline int _take_slot(self, object item) except -1:
-        # A reused slot moves to the next generation, so handles of its
-        # earlier occupants go stale; at GEN_LIMIT it is retired for good.
-        cdef int slot = self._free
-        cdef unsigned int gen
-        while slot != NIL:
-            self._free = self._nodes[slot].next
-            gen = self._nodes[slot].gen + 1
-            self._nodes[slot].gen = gen
-            if gen < GEN_LIMIT:
-                self._items[slot] = item
-                return slot
-            slot = self._free
-        if self._nslots == 0x7FFFFFFF:
-            raise MemoryError("a TimingWheel holds at most 2**31 - 1 timers")
-        slot = <int>self._nslots
-        if slot == self._cap:
-            self._alloc_slots(2 * self._cap)
-        self._items.append(item)
-        self._nodes[slot].tick = FREE
-        self._nodes[slot].gen = self._epoch
-        self._nslots = slot + 1
+        cdef int slot = handles_take(&self._t)
+        if slot == NIL:
+            slot = self._grow_take()
+        handles_put(&self._t, self._items, slot, item)
         return slot
 
+    @cython.final
+    cdef int _grow_take(self) except -1:
+        # off the hot path, so that _take_slot stays small enough to inline
+        self._alloc_slots(next_cap(self._t.cap, _FULL))
+        return handles_take(&self._t)
+
+    @cython.final
     cdef inline void _free_slot(self, int slot) noexcept:
         self._nodes[slot].tick = FREE
-        self._nodes[slot].next = self._free
-        self._free = slot
+        handles_release(&self._t, slot)
 
+    @cython.final
     cdef int _on_empty(self) except -1:
-        cdef Py_ssize_t s
-        cdef unsigned int top = 0
-        if self._nslots > RESET_MIN_SLOTS:
-            for s in range(self._nslots):
-                if self._nodes[s].gen > top:
-                    top = self._nodes[s].gen
-            # Every handle ever issued has a generation below the new epoch,
-            # so slots made afresh cannot repeat one.
-            if <u64>top + 1 < GEN_LIMIT // 2:
-                try:
-                    self._reset_slots(top + 1)
-                except MemoryError:
-                    pass  # the reset only saves memory; the slab stays valid
+        cdef long long epoch = handles_spent(&self._t)
+        if epoch != NIL:
+            try:
+                self._reset_slots(<unsigned int>epoch)
+            except MemoryError:
+                pass  # the reset only saves memory; the slab stays valid
         return 0
 
+    @cython.final
     cdef inline int _slot_of(self, object handle) except -2:
         # the slot behind handle, or NIL if it is stale or unknown
-        cdef u64 h
-        cdef i64 v
-        cdef int overflow = 0
-        cdef Py_ssize_t slot
-        if type(handle) is not int:
-            if not isinstance(handle, int):
-                raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
-            handle = int.__index__(handle)  # its value, without the subclass's methods
-        v = PyLong_AsLongLongAndOverflow(handle, &overflow)
-        if not overflow:
-            if v < 0:
-                return NIL
-            h = <u64>v
-        else:  # a generation of 2**31 or more, or out of range
-            if handle < 0 or handle > 0xFFFFFFFFFFFFFFFF:
-                return NIL
-            h = handle
-        slot = <Py_ssize_t>(h & <u64>0xFFFFFFFF)
-        if slot >= self._nslots or self._nodes[slot].tick == FREE or self._nodes[slot].gen != (h >> 32):
-            return NIL
-        return <int>slot
+        return handles_find(&self._t, handle)
 
     # -- slot lists ---------------------------------------------------------
 
+    @cython.final
     cdef inline Py_ssize_t _list_of(self, i64 t) noexcept:
         # the list of a timer at relative tick t (or a DUE/FAR marker)
         cdef Py_ssize_t bits = self._bits, level = 0
@@ -337,6 +355,7 @@ cdef class TimingWheel:
             x >>= bits
         return WHEEL_LISTS + (level << bits) + <Py_ssize_t>((<u64>t >> (level * bits)) & self._mask)
 
+    @cython.final
     cdef int _add_level(self) except -1:
         cdef Py_ssize_t n = WHEEL_LISTS + self._levels * self._size, i
         cdef Py_ssize_t m = n + self._size, w = self._levels * self._words
@@ -359,6 +378,7 @@ cdef class TimingWheel:
         self._levels += 1
         return 0
 
+    @cython.final
     cdef inline int _link(self, int slot, i64 t) except -1:
         cdef Py_ssize_t lst = self._list_of(t), i
         cdef int last
@@ -366,8 +386,8 @@ cdef class TimingWheel:
             i = lst - WHEEL_LISTS
             while (i >> self._bits) >= self._levels:  # an upper level, made on demand
                 self._add_level()
-            self._occ[(i >> self._bits) * self._words + ((i & self._mask) >> 6)] |= (
-                <u64>1 << (i & self._mask & 63))
+            self._occ[(i >> self._bits) * self._words + ((i & self._mask) >> WORD_SHIFT)] |= (
+                <u64>1 << (i & self._mask & WORD_MASK))
         self._nodes[slot].tick = t
         last = self._tail[lst]
         self._nodes[slot].prev = last
@@ -379,11 +399,13 @@ cdef class TimingWheel:
         self._tail[lst] = slot
         return 0
 
+    @cython.final
     cdef inline void _clear_bit(self, Py_ssize_t lst) noexcept:
         cdef Py_ssize_t i = lst - WHEEL_LISTS
-        self._occ[(i >> self._bits) * self._words + ((i & self._mask) >> 6)] &= ~(
-            <u64>1 << (i & self._mask & 63))
+        self._occ[(i >> self._bits) * self._words + ((i & self._mask) >> WORD_SHIFT)] &= ~(
+            <u64>1 << (i & self._mask & WORD_MASK))
 
+    @cython.final
     cdef inline void _unlink(self, int slot) noexcept:
         cdef Py_ssize_t lst = self._list_of(self._nodes[slot].tick)
         cdef int p = self._nodes[slot].prev, n = self._nodes[slot].next
@@ -398,6 +420,7 @@ cdef class TimingWheel:
         if lst >= WHEEL_LISTS and self._head[lst] == NIL:
             self._clear_bit(lst)
 
+    @cython.final
     cdef inline int _detach(self, Py_ssize_t lst) noexcept:
         # empty list lst (its nodes keep their links) and return its head
         cdef int first = self._head[lst]
@@ -407,6 +430,7 @@ cdef class TimingWheel:
             self._clear_bit(lst)
         return first
 
+    @cython.final
     cdef i64 _next_event(self, Py_ssize_t* level_out) noexcept:
         # tick of the next occupied slot after the current tick, or -1
         cdef Py_ssize_t bits = self._bits, words = self._words, level, shift, pos, w
@@ -419,15 +443,15 @@ cdef class TimingWheel:
             if pos >= self._size:
                 continue
             occ = self._occ + level * words
-            w = pos >> 6
-            x = occ[w] & (~<u64>0 << (pos & 63))
+            w = pos >> WORD_SHIFT
+            x = occ[w] & (~<u64>0 << (pos & WORD_MASK))
             while True:
                 if x:
-                    pos = (w << 6) + _lowest_bit(x)
+                    pos = (w << WORD_SHIFT) + _lowest_bit(x)
                     level_out[0] = level
                     # the digits above this level stay as in cur; at the top
-                    # level there are none (a shift by 64 is undefined in C)
-                    high = 0 if shift + bits >= 64 else (<u64>cur >> (shift + bits)) << (shift + bits)
+                    # level there are none (a shift by WORD_BITS is undefined in C)
+                    high = 0 if shift + bits >= WORD_BITS else (<u64>cur >> (shift + bits)) << (shift + bits)
                     return <i64>(high | (<u64>pos << shift))
                 w += 1
                 if w >= words:
@@ -437,6 +461,7 @@ cdef class TimingWheel:
 
     # -- public API ---------------------------------------------------------
 
+    @cython.final
     cdef inline int _enter(self) except -1:
         # Between _enter and the reset of _busy the lists are being changed:
         # a call from a GC finaliser that runs meanwhile is refused.
@@ -445,6 +470,7 @@ cdef class TimingWheel:
         self._busy = True
         return 0
 
+    @cython.final
     cdef double _now(self) except? -1.0:
         cdef double t
         if self._clock is MONOTONIC:
@@ -474,6 +500,7 @@ cdef class TimingWheel:
         """
         return self._insert(item, _real(deadline, "deadline"), False)
 
+    @cython.final
     cdef object _insert(self, object item, double d, bint due):
         cdef i64 t, a
         cdef int slot
@@ -495,7 +522,7 @@ cdef class TimingWheel:
                 self._items[slot] = None
                 raise
             self._len += 1
-            return (<u64>self._nodes[slot].gen << 32) | <u64>slot
+            return handles_handle(&self._t, slot)
         finally:
             self._busy = False
 
@@ -542,6 +569,7 @@ cdef class TimingWheel:
         finally:
             self._busy = False
 
+    @cython.final
     cdef list _advance(self, double t):
         cdef i64 target, ev
         cdef Py_ssize_t level = 0, bits = self._bits
@@ -582,6 +610,7 @@ cdef class TimingWheel:
             self._on_empty()
         return out
 
+    @cython.final
     cdef int _fire(self, int slot, list out) except -1:
         cdef Py_ssize_t n = 0
         cdef int nxt
@@ -596,6 +625,7 @@ cdef class TimingWheel:
         self._len -= n
         return 0
 
+    @cython.final
     cdef int _fire_far(self, double t, list out) except -1:
         far = self._far
         due = []
@@ -625,17 +655,18 @@ cdef class TimingWheel:
         finally:
             self._busy = False
 
+    @cython.final
     cdef list _drain(self):
         cdef list out = []
         cdef Py_ssize_t level, s, d, bits = self._bits, lst
         cdef int slot
         self._fire(self._detach(DUE_LIST), out)
-        tk = [self._nodes[i].tick for i in range(self._nslots)]
+        tk = [self._nodes[i].tick for i in range(self._t.n)]
         for level in range(self._levels):
             # an upper slot holds several ticks: sort them, keeping FIFO
             d = <Py_ssize_t>((<u64>self._cur >> (level * bits)) & self._mask)
             for s in range(d + 1, self._size):
-                if not (self._occ[level * self._words + (s >> 6)] >> (s & 63)) & 1:
+                if not (self._occ[level * self._words + (s >> WORD_SHIFT)] >> (s & WORD_MASK)) & 1:
                     continue
                 lst = WHEEL_LISTS + (level << bits) + s
                 slot = self._detach(lst)
@@ -668,6 +699,7 @@ cdef class TimingWheel:
         finally:
             self._busy = False
 
+    @cython.final
     cdef object _next_deadline(self):
         cdef Py_ssize_t level = 0
         cdef i64 ev, a
@@ -718,7 +750,7 @@ cdef class TimingWheel:
         ``cascaded`` the timers it moved down a level.
         """
         return {
-            "length": self._len, "levels": self._levels, "slots": self._nslots,
+            "length": self._len, "levels": self._levels, "slots": self._t.n,
             "visited": self._visited, "cascaded": self._cascaded,
         }
 
@@ -736,11 +768,7 @@ cdef class TimingWheel:
         cdef i64 t
         self._enter()
         try:
-            free = []
-            slot = self._free
-            while slot != NIL:
-                free.append(slot)
-                slot = self._nodes[slot].next
+            free = handles_free_slots(&self._t)
             live = []  # list by list, in list order: FIFO order survives
             for lst in range(WHEEL_LISTS + self._levels * self._size):
                 slot = self._head[lst]
@@ -751,8 +779,8 @@ cdef class TimingWheel:
                     slot = self._nodes[slot].next
             return (
                 STATE_VERSION, self._tick, self._size, self._clock, self._origin, self._cur,
-                self._time, self._epoch, [self._nodes[s].gen for s in range(self._nslots)],
-                free, live, self._visited, self._cascaded,
+                self._time, self._t.epoch, handles_gens(&self._t), free, live, self._visited,
+                self._cascaded,
             )
         finally:
             self._busy = False
@@ -764,24 +792,9 @@ cdef class TimingWheel:
             raise RuntimeError(REENTERED)
         # built aside, then moved in: a failure leaves this wheel as it was
         cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
-        cdef Py_ssize_t n = len(gens), cap = MIN_CAP, i
-        cdef int sl
         new._setup(tick, size, clock, origin, now)
-        new._reset_slots(epoch)
+        new._load_slots(gens, free, epoch)
         new._cur = cur
-        while cap < n:
-            cap *= 2
-        new._alloc_slots(cap)
-        new._items = [None] * n
-        for i in range(n):
-            new._nodes[i].tick = FREE
-            new._nodes[i].gen = gens[i]
-            new._nodes[i].next = new._nodes[i].prev = NIL
-        new._nslots = n
-        for f in reversed(free):
-            sl = f
-            new._nodes[sl].next = new._free
-            new._free = sl
         for slot, t, d, item in live:
             new._items[slot] = item
             if t == FAR:
@@ -792,6 +805,7 @@ cdef class TimingWheel:
         new._cascaded = cascaded
         self._swap(new)  # new now holds the old wheel, freed on return
 
+    @cython.final
     cdef void _swap(self, TimingWheel o) noexcept:
         self._tick, o._tick = o._tick, self._tick
         self._time, o._time = o._time, self._time
@@ -805,11 +819,10 @@ cdef class TimingWheel:
         self._cur, o._cur = o._cur, self._cur
         self._nodes, o._nodes = o._nodes, self._nodes
         self._items, o._items = o._items, self._items
-        self._nslots, o._nslots = o._nslots, self._nslots
-        self._cap, o._cap = o._cap, self._cap
+        cdef Handles t = self._t
+        self._t = o._t
+        o._t = t
         self._len, o._len = o._len, self._len
-        self._free, o._free = o._free, self._free
-        self._epoch, o._epoch = o._epoch, self._epoch
         self._head, o._head = o._head, self._head
         self._tail, o._tail = o._tail, self._tail
         self._occ, o._occ = o._occ, self._occ
@@ -842,20 +855,21 @@ cdef class TimingWheel:
         finally:
             self._busy = False
 
+    @cython.final
     cdef dict _raw_now(self):
-        cdef Py_ssize_t n = self._nslots, lvl, w
+        cdef Py_ssize_t n = self._t.n, lvl, w
         occ = []
         for lvl in range(self._levels):
             bitmap = 0
             for w in range(self._words):
-                bitmap |= <object>self._occ[lvl * self._words + w] << (64 * w)
+                bitmap |= <object>self._occ[lvl * self._words + w] << (WORD_BITS * w)
             occ.append(bitmap)
         nl = WHEEL_LISTS + self._levels * self._size
         return {
             "tk": [self._nodes[i].tick for i in range(n)], "next": [self._nodes[i].next for i in range(n)],
-            "prev": [self._nodes[i].prev for i in range(n)], "gen": [self._nodes[i].gen for i in range(n)],
-            "items": list(self._items), "free": self._free, "nslots": n,
-            "epoch": self._epoch, "head": [self._head[i] for i in range(nl)],
+            "prev": [self._nodes[i].prev for i in range(n)], "gen": handles_gens(&self._t),
+            "links": handles_links(&self._t), "items": list(self._items), "free": self._t.free,
+            "epoch": self._t.epoch, "head": [self._head[i] for i in range(nl)],
             "tail": [self._tail[i] for i in range(nl)], "occ": occ, "far": dict(self._far),
             "cur": self._cur, "bits": self._bits, "len": self._len,
         }
@@ -863,5 +877,5 @@ cdef class TimingWheel:
     def _check(self):
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
         raw = self._raw()
-        assert self._cap >= raw["nslots"] == len(raw["items"])
+        assert len(self._items) == self._t.n <= self._t.cap
         check_raw(raw)

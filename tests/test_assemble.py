@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import pathlib
 import pickle
 
 import pytest
@@ -62,3 +64,36 @@ def test_a_pickle_loads_on_the_implementation_in_use(impl):
     h = impl.Heap()
     h.push(1.0, "a")
     assert type(pickle.loads(pickle.dumps(h))) is dq_core.Heap
+
+
+# -- the wiring ------------------------------------------------------------------
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# A structure built on another takes that one's core of the same implementation.
+BUILT_ON = {"_ttlmap_py": {"._ring_py"}}
+
+
+def imported_modules(path: pathlib.Path) -> set[str]:
+    if path.suffix != ".py":  # a .pyx or .pxd: its Python-level imports, line by line
+        return {line.split()[1] for line in path.read_text().splitlines()
+                if line.startswith(("from ", "import ")) and " cimport " not in line}
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            out.add(("." * node.level) + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+def core_files() -> list[pathlib.Path]:
+    return sorted((ROOT / "src").rglob("*.p[yx][xd]")) + [
+        ROOT / "dq_core" / f"{name}_py.py" for name in CORE_MODULES]
+
+
+@pytest.mark.skipif(not (ROOT / "src").is_dir(), reason="no source tree next to the tests")
+@pytest.mark.parametrize("path", core_files(), ids=lambda p: p.name)
+def test_no_compiled_core_imports_a_twin_nor_a_twin_another(path):
+    twins = {m for m in imported_modules(path) if m.endswith("_py")}
+    assert twins <= BUILT_ON.get(path.stem, set()), f"{path.name} imports {sorted(twins)}"

@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from dq_core._heapstate import GEN_LIMIT
+from dq_core._handles import GEN_LIMIT
 
 
 def sample(impl):

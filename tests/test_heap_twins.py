@@ -157,3 +157,20 @@ def test_generic_alias(both):
         assert alias.__origin__ is impl.Heap
         h: object = alias()
         assert type(h) is impl.Heap
+
+
+def test_new_without_init_is_an_empty_heap_alike(both):
+    # what copy, pickle (dq_core._compat.restore) and __deepcopy__ start from
+    def run(impl):
+        h = impl.Heap.__new__(impl.Heap)
+        assert len(h) == 0 and not h and repr(h) == "<Heap len=0>"
+        with pytest.raises(IndexError):
+            h.pop()
+        a = h.push(2, "a")
+        b = h.push(1, "b")
+        h._check()
+        h.__init__()  # a late __init__ changes nothing
+        return a, b, h.__getstate__(), h.pop(), len(h)
+
+    assert agree(both, lambda impl: lambda: run(impl)) == (
+        "ok", (0, 1, (1, 2, 0, [0, 0], [], [(1, 1.0, 1, "b"), (0, 2.0, 0, "a")]), "b", 1))

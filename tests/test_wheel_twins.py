@@ -10,6 +10,7 @@ import inspect
 import pydoc
 import re
 import time
+import types
 
 import pytest
 
@@ -88,3 +89,28 @@ def test_construction_errors_alike(both, kwargs):
     assert got[0] == got[1]
     name = next(iter(kwargs))
     assert name in got[0][1]  # the message names the argument
+
+
+def test_subclassing_refused_alike(both):
+    for impl in both:
+        for base in (impl.TimingWheel, impl.TimingWheel[int]):
+            with pytest.raises(TypeError) as info:
+                types.new_class("Sub", (base,))
+            assert str(info.value) == "type 'TimingWheel' is not an acceptable base type"
+
+
+def test_new_without_init_is_an_empty_wheel_alike(both):
+    # what copy and pickle (dq_core._compat.restore) start from: an empty
+    # wheel of 1 s ticks and 2 slots, usable; a late __init__ still runs once
+    out = []
+    for impl in both:
+        w = impl.TimingWheel.__new__(impl.TimingWheel)
+        assert (len(w), w.tick, w.wheel_size, repr(w)) == (0, 1.0, 2, "<TimingWheel len=0 tick=1.0>")
+        h = w.schedule_at("a", 3.0)
+        w._check()
+        due = w.advance(5.0)
+        w.__init__(0.5)  # never run yet: it runs, once
+        with pytest.raises(RuntimeError, match="may run only once"):
+            w.__init__()
+        out.append((h, due, w.tick, len(w)))
+    assert out[0] == out[1] == (0, ["a"], 0.5, 0)

@@ -1,4 +1,4 @@
-"""TTLRing and TTLDict under hostile user code, on both implementations.
+"""TTLDict under hostile user code, on both implementations.
 
 Keys whose __eq__/__hash__ re-enter, finalisers run by the garbage
 collector in the middle of a change, a clock that moves on every read, and
@@ -12,13 +12,7 @@ import math
 
 import pytest
 
-
-class Clock:
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from ttl_helpers import Clock, Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
 
 
 class Ticking(Clock):
@@ -141,64 +135,6 @@ def test_hash_that_re_enters_on_set_is_refused_and_changes_nothing(impl):
 # -- item 3: finalisers run by the garbage collector mid-change ----------------
 
 
-class Finaliser:
-    """Garbage in a reference cycle whose __del__ runs ``action``."""
-
-    def __init__(self, action, errors: list) -> None:
-        self.cycle = self
-        self.action = action
-        self.errors = errors
-
-    def __del__(self) -> None:
-        try:
-            self.action()
-        except RuntimeError as exc:
-            self.errors.append(str(exc))
-
-
-@pytest.fixture
-def eager_gc():
-    old = gc.get_threshold()
-    gc.collect()
-    gc.set_threshold(1, 1000, 1000)  # a young collection on (almost) every allocation
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        gc.collect()
-
-
-def test_finaliser_pushing_while_push_grows_the_ring(impl, eager_gc):
-    r = impl.TTLRing(10, segment_size=4)
-    errors: list[str] = []
-    pushed = []
-    for i in range(200):
-        Finaliser(lambda i=i: (r.push(("fin", i), float(i)), pushed.append(("fin", i))), errors)
-        r.push(i, float(i))
-        pushed.append(i)
-    gc.collect()
-    r._check()
-    assert sorted(map(str, r.expire(math.inf))) == sorted(map(str, pushed))
-    r._check()
-    assert all(e == "TTLRing was re-entered while it was being changed" for e in errors)
-
-
-def test_finaliser_expiring_while_push_grows_the_ring(impl, eager_gc):
-    r = impl.TTLRing(1, segment_size=3)
-    errors: list[str] = []
-    out: list = []
-    n = 0
-    for i in range(200):
-        Finaliser(lambda: out.extend(r.expire(math.inf)), errors)
-        r.push(i, float(i))
-        n += 1
-    gc.collect()
-    r._check()
-    out.extend(r.expire(math.inf))
-    assert sorted(out) == list(range(n))
-    r._check()
-
-
 def test_finaliser_setting_keys_while_the_dict_changes(impl, eager_gc):
     clock = Clock()
     d = impl.TTLDict(5, maxsize=50, clock=clock)
@@ -286,32 +222,11 @@ def test_ttldict_expire_now_follows_the_number_rules(impl, now, exc, msg):
     assert d.expire(now=2**53) == [("a", 1)]
 
 
-@pytest.mark.parametrize("bad, exc, msg", [
-    (1.5, TypeError, "max_items must be an int, not 'float'"),
-    ("2", TypeError, "max_items must be an int, not 'str'"),
-])
-def test_ring_expire_max_items_must_be_an_int(impl, bad, exc, msg):
-    r = impl.TTLRing(1)
-    for i in range(3):
-        r.push(i, 0.0)
-    with pytest.raises(exc, match=msg):
-        r.expire(10, max_items=bad)
-    assert len(r) == 3
-    assert r.expire(10, max_items=True) == [0]
-    assert r.expire(10, max_items=2**70) == [1, 2]
-    r._check()
-
-
 def test_infinite_ttl_from_minus_infinity_never_expires(impl):
-    r = impl.TTLRing(math.inf)
-    r.push("a", created_at=-math.inf)
-    assert r.expire(now=math.inf) == [] and r.next_expiry() == math.inf
-    assert r.popleft() == "a"
     d = impl.TTLDict(math.inf, clock=Clock(-math.inf))
     d["a"] = 1
     d.clock = Clock(math.inf)
     assert d["a"] == 1 and "a" in d and d.expire() == []
-    r._check()
     d._check()
 
 
@@ -353,8 +268,6 @@ def test_on_expire_must_be_callable(impl):
 
 def test_clock_must_be_callable(impl):
     with pytest.raises(TypeError, match="clock must be callable, not 'int'"):
-        impl.TTLRing(5, clock=5)
-    with pytest.raises(TypeError, match="clock must be callable, not 'int'"):
         impl.TTLDict(5, clock=5)
     clock = Clock()
     d = impl.TTLDict(5, clock=clock)
@@ -369,19 +282,15 @@ def test_clock_must_be_callable(impl):
 ])
 def test_a_bad_clock_reading_names_the_clock(impl, reading, exc, msg):
     clock = Clock()
-    r = impl.TTLRing(5, clock=clock)
     d = impl.TTLDict(5, clock=clock)
     d["a"] = 1
-    r.push("a")
     clock.now = reading
-    for call in (lambda: r.push("b"), r.expire, lambda: d.__setitem__("b", 2),
-                 lambda: d["a"], lambda: "a" in d, d.expire, lambda: len(d),
-                 lambda: d.__delitem__("a")):
+    for call in (lambda: d.__setitem__("b", 2), lambda: d["a"], lambda: "a" in d, d.expire,
+                 lambda: len(d), lambda: d.__delitem__("a")):
         with pytest.raises(exc, match=msg):
             call()
     clock.now = 1.0
-    assert len(r) == 1 and dict(d.items()) == {"a": 1}
-    r._check()
+    assert dict(d.items()) == {"a": 1}
     d._check()
 
 
@@ -449,40 +358,6 @@ def test_ttl_setter_whose_float_clears_the_dict(impl):
         d["a"] = 1
         d.clock.now = 5.0
         assert "a" not in d
-
-
-class PushOnDel:
-    """A key whose __del__ pushes onto (or sets in) ``target``."""
-
-    def __init__(self, target, log: list) -> None:
-        self.target = target
-        self.log = log
-
-    def __del__(self) -> None:
-        try:
-            if hasattr(self.target, "push"):
-                self.target.push("from __del__", 0.0)
-            else:
-                self.target["from __del__"] = 0
-            self.log.append("done")
-        except RuntimeError as exc:
-            self.log.append(str(exc))
-
-
-@pytest.mark.parametrize("how", ["setstate", "init"])
-def test_old_keys_are_released_after_the_ring_is_replaced(impl, how):
-    r = impl.TTLRing(1, segment_size=2)
-    log: list[str] = []
-    r.push(PushOnDel(r, log), 0.0)
-    r.push("b", 0.0)
-    if how == "setstate":
-        r.__setstate__(impl.TTLRing(3, segment_size=3).__getstate__())
-    else:
-        r.__init__(3, segment_size=3)
-    assert log == ["done"]
-    r._check()
-    assert r.expire(math.inf) == ["from __del__"] and r.ttl == 3.0
-    r._check()
 
 
 @pytest.mark.parametrize("how", ["setstate", "init", "clear"])

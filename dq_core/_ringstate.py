@@ -1,0 +1,132 @@
+"""The rules of TTLRing, shared by both implementations and the structures built on it.
+
+``TTLRing.__getstate__`` returns ``(version, ttl, segment_size, clock,
+pushed, expired, head, entries)``, ``entries`` being ``(key, created_at)``
+oldest first.  Both implementations load through :func:`check_ring_state`,
+so they accept and refuse the same states with the same errors.  The
+argument checks (``ttl``, ``clock``, ``max_items``) and the reading of a
+clock live here too: TTLDictCore (compiled and pure) and the TTLDict face
+follow the same rules.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from ._convert import to_count, to_real
+
+if TYPE_CHECKING:
+    import inspect
+
+__all__ = [
+    "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "NO_DEFAULT", "ttl_of", "segment_size_of", "real", "clock_of",
+    "reading", "max_items_of", "reentered", "signature", "check_ring_state",
+]
+
+T = TypeVar("T")
+
+#: The outer index is compacted once this many dead segments lead it and
+#: they outnumber the live ones.
+COMPACT_MIN = 32
+#: Version of the state both implementations pickle to.
+STATE_VERSION = 1
+#: The pushed/expired counters are 64-bit unsigned in the compiled core.
+MAX_COUNT = 2**64 - 1
+#: A parameter without a default, for :func:`signature`.
+NO_DEFAULT: Any = object()
+
+
+def ttl_of(value: object) -> float:
+    """``value`` as a ttl: a real number >= 0."""
+    ttl = to_real(value, "ttl")
+    if ttl < 0:
+        raise ValueError(f"ttl must be non-negative, got {ttl!r}")
+    return ttl
+
+
+def segment_size_of(value: object) -> int:
+    """``value`` as a segment size: an int >= 1."""
+    size = to_count(value, "segment_size")
+    if size < 1:
+        raise ValueError(f"segment_size must be at least 1, got {size!r}")
+    return size
+
+
+def real(value: object, name: str) -> float:
+    """``to_real`` with the fast path of an exact float first."""
+    if type(value) is float and value == value:
+        return value
+    return to_real(value, name)
+
+
+def clock_of(clock: T) -> T:
+    """``clock`` if it is callable."""
+    if not callable(clock):
+        raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
+    return clock
+
+
+def reading(clock: Callable[[], object]) -> float:
+    """One reading of ``clock``; a NaN or a non-number raises naming ``clock()``."""
+    return real(clock(), "clock()")
+
+
+def max_items_of(value: object) -> int:
+    """``max_items`` as a count; a negative one means no cap."""
+    if not hasattr(type(value), "__index__"):
+        raise TypeError(f"max_items must be an int, not {type(value).__name__!r}")
+    n = operator.index(value)  # type: ignore[arg-type]
+    return -1 if n < 0 else min(n, sys.maxsize)
+
+
+def reentered(name: str) -> RuntimeError:
+    """The error for a change made while another change of ``name`` is under way."""
+    return RuntimeError(f"{name} was re-entered while it was being changed")
+
+
+def signature(*params: tuple[str, Any]) -> inspect.Signature:
+    """The Signature of a compiled class: ``(name, default)`` pairs, NO_DEFAULT for none.
+
+    A default of time.monotonic cannot be written in a docstring's text
+    signature, so the compiled class carries this one for inspect.
+    """
+    import inspect
+
+    P = inspect.Parameter
+    return inspect.Signature([
+        P(name, P.POSITIONAL_OR_KEYWORD, default=P.empty if default is NO_DEFAULT else default)
+        for name, default in params])
+
+
+def check_ring_state(state: object) -> tuple[Any, ...]:
+    """Validate a TTLRing state; return (ttl, size, clock, pushed, expired, head, keys, times).
+
+    Runs before anything is changed, so a refused state leaves the ring as it was.
+    """
+    if type(state) is not tuple or len(state) != 8:
+        raise TypeError("TTLRing state must be a tuple of 8 items")
+    version, ttl, size, clock, pushed, expired, head, entries = state
+    if type(version) is not int or version != STATE_VERSION:
+        raise ValueError(f"unsupported TTLRing state version {version!r}")
+    ttl = ttl_of(ttl)
+    size = segment_size_of(size)
+    clock = clock_of(clock)
+    pushed = to_count(pushed, "pushed")
+    expired = to_count(expired, "expired")
+    head = to_count(head, "head")
+    if head >= size:
+        raise ValueError(f"head must be below segment_size, got {head!r}")
+    if type(entries) is not list:
+        raise TypeError("TTLRing state entries must be a list")
+    keys: list[Any] = []
+    times: list[float] = []
+    for i, e in enumerate(list(entries)):
+        if type(e) is not tuple or len(e) != 2:
+            raise TypeError(f"TTLRing state entry {i} must be a (key, created_at) tuple")
+        keys.append(e[0])
+        times.append(real(e[1], f"created_at of entry {i}"))
+    if pushed > MAX_COUNT or pushed - expired != len(keys):
+        raise ValueError("TTLRing state counters do not match its entries")
+    return ttl, size, clock, pushed, expired, head if keys else 0, keys, times

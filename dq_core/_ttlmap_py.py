@@ -1,0 +1,263 @@
+"""The dict, the ring and the hot paths of TTLDict (pure twin of ``_ttlmap``).
+
+Every set pushes its entry ``(key, value, created_at)`` on a TTLRing (the
+ring of this implementation) and maps the key to it in a dict; the ring
+gives the expiry order, the dict the current entry of each key.
+``dq_core._ttldict.TTLDict`` makes this a MutableMapping.
+
+User code (a key's ``__eq__`` or ``__hash__``, a finaliser run by the
+garbage collector) may try to change the mapping while one of its changes
+is under way; that re-entry is refused with ``RuntimeError``, so no change
+ever sees a half-made one.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
+
+from ._ring_py import TTLRing
+from ._ringstate import clock_of, reading, reentered, ttl_of
+from ._ttlmapstate import STATE_VERSION, Entry, check_dict_state, maxsize_of, on_expire_of
+
+__all__ = ["TTLDictCore"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class TTLDictCore(Generic[K, V]):
+    """The dict, the ring and the hot paths of TTLDict.
+
+    Every set pushes its entry ``(key, value, created_at)`` on the ring; the
+    dict maps each key to its latest entry, so a ring entry whose key was
+    set again since is recognised as stale by identity and skipped.  Every
+    entry the dict holds is on the ring, at every point where user code
+    (a key's ``__hash__`` or ``__eq__``, the clock) can run.
+
+    >>> d = TTLDictCore(10, clock=lambda: 0.0)
+    >>> d["a"] = 1
+    >>> d["a"], "b" in d
+    (1, False)
+    >>> d._purge(10.0)
+    [('a', 1)]
+    """
+
+    __slots__ = ("_ring", "_data", "_ttl", "_clock", "_maxsize", "_on_expire", "_busy",
+                 "__weakref__")
+    if not TYPE_CHECKING:
+        __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __init__(self, ttl: float, maxsize: Optional[int] = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 on_expire: Optional[Callable[[K, V], object]] = None) -> None:
+        ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
+        maxsize = maxsize_of(maxsize)
+        on_expire = on_expire_of(on_expire)
+        if getattr(self, "_busy", False):
+            raise reentered("TTLDict")
+        # what a re-initialised mapping held goes after the change is complete
+        old = [getattr(self, name, None) for name in ("_ring", "_data", "_clock", "_on_expire")]
+        self._busy = True
+        self._on_expire = on_expire
+        self._maxsize = maxsize
+        self._clock: Callable[[], float] = clock
+        self._ttl: float = ring.ttl
+        self._ring: TTLRing[Entry] = ring
+        self._data: dict[K, Entry] = {}
+        self._busy = False
+        del old
+
+    @property
+    def ttl(self) -> float:
+        """Seconds every entry lives; a new value applies to all entries at once."""
+        return self._ttl
+
+    @ttl.setter
+    def ttl(self, value: float) -> None:
+        ttl = ttl_of(value)  # user code (__float__) runs before anything changes
+        self._ring._ttl = ttl
+        self._ttl = ttl
+
+    @property
+    def maxsize(self) -> Optional[int]:
+        """Most entries held (an int >= 1), or None for no limit; checked at the next set."""
+        return self._maxsize
+
+    @maxsize.setter
+    def maxsize(self, value: Optional[int]) -> None:
+        self._maxsize = maxsize_of(value)
+
+    @property
+    def on_expire(self) -> Optional[Callable[[K, V], object]]:
+        """Called as ``on_expire(key, value)`` for every expired or evicted entry, or None."""
+        return self._on_expire
+
+    @on_expire.setter
+    def on_expire(self, value: Optional[Callable[[K, V], object]]) -> None:
+        self._on_expire = on_expire_of(value)
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The callable read for every "now"."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, value: Callable[[], float]) -> None:
+        self._clock = clock_of(value)
+
+    def __getitem__(self, key: K) -> V:
+        entry = self._data[key]
+        now = reading(self._clock)
+        if entry[2] + self._ttl <= now:
+            raise KeyError(key)
+        return entry[1]  # type: ignore[no-any-return]
+
+    def __contains__(self, key: object) -> bool:
+        entry = self._data.get(key)  # type: ignore[arg-type]
+        if entry is None:
+            return False
+        now = reading(self._clock)
+        return not entry[2] + self._ttl <= now
+
+    def __setitem__(self, key: K, value: V) -> None:
+        now = reading(self._clock)
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            data = self._data
+            entry = (key, value, now)
+            data[key] = entry  # a raising __hash__/__eq__ leaves everything as it was
+            self._ring.push(entry, now)
+            maxsize = self._maxsize
+            removed: list[tuple[K, V]] = []
+            if maxsize is not None and len(data) > maxsize:
+                removed = self._drop_due(now)
+                while len(data) > maxsize and len(self._ring):
+                    self._drop_head(removed)
+        finally:
+            self._busy = False
+        if removed:
+            self._notify(removed)
+
+    def __delitem__(self, key: K) -> None:
+        self._take(key)
+
+    def _take(self, key: K) -> V:
+        """Remove ``key`` and return its value; KeyError if absent or expired."""
+        now = reading(self._clock)
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            data = self._data
+            entry = data[key]
+            if entry[2] + self._ttl <= now:
+                raise KeyError(key)
+            del data[key]  # its ring entry is stale from now on
+        finally:
+            self._busy = False
+        return entry[1]  # type: ignore[no-any-return]
+
+    def _popfirst(self) -> tuple[K, V]:
+        """Remove and return the first live ``(key, value)`` in insertion order."""
+        now = reading(self._clock)
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            data = self._data
+            ttl = self._ttl
+            for key, entry in data.items():
+                if not entry[2] + ttl <= now:
+                    break
+            else:
+                raise KeyError("popitem(): dictionary is empty")
+            del data[key]
+        finally:
+            self._busy = False
+        return key, entry[1]
+
+    def clear(self) -> None:
+        """Remove every entry, without calling ``on_expire``.  O(n)."""
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            ring, data = self._ring, self._data
+            self._ring = TTLRing(self._ttl, clock=self._clock)
+            self._data = {}
+        finally:
+            self._busy = False
+        del ring, data  # the old entries go here, after the change is complete
+
+    def _purge(self, now: float) -> list[tuple[K, V]]:
+        """Drop the expired entries still held; return them as (key, value)."""
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            return self._drop_due(now)
+        finally:
+            self._busy = False
+
+    def _drop_due(self, now: float) -> list[tuple[K, V]]:
+        # Each head entry leaves the dict before it leaves the ring, so a
+        # key's __hash__/__eq__ raising here leaves every held entry on the ring.
+        out: list[tuple[K, V]] = []
+        ring = self._ring
+        ttl = self._ttl
+        while len(ring):
+            entry = ring._peek()
+            if not entry[2] + ttl <= now:
+                break
+            self._drop_head(out)
+        return out
+
+    def _drop_head(self, out: list[tuple[K, V]]) -> None:
+        # drop the ring's head entry, and from the dict if it is current there
+        entry = self._ring._peek()
+        key = entry[0]
+        data = self._data
+        if data.get(key) is entry:
+            del data[key]
+            out.append((key, entry[1]))
+        self._ring._expire(0.0, 1, False)
+
+    def _notify(self, removed: list[tuple[K, V]]) -> None:
+        raise NotImplementedError  # provided by dq_core._ttldict.TTLDict
+
+    # -- copying, pickling, invariants --------------------------------------
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        """The state both implementations pickle to and load from."""
+        held = {id(e) for e in self._data.values()}
+        entries = [e for e, _ in self._ring._entries() if id(e) in held]
+        return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
+                entries)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
+        ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
+        for e in entries:
+            ring.push(e, e[2])
+        if getattr(self, "_busy", False):
+            raise reentered("TTLDict")
+        old = [getattr(self, name, None) for name in ("_ring", "_data", "_clock", "_on_expire")]
+        self._busy = True
+        self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
+        self._ring, self._data = ring, data
+        self._busy = False
+        del old  # released after the change
+
+    def _check(self) -> None:
+        """Assert every held entry is on the ring, and the bookkeeping around it."""
+        assert not self._busy
+        self._ring._check()
+        assert self._ring.ttl == self._ttl
+        on_ring = {id(e) for e, _ in self._ring._entries()}
+        for e in self._data.values():
+            assert type(e) is tuple and len(e) == 3 and type(e[2]) is float, e
+            assert id(e) in on_ring, e

@@ -1,0 +1,75 @@
+"""The rules of TTLDictCore, shared by both implementations.
+
+``TTLDictCore.__getstate__`` returns ``(version, ttl, maxsize, clock,
+on_expire, entries)``, ``entries`` being the ``(key, value, created_at)``
+held, oldest first.  Both implementations load through
+:func:`check_dict_state`, so they accept and refuse the same states with the
+same errors; ``ttl`` and ``clock`` follow TTLRing's rules
+(:mod:`dq_core._ringstate`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, TypeVar
+
+from ._convert import to_count
+from ._ringstate import clock_of, real, ttl_of
+
+__all__ = ["STATE_VERSION", "Entry", "maxsize_of", "on_expire_of", "check_dict_state"]
+
+T = TypeVar("T")
+
+#: Version of the state both implementations pickle to.
+STATE_VERSION = 1
+
+Entry = tuple[Any, Any, float]  # (key, value, created_at)
+
+
+def maxsize_of(value: object) -> Optional[int]:
+    """``value`` as a maxsize: an int >= 1, or None for no limit."""
+    if value is None:
+        return None
+    n = to_count(value, "maxsize")
+    if n < 1:
+        raise ValueError(f"maxsize must be at least 1 or None, got {n!r}")
+    return n
+
+
+def on_expire_of(value: T) -> T:
+    """``value`` if it is callable or None."""
+    if value is not None and not callable(value):
+        raise TypeError(f"on_expire must be callable or None, not {type(value).__name__!r}")
+    return value
+
+
+def check_dict_state(state: object) -> tuple[Any, ...]:
+    """Validate a TTLDictCore state; return (ttl, maxsize, clock, on_expire, entries, data).
+
+    ``entries`` are the ``(key, value, created_at)`` tuples to push, oldest
+    first, and ``data`` the new dict of them: built here (keys' ``__hash__``
+    and ``__eq__`` run here), before anything is changed.
+    """
+    if type(state) is not tuple or len(state) != 6:
+        raise TypeError("TTLDict state must be a tuple of 6 items")
+    version, ttl, maxsize, clock, on_expire, items = state
+    if type(version) is not int or version != STATE_VERSION:
+        raise ValueError(f"unsupported TTLDict state version {version!r}")
+    ttl = ttl_of(ttl)
+    maxsize = maxsize_of(maxsize)
+    clock = clock_of(clock)
+    on_expire = on_expire_of(on_expire)
+    if type(items) is not list:
+        raise TypeError("TTLDict state entries must be a list")
+    entries: list[Entry] = []
+    for i, e in enumerate(list(items)):
+        if type(e) is not tuple or len(e) != 3:
+            raise TypeError(f"TTLDict state entry {i} must be a (key, value, created_at) tuple")
+        entries.append((e[0], e[1], real(e[2], f"created_at of entry {i}")))
+    if maxsize is not None and len(entries) > maxsize:
+        raise ValueError(f"TTLDict state holds {len(entries)} entries, over maxsize {maxsize}")
+    data: dict[Any, Entry] = {}
+    for e in entries:
+        data[e[0]] = e
+    if len(data) != len(entries):
+        raise ValueError("TTLDict state holds a key twice")
+    return ttl, maxsize, clock, on_expire, entries, data

@@ -1,0 +1,1030 @@
+"""A DelayQueue shared by processes and machines, kept in Redis.
+
+``pip install dq_core[redis]`` (redis-py).  :class:`RedisDelayQueue` runs on
+a ``redis.Redis`` client, :class:`AsyncRedisDelayQueue` on a
+``redis.asyncio.Redis`` one; both speak the same protocol and may share a
+queue.
+
+Design, in the discipline of the Redis queue libraries that got it right:
+
+- Every state change is one Lua script (registered with ``register_script``,
+  so a server that lost its script cache loads it again), and reads the
+  time with ``TIME`` inside: a consumer dying between two commands can lose
+  or double nothing, and clients with skewed clocks never see a job early.
+- Every key of a queue carries the hash tag ``{name}``: one queue lives in
+  one Redis Cluster slot.  The scripts name every key they touch.
+- Scheduled jobs are a sorted set scored by deadline (microseconds of server
+  time, exact in a double) whose members are a 16-digit
+  sequence number followed by the job id, so equal deadlines come out
+  first-in first-out.  Claimed jobs move to a second sorted set scored by the
+  end of their lease, and their state (one hash field per job) becomes a
+  lease string with a fresh token from the same sequence: an ``ack`` from a
+  consumer whose lease ended finds another string (or none) and returns
+  False, so a job never has two live leases.
+- A waiting ``get`` subscribes to the queue's pub/sub channel *before* it
+  looks for a due job, then sleeps on that socket until the earliest
+  deadline (or lease end) the script reported, timed on the client; a
+  script that makes an earlier job due publishes on the channel.  Pub/sub
+  rather than a notification list with BLPOP: every waiter learns of a new
+  head at once (a list wakes one waiter and must be trimmed when nobody
+  waits), nothing accumulates when nobody listens, and the sleep itself is
+  a ``select`` on the client with sub-millisecond precision, where Redis's
+  own blocking timeouts follow its event loop's clock.
+
+The protocol is written once, as generators that yield the steps to take
+(run a script, subscribe, wait); the blocking and the asyncio class only
+carry the steps out.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from time import monotonic
+from typing import (
+    TYPE_CHECKING, Any, Callable, Generator, Generic, Iterable, List, Optional, Protocol,
+    Sequence, Tuple, TypeVar, Union, overload,
+)
+
+import redis as _redis
+import redis.asyncio as _aredis
+
+from ._convert import to_count, to_real
+from ._waiting import MAX_WAIT, Uncopyable, check_timeout
+
+__all__ = ["AsyncRedisDelayQueue", "Job", "RedisDelayQueue", "Serializer"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+Payload = Union[bytes, str]
+
+_US = 1_000_000
+#: Deadlines are integer microseconds in a double, exact below 2**53: a
+#: delay or a Unix time past 2**52 us (142 years) is refused, so that now +
+#: delay stays exact.
+_MAX_US = 2**52
+#: Delays below this many seconds take the fast path of a put (no overflow check).
+_FAST_SECONDS = 1e9
+#: Lua's unpack takes a few thousand values at most; scripts work in chunks.
+_CHUNK = 1000
+
+
+class Serializer(Protocol[T]):
+    """What ``serializer=`` takes: ``dumps(obj) -> bytes | str``, ``loads(bytes) -> obj``."""
+
+    def dumps(self, obj: T, /) -> Union[bytes, str]: ...
+
+    def loads(self, data: bytes, /) -> T: ...
+
+
+class Job(Generic[T]):
+    """One claimed (or dead) job: ``id``, ``payload``, ``deadline``, ``attempts``.
+
+    ``deadline`` is the Unix time (server clock, seconds) at which the job
+    became due; ``attempts`` counts its deliveries, this one included.  The
+    job also carries its lease token, so ``ack(job)`` acks this lease only.
+    """
+
+    __slots__ = ("id", "payload", "deadline", "attempts", "_token")
+
+    def __init__(self, id: str, payload: T, deadline: float, attempts: int,
+                 _token: str = "") -> None:
+        self.id = id
+        self.payload = payload
+        self.deadline = deadline
+        self.attempts = attempts
+        self._token = _token
+
+    def __repr__(self) -> str:
+        return (f"Job(id={self.id!r}, payload={self.payload!r}, deadline={self.deadline!r}, "
+                f"attempts={self.attempts!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Job):
+            return NotImplemented
+        return ((self.id, self.payload, self.deadline, self.attempts, self._token)
+                == (other.id, other.payload, other.deadline, other.attempts, other._token))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- Lua
+
+# KEYS: the queue's keys in _KEY_NAMES order.  ARGV[1]: the wake-up channel,
+# ARGV[2]: max_attempts (0: unlimited); the rest is each script's own.
+#
+# q     sorted set: scheduled jobs, member = 16-digit sequence .. id, score = deadline (us)
+# state hash: id -> 'S<attempts>:<member>' (scheduled), 'L<attempts>:<token>'
+#       (leased), 'D<attempts>:<deadline>' (dead); absent: no such job
+# pay   hash: id -> payload
+# lease sorted set: leased ids, score = end of the lease (us)
+# dead  sorted set: dead ids, score = time of death (us)
+# seq   counter for members and lease tokens
+#
+# A leased job's state string is its lease: a Job carries it, and an ack,
+# nack or extend counts only while the state is still that string.
+_KEY_NAMES = ("q", "state", "pay", "lease", "dead", "seq")
+
+_PRELUDE = """
+local q, state, pay, lease, dead, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local chan, maxa = ARGV[1], tonumber(ARGV[2])
+local CHUNK = %d
+
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- sorted-set member: equal scores sort by member, hence FIFO by sequence
+local function member(s, id)
+  return string.format('%%016.0f', s) .. id
+end
+
+-- a state string: its kind ('S', 'L', 'D'), attempts, and the rest
+local function split(v)
+  local p = string.find(v, ':', 2, true)
+  return string.sub(v, 1, 1), tonumber(string.sub(v, 2, p - 1)), string.sub(v, p + 1)
+end
+
+-- run cmd key list[...] in chunks of width-element items
+local function each(cmd, key, list, width)
+  local size = CHUNK * width
+  for i = 1, #list, size do
+    redis.call(cmd, key, unpack(list, i, math.min(i + size - 1, #list)))
+  end
+end
+
+local function hmget(key, ids)
+  local out = {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('HMGET', key, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for j = 1, #part do out[#out + 1] = part[j] end
+  end
+  return out
+end
+
+local function head_score()
+  local h = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
+  if h[2] then return tonumber(h[2]) end
+  return nil
+end
+
+-- tell waiting consumers when a job due at d is due before the current head
+local function wake_if_head(d, head)
+  if head == nil or d < head then redis.call('PUBLISH', chan, d) end
+end
+
+local function schedule(id, d, a)
+  local m = member(redis.call('INCR', seq), id)
+  redis.call('ZADD', q, d, m)
+  redis.call('HSET', state, id, 'S' .. a .. ':' .. m)
+end
+
+-- a job that failed a attempts (nack, lease ended) is due again at d, or dead
+local function retry(id, d, a, now)
+  if maxa > 0 and a >= maxa then
+    redis.call('ZADD', dead, now, id)
+    redis.call('HSET', state, id, 'D' .. a .. ':' .. d)
+    return false
+  end
+  schedule(id, d, a)
+  return true
+end
+
+-- leases that ended are due again (at their end), attempts already counted
+local function reclaim(now)
+  local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'WITHSCORES', 'LIMIT', 0, CHUNK)
+  for i = 1, #ended, 2 do
+    local id = ended[i]
+    redis.call('ZREM', lease, id)
+    local _, a = split(redis.call('HGET', state, id))
+    retry(id, tonumber(ended[i + 1]), a, now)
+  end
+end
+
+-- the state of id if it is leased, with lease s ('' matches any lease)
+local function holds(id, s)
+  local v = redis.call('HGET', state, id)
+  if v and string.sub(v, 1, 1) == 'L' and (s == '' or v == s) then return v end
+  return nil
+end
+
+local now = now_us()
+reclaim(now)
+""" % _CHUNK
+
+_PUT = """
+-- ARGV[3]: '1' if times are absolute; then (id, payload, microseconds) triples
+local absolute = ARGV[3] == '1'
+local n = (#ARGV - 3) / 3
+local first = redis.call('INCRBY', seq, n) - n
+local head = head_score()
+local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
+local k, best = 0, nil
+for i = n - 1, 0, -1 do  -- backwards: of repeated ids the last one wins
+  local id = ARGV[4 + 3 * i]
+  if not seen[id] then
+    seen[id] = true
+    local d = tonumber(ARGV[6 + 3 * i])
+    if not absolute then d = now + d end
+    local m = member(first + i, id)
+    k = k + 1
+    ids[k] = id
+    zargs[2 * k - 1] = d ; zargs[2 * k] = m
+    sargs[2 * k - 1] = id ; sargs[2 * k] = 'S0:' .. m
+    pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[5 + 3 * i]
+    if best == nil or d < best then best = d end
+  end
+end
+-- ids already held leave their old state: a new put starts from 0 attempts
+local old, gone, leased, died = hmget(state, ids), {}, {}, {}
+for i = 1, k do
+  if old[i] then
+    local kind, _, rest = split(old[i])
+    if kind == 'S' then gone[#gone + 1] = rest
+    elseif kind == 'L' then leased[#leased + 1] = ids[i]
+    else died[#died + 1] = ids[i] end
+  end
+end
+if #gone > 0 then each('ZREM', q, gone, 1) end
+if #leased > 0 then each('ZREM', lease, leased, 1) end
+if #died > 0 then each('ZREM', dead, died, 1) end
+each('ZADD', q, zargs, 2)
+each('HSET', state, sargs, 2)
+each('HSET', pay, pargs, 2)
+if best ~= nil then wake_if_head(best, head) end
+return n
+"""
+
+_CLAIM = """
+-- ARGV[3]: max items, ARGV[4]: lease in microseconds
+-- returns {now, wake, id, payload, deadline, attempts, lease, ...};
+-- wake: when something may next be due (-1: never), given only if nothing is
+local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
+if #due == 0 then
+  local wake = head_score() or -1
+  local l = redis.call('ZRANGE', lease, 0, 0, 'WITHSCORES')
+  if l[2] and (wake < 0 or tonumber(l[2]) < wake) then wake = tonumber(l[2]) end
+  return {now, wake}
+end
+local k = #due / 2
+local until_ = now + tonumber(ARGV[4])
+local ms, ids = {}, {}
+for i = 1, k do
+  ms[i] = due[2 * i - 1]
+  ids[i] = string.sub(ms[i], 17)
+end
+each('ZREM', q, ms, 1)
+local olds, pays = hmget(state, ids), hmget(pay, ids)
+local tok0 = redis.call('INCRBY', seq, k) - k
+local sargs, largs, out = {}, {}, {now, -1}
+for i = 1, k do
+  local id = ids[i]
+  local _, a = split(olds[i])
+  a = a + 1
+  local s = 'L' .. a .. ':' .. (tok0 + i)
+  sargs[2 * i - 1] = id ; sargs[2 * i] = s
+  largs[2 * i - 1] = until_ ; largs[2 * i] = id
+  local o = 5 * i - 2
+  out[o] = id ; out[o + 1] = pays[i] or '' ; out[o + 2] = due[2 * i]
+  out[o + 3] = a ; out[o + 4] = s
+end
+each('HSET', state, sargs, 2)
+each('ZADD', lease, largs, 2)
+return out
+"""
+
+_ACK = """
+-- ARGV[3..]: (id, lease) pairs; returns 1/0 for each: was the lease held
+local ids, want, out, seen, done = {}, {}, {}, {}, {}
+for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; want[#want + 1] = ARGV[i + 1] end
+local cur = hmget(state, ids)
+for i = 1, #ids do
+  local id, v = ids[i], cur[i]
+  if v and string.sub(v, 1, 1) == 'L' and (want[i] == '' or v == want[i]) and not seen[id] then
+    seen[id] = true
+    done[#done + 1] = id
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+if #done > 0 then
+  each('ZREM', lease, done, 1)
+  each('HDEL', state, done, 1)
+  each('HDEL', pay, done, 1)
+end
+return out
+"""
+
+_NACK = """
+-- ARGV[3]: id, ARGV[4]: lease, ARGV[5]: delay in microseconds
+local id = ARGV[3]
+local v = holds(id, ARGV[4])
+if not v then return 0 end
+redis.call('ZREM', lease, id)
+local _, a = split(v)
+local d, head = now + tonumber(ARGV[5]), head_score()
+if retry(id, d, a, now) then wake_if_head(d, head) end
+return 1
+"""
+
+_EXTEND = """
+-- ARGV[3]: id, ARGV[4]: lease, ARGV[5]: lease length in microseconds
+local id = ARGV[3]
+if not holds(id, ARGV[4]) then return 0 end
+redis.call('ZADD', lease, 'XX', now + tonumber(ARGV[5]), id)
+return 1
+"""
+
+_CANCEL = """
+-- ARGV[3]: id; the job goes whatever its state
+local id = ARGV[3]
+local v = redis.call('HGET', state, id)
+if not v then return 0 end
+local kind, _, rest = split(v)
+if kind == 'S' then redis.call('ZREM', q, rest)
+elseif kind == 'L' then redis.call('ZREM', lease, id)
+else redis.call('ZREM', dead, id) end
+redis.call('HDEL', state, id)
+redis.call('HDEL', pay, id)
+return 1
+"""
+
+_RESCHEDULE = """
+-- ARGV[3]: id, ARGV[4]: delay in microseconds; scheduled jobs only
+local id = ARGV[3]
+local v = redis.call('HGET', state, id)
+if not v then return 0 end
+local kind, a, m = split(v)
+if kind ~= 'S' then return 0 end
+redis.call('ZREM', q, m)
+local d, head = now + tonumber(ARGV[4]), head_score()
+schedule(id, d, a)
+wake_if_head(d, head)
+return 1
+"""
+
+_REQUEUE_DEAD = """
+-- ARGV[3]: id, ARGV[4]: delay in microseconds; attempts start again from 0
+local id = ARGV[3]
+if redis.call('ZREM', dead, id) == 0 then return 0 end
+local d, head = now + tonumber(ARGV[4]), head_score()
+schedule(id, d, 0)
+wake_if_head(d, head)
+return 1
+"""
+
+_STATS = """
+local due, total = redis.call('ZCOUNT', q, '-inf', now), redis.call('ZCARD', q)
+return {total - due, due, redis.call('ZCARD', lease), redis.call('ZCARD', dead)}
+"""
+
+_DEAD = """
+-- ARGV[3]: how many (-1: all); returns {id, payload, deadline, attempts, ...}
+local ids = redis.call('ZRANGE', dead, 0, tonumber(ARGV[3]))
+local states, pays, out = hmget(state, ids), hmget(pay, ids), {}
+for i = 1, #ids do
+  local _, a, d = split(states[i])
+  out[#out + 1] = ids[i] ; out[#out + 1] = pays[i] or ''
+  out[#out + 1] = d ; out[#out + 1] = a
+end
+return out
+"""
+
+_CLEAR = """
+return redis.call('DEL', unpack(KEYS))
+"""
+
+_SCRIPTS = {
+    "put": _PUT, "claim": _CLAIM, "ack": _ACK, "nack": _NACK, "extend": _EXTEND,
+    "cancel": _CANCEL, "reschedule": _RESCHEDULE, "requeue_dead": _REQUEUE_DEAD,
+    "stats": _STATS, "dead": _DEAD, "clear": _CLEAR,
+}
+#: Each script is the prelude (helpers, TIME, reclaim of ended leases) plus its body.
+SOURCES = {op: _PRELUDE + body for op, body in _SCRIPTS.items()}
+
+
+# ---------------------------------------------------------------- steps
+
+class _Run:
+    """Step: run the named script with these arguments; the flow gets its reply."""
+
+    __slots__ = ("op", "args")
+
+    def __init__(self, op: str, args: List[Any]) -> None:
+        self.op = op
+        self.args = args
+
+
+class _Wait:
+    """Step: wait on the subscription until a wake-up or ``seconds`` pass."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+
+#: What an idle subscription may raise once the server restarted.
+_IDLE_ERRORS = (_redis.ConnectionError, _redis.TimeoutError, OSError)
+
+_SUBSCRIBE = "subscribe"  # step: subscribe to the wake-up channel (before looking)
+_TAKE_IDLE = "take idle"  # step: take an idle subscription if there is one (-> bool)
+_Step = Union[_Run, _Wait, str]
+_Flow = Generator[_Step, Any, T]
+
+
+def _seconds(us: Any) -> float:
+    return float(us) / _US
+
+
+def _micros(seconds: float, name: str) -> int:
+    if not seconds > 0.0:
+        return 0
+    if not seconds * _US <= _MAX_US:  # inf too
+        raise OverflowError(f"{name} is too far in the future, got {seconds!r} seconds")
+    return math.ceil(seconds * _US)
+
+
+class _Protocol(Uncopyable, Generic[T]):
+    """The queue's protocol, written once: validation, the scripts' arguments,
+    their replies, and the flows of steps the two faces carry out."""
+
+    __slots__ = ("name", "lease", "max_attempts", "serializer", "channel", "keys", "_head",
+                 "_scripts", "_idle")
+    _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
+
+    def __init__(self, name: str, client: Any, lease: float, max_attempts: Optional[int],
+                 serializer: Optional[Serializer[T]]) -> None:
+        expected = self._client_class
+        if not isinstance(client, expected):
+            raise TypeError(f"client must be a {expected.__module__.split('.client')[0]}.Redis, "
+                            f"not {type(client).__name__!r}")
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"name must be a non-empty str, not {name!r}")
+        kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+        if kwargs.get("decode_responses"):
+            raise ValueError("client must be made with decode_responses=False: payloads are bytes")
+        lease = to_real(lease, "lease")
+        if not 0.0 < lease < math.inf:
+            raise ValueError(f"lease must be a positive finite number of seconds, got {lease!r}")
+        if max_attempts is not None:
+            max_attempts = to_count(max_attempts, "max_attempts")
+            if max_attempts < 1:
+                raise ValueError("max_attempts must be at least 1 (or None: no limit)")
+        if serializer is not None and not (callable(getattr(serializer, "dumps", None))
+                                           and callable(getattr(serializer, "loads", None))):
+            raise TypeError("serializer must have dumps and loads methods, "
+                            f"not {type(serializer).__name__!r}")
+        self.name = name
+        self.lease = lease
+        self.max_attempts = max_attempts
+        self.serializer = serializer
+        prefix = f"dq:{{{name}}}:"
+        self.keys = [prefix + k for k in _KEY_NAMES]
+        self.channel = prefix + "wake"
+        self._head = [self.channel, max_attempts or 0]
+        self._scripts = {op: client.register_script(src) for op, src in SOURCES.items()}
+        self._idle: List[Any] = []  # subscribed PubSub objects between two waits
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
+                f"max_attempts={self.max_attempts!r})")
+
+    # -- conversions
+
+    def _encode(self, payload: object, name: str = "payload") -> bytes:
+        s = self.serializer
+        if s is not None:
+            payload = s.dumps(payload)  # type: ignore[arg-type]
+            name = "serializer.dumps()"
+        if isinstance(payload, bytes):
+            return b"b" + payload
+        if isinstance(payload, str):
+            return b"s" + payload.encode()
+        what = "return" if s is not None else "be"
+        raise TypeError(f"{name} must {what} bytes or str, not {type(payload).__name__!r}")
+
+    def _decode(self, data: bytes) -> T:
+        body = data[1:]
+        if self.serializer is not None:
+            return self.serializer.loads(body)
+        return (body.decode() if data[:1] == b"s" else body)  # type: ignore[return-value]
+
+    @staticmethod
+    def _id(job_id: object, name: str = "job_id") -> str:
+        if not isinstance(job_id, str):
+            raise TypeError(f"{name} must be a str, not {type(job_id).__name__!r}")
+        return job_id
+
+    def _lease_of(self, job: object) -> Tuple[str, str]:
+        if isinstance(job, Job):
+            return job.id, job._token
+        return self._id(job, "job_or_id"), ""
+
+    @staticmethod
+    def _delay(delay: object, name: str = "delay") -> int:
+        return _micros(to_real(delay, name), name)
+
+    def _jobs(self, flat: List[Any], start: int, token: bool) -> List[Job[T]]:
+        step = 5 if token else 4
+        return [Job(flat[i].decode(), self._decode(flat[i + 1]), _seconds(flat[i + 2]),
+                    int(flat[i + 3]), flat[i + 4].decode() if token else "")
+                for i in range(start, len(flat), step)]
+
+    # -- flows: each yields steps and returns the method's result
+
+    def _run(self, op: str, *args: Any) -> _Flow[Any]:
+        return (yield _Run(op, self._head + list(args)))
+
+    def _put_flow(self, payloads: Iterable[object], times: Iterable[object], name: str,
+                  absolute: bool, job_ids: Optional[Iterable[object]]) -> _Flow[List[str]]:
+        items = list(payloads)
+        n = len(items)
+        args: List[Any] = ["1" if absolute else "0"]
+        ts = list(times)
+        if len(ts) != n:
+            raise ValueError(f"payloads and {name}s differ in length: {n} != {len(ts)}")
+        if job_ids is None:  # 128 random bits each, as uuid4 has, drawn at once
+            hexes = os.urandom(16 * n).hex()
+            ids = [hexes[i:i + 32] for i in range(0, 32 * n, 32)]
+        else:
+            ids = [self._id(j, f"job_ids[{i}]") for i, j in enumerate(job_ids)]
+            if len(ids) != n:
+                raise ValueError(f"payloads and job_ids differ in length: {n} != {len(ids)}")
+        plain = self.serializer is None
+        many = n > 1 or name.endswith("s")
+        for i, (job_id, payload, t) in enumerate(zip(ids, items, ts)):
+            # fast paths for the common types; the general ones name what failed
+            if plain and type(payload) is bytes:
+                data = b"b" + payload
+            else:
+                data = self._encode(payload, f"payload[{i}]" if many else "payload")
+            if type(t) is float and 0.0 <= t < _FAST_SECONDS:
+                us = math.ceil(t * _US)
+            else:
+                label = f"{name}[{i}]" if many else name
+                us = _micros(to_real(t, label), label)
+            args += (job_id, data, us)
+        if items:
+            yield from self._run("put", *args)
+        return ids
+
+    def _put_one(self, payload: object, t: object, name: str, absolute: bool,
+                 job_id: Optional[object]) -> _Flow[str]:
+        ids = None if job_id is None else [self._id(job_id)]
+        out = yield from self._put_flow([payload], [t], name, absolute, ids)
+        return out[0]
+
+    def _put_many(self, payloads: Iterable[object], delays: Optional[Iterable[object]],
+                  job_ids: Optional[Iterable[object]]) -> _Flow[List[str]]:
+        items = list(payloads)
+        times = [0] * len(items) if delays is None else delays
+        return self._put_flow(items, times, "delays", False, job_ids)
+
+    def _claim_flow(self, max_items: object, timeout: object) -> _Flow[List[Job[T]]]:
+        n = to_count(max_items, "max_items")
+        if n < 1:
+            raise ValueError(f"max_items must be at least 1, got {n!r}")
+        end = math.inf if timeout is None else monotonic() + check_timeout(timeout)
+        lease = _micros(self.lease, "lease")
+        # a subscription left by an earlier wait costs nothing to take: then
+        # the first look already counts, saving a round trip when it must wait
+        subscribed = end > monotonic() and (yield _TAKE_IDLE)
+        while True:
+            reply = yield from self._run("claim", n, lease)
+            if len(reply) > 2:
+                return self._jobs(reply, 2, True)
+            left = end - monotonic()
+            if left <= 0.0:
+                return []
+            if not subscribed:
+                # subscribed before looking again: no put can slip between
+                yield _SUBSCRIBE
+                subscribed = True
+                continue
+            now, wake = reply[0], reply[1]
+            if wake >= 0:  # clocks apart: never a negative wait
+                left = max(0.0, min(left, (wake - now) / _US))
+            yield _Wait(min(left, MAX_WAIT))
+
+    def _get_flow(self, timeout: object) -> _Flow[Optional[Job[T]]]:
+        jobs = yield from self._claim_flow(1, timeout)
+        return jobs[0] if jobs else None
+
+    def _ack_flow(self, jobs: Iterable[object]) -> _Flow[List[bool]]:
+        args: List[str] = []
+        for job in jobs:
+            args += self._lease_of(job)
+        if not args:
+            return []
+        reply = yield from self._run("ack", *args)
+        return [bool(r) for r in reply]
+
+    def _ack_one(self, job: object) -> _Flow[bool]:
+        out = yield from self._ack_flow([job])
+        return out[0]
+
+    def _nack_flow(self, job: object, delay: object) -> _Flow[bool]:
+        job_id, token = self._lease_of(job)
+        return bool((yield from self._run("nack", job_id, token, self._delay(delay))))
+
+    def _extend_flow(self, job: object, lease: object) -> _Flow[bool]:
+        job_id, token = self._lease_of(job)
+        seconds = self.lease if lease is None else to_real(lease, "lease")
+        if not seconds > 0.0:
+            raise ValueError(f"lease must be a positive number of seconds, got {seconds!r}")
+        return bool((yield from self._run("extend", job_id, token, _micros(seconds, "lease"))))
+
+    def _by_id_flow(self, op: str, job_id: object, *args: Any) -> _Flow[bool]:
+        return bool((yield from self._run(op, self._id(job_id), *args)))
+
+    def _stats_flow(self) -> _Flow[dict[str, int]]:
+        reply = yield from self._run("stats")
+        return dict(zip(("delayed", "due", "leased", "dead"), map(int, reply)))
+
+    def _qsize_flow(self) -> _Flow[int]:
+        stats = yield from self._stats_flow()
+        return stats["delayed"] + stats["due"] + stats["leased"]
+
+    def _dead_flow(self, limit: Optional[object]) -> _Flow[List[Job[T]]]:
+        last = -1 if limit is None else to_count(limit, "limit") - 1
+        if last < -1 or limit == 0:
+            return []
+        reply = yield from self._run("dead", last)
+        return self._jobs(reply, 0, False)
+
+
+def _finish(flow: _Flow[T], value: Any) -> Tuple[bool, Any]:
+    """Send ``value`` into ``flow``: (True, next step) or (False, the flow's result)."""
+    try:
+        return True, flow.send(value)
+    except StopIteration as stop:
+        return False, stop.value
+
+
+class RedisDelayQueue(_Protocol[T]):
+    """A delay queue in Redis, shared by every process and machine that opens it by name.
+
+    Thread-safe (redis-py clients are).  At-least-once delivery: a job
+    claimed by ``get`` is leased for ``lease`` seconds; unless acked (or
+    nacked, or extended) by then it is due again with ``attempts + 1``, and
+    past ``max_attempts`` deliveries it goes to the dead set.  Handlers must
+    therefore be idempotent.  Time is the Redis server's, read inside the
+    scripts.  Payloads are bytes or str (returned as given), or whatever
+    ``serializer`` (an object with ``dumps``/``loads``) handles: nothing is
+    ever unpickled unless the caller's serializer does it.
+    """
+
+    __slots__ = ("client", "_idle_lock")
+    _client_class = _redis.Redis
+
+    @overload
+    def __init__(self: "RedisDelayQueue[Payload]", name: str, client: "_redis.Redis", *,
+                 lease: float = 30.0, max_attempts: Optional[int] = None,
+                 serializer: None = None) -> None: ...
+
+    @overload
+    def __init__(self: "RedisDelayQueue[T]", name: str, client: "_redis.Redis", *,
+                 lease: float = 30.0, max_attempts: Optional[int] = None,
+                 serializer: Serializer[T]) -> None: ...
+
+    def __init__(self, name: str, client: "_redis.Redis", *, lease: float = 30.0,
+                 max_attempts: Optional[int] = None,
+                 serializer: Optional[Serializer[T]] = None) -> None:
+        super().__init__(name, client, lease, max_attempts, serializer)
+        self.client = client
+        self._idle_lock = threading.Lock()
+
+    def _drive(self, flow: _Flow[R]) -> R:
+        pubsub = None
+        ok = False
+        try:
+            going, step = _finish(flow, None)
+            while going:
+                value = None
+                if type(step) is _Run:
+                    value = self._scripts[step.op](keys=self.keys, args=step.args)
+                elif step is _SUBSCRIBE:
+                    pubsub = self._subscribe()
+                elif step is _TAKE_IDLE:
+                    pubsub = self._take_idle()
+                    value = pubsub is not None
+                else:
+                    _wait(pubsub, step.seconds)
+                going, step = _finish(flow, value)
+            ok = True
+            return step  # type: ignore[no-any-return]
+        finally:
+            if pubsub is not None:
+                if ok:
+                    with self._idle_lock:
+                        self._idle.append(pubsub)
+                else:  # a broken or half-read connection is not reused
+                    pubsub.close()
+
+    def _take_idle(self) -> Any:
+        with self._idle_lock:
+            pubsub = self._idle.pop() if self._idle else None
+        if pubsub is not None:
+            try:
+                while pubsub.get_message(timeout=0.0) is not None:
+                    pass  # wake-ups from before this wait: the script looks anyway
+                return pubsub
+            except BaseException as exc:
+                pubsub.close()
+                if not isinstance(exc, _IDLE_ERRORS):
+                    raise
+                # the server went away since: subscribe afresh
+        return None
+
+    def _subscribe(self) -> Any:
+        pubsub = self._take_idle()
+        if pubsub is not None:
+            return pubsub
+        pubsub = self.client.pubsub()  # type: ignore[no-untyped-call]
+        try:
+            pubsub.subscribe(self.channel)
+            # wait for the confirmation: from then on no publish is missed
+            while True:
+                msg = pubsub.get_message(timeout=MAX_WAIT)
+                if msg is not None and msg["type"] == "subscribe":
+                    return pubsub
+        except BaseException:
+            pubsub.close()
+            raise
+
+    def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None) -> str:
+        """Schedule ``payload`` ``delay`` seconds from now (server time); return its job id.
+
+        A ``job_id`` already held (scheduled, leased or dead) is replaced: new
+        payload, new deadline, attempts back to 0, any lease lost.  O(log n).
+        """
+        return self._drive(self._put_one(payload, delay, "delay", False, job_id))
+
+    def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None) -> str:
+        """Schedule ``payload`` at Unix time ``when`` (server clock); return its job id.  O(log n)."""
+        return self._drive(self._put_one(payload, when, "when", True, job_id))
+
+    def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
+                 job_ids: Optional[Iterable[str]] = None) -> List[str]:
+        """Schedule many payloads in one atomic script; ``delays`` default to 0.  O(k log n)."""
+        return self._drive(self._put_many(payloads, delays, job_ids))
+
+    def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
+        """Claim the earliest due job, waiting up to ``timeout`` seconds (None: forever).
+
+        Returns None on timeout.  The job is leased: ``ack`` it when done.
+        O(log n) on the server, one round trip when a job is due.
+        """
+        return self._drive(self._get_flow(timeout))
+
+    def get_many(self, max_items: int, timeout: Optional[float] = 0) -> List[Job[T]]:
+        """Claim up to ``max_items`` due jobs in one round trip, earliest first.
+
+        With ``timeout`` > 0 (None: forever), waits until at least one is due.
+        O(k log n) on the server.
+        """
+        return self._drive(self._claim_flow(max_items, timeout))
+
+    def ack(self, job_or_id: Union[Job[T], str]) -> bool:
+        """Done with the job: delete it.  False if its lease was lost (it may run elsewhere).
+
+        Given a Job, only that lease counts; given an id, whichever lease it has.
+        O(log n).
+        """
+        return self._drive(self._ack_one(job_or_id))
+
+    def ack_many(self, jobs: Iterable[Union[Job[T], str]]) -> List[bool]:
+        """``ack`` for many jobs in one round trip; one bool each.  O(k log n)."""
+        return self._drive(self._ack_flow(jobs))
+
+    def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
+        """Give the job back, due again after ``delay`` (or dead past max_attempts).
+
+        False if the lease was lost.  O(log n).
+        """
+        return self._drive(self._nack_flow(job_or_id, delay))
+
+    def extend(self, job_or_id: Union[Job[T], str], lease: Optional[float] = None) -> bool:
+        """Keep the lease ``lease`` seconds (default: the queue's) from now; False if lost.  O(log n)."""
+        return self._drive(self._extend_flow(job_or_id, lease))
+
+    def cancel(self, job_id: str) -> bool:
+        """Delete the job whatever its state (scheduled, leased, dead); False if unknown.  O(log n)."""
+        return self._drive(self._by_id_flow("cancel", job_id))
+
+    def reschedule(self, job_id: str, delay: float) -> bool:
+        """Move a scheduled job to ``delay`` seconds from now; False unless it is scheduled.
+
+        It goes behind jobs with an equal deadline.  O(log n).
+        """
+        us = self._delay(delay)
+        return self._drive(self._by_id_flow("reschedule", job_id, us))
+
+    def requeue_dead(self, job_id: str, delay: float = 0.0) -> bool:
+        """Schedule a dead job again, its attempts back to 0; False if it is not dead.  O(log n)."""
+        us = self._delay(delay)
+        return self._drive(self._by_id_flow("requeue_dead", job_id, us))
+
+    def qsize(self) -> int:
+        """Jobs not yet done: scheduled (due or not) and leased.  O(log n)."""
+        return self._drive(self._qsize_flow())
+
+    def stats(self) -> dict[str, int]:
+        """Counts of jobs: ``delayed``, ``due``, ``leased``, ``dead``.  O(log n)."""
+        return self._drive(self._stats_flow())
+
+    def dead(self, limit: Optional[int] = None) -> List[Job[T]]:
+        """The dead jobs (past max_attempts), oldest death first; at most ``limit``.  O(k + log n)."""
+        return self._drive(self._dead_flow(limit))
+
+    def clear(self) -> None:
+        """Delete every job of the queue, in every state.  O(n)."""
+        self._drive(self._run("clear"))
+
+    def close(self) -> None:
+        """Close the subscriptions kept for waiting; the queue stays usable."""
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for pubsub in idle:
+            pubsub.close()
+
+
+def _wait(pubsub: Any, seconds: float) -> None:
+    # A socket timeout waits in poll(), which counts whole milliseconds rounded
+    # up: listen until the last millisecond, sleep the rest (nanosleep).
+    end = monotonic() + seconds
+    if pubsub.get_message(timeout=max(0.0, seconds - 0.001)) is not None:
+        while pubsub.get_message(timeout=0.0) is not None:
+            pass
+        return
+    left = end - monotonic()
+    if left > 0.0:
+        time.sleep(left)
+
+
+async def _await_wait(pubsub: Any, seconds: float) -> None:
+    if await pubsub.get_message(timeout=seconds) is not None:
+        while await pubsub.get_message(timeout=0.0) is not None:
+            pass
+
+
+class AsyncRedisDelayQueue(_Protocol[T]):
+    """:class:`RedisDelayQueue` on ``redis.asyncio``: the same methods, as coroutines.
+
+    Same keys, scripts and protocol: both kinds of queue may share a queue
+    name.  Use it from one event loop.  Cancelling a waiting ``get`` loses
+    nothing: cancelled while it sleeps, it has claimed nothing; cancelled
+    while its claim script runs, the jobs that script claimed come back
+    when their lease ends, as from a consumer that died.
+    """
+
+    __slots__ = ("client",)
+    _client_class = _aredis.Redis
+
+    @overload
+    def __init__(self: "AsyncRedisDelayQueue[Payload]", name: str, client: "_aredis.Redis", *,
+                 lease: float = 30.0, max_attempts: Optional[int] = None,
+                 serializer: None = None) -> None: ...
+
+    @overload
+    def __init__(self: "AsyncRedisDelayQueue[T]", name: str, client: "_aredis.Redis", *,
+                 lease: float = 30.0, max_attempts: Optional[int] = None,
+                 serializer: Serializer[T]) -> None: ...
+
+    def __init__(self, name: str, client: "_aredis.Redis", *, lease: float = 30.0,
+                 max_attempts: Optional[int] = None,
+                 serializer: Optional[Serializer[T]] = None) -> None:
+        super().__init__(name, client, lease, max_attempts, serializer)
+        self.client = client
+
+    async def _drive(self, flow: _Flow[R]) -> R:
+        pubsub = None
+        ok = False
+        try:
+            going, step = _finish(flow, None)
+            while going:
+                value = None
+                if type(step) is _Run:
+                    value = await self._scripts[step.op](keys=self.keys, args=step.args)
+                elif step is _SUBSCRIBE:
+                    pubsub = await self._subscribe()
+                elif step is _TAKE_IDLE:
+                    pubsub = await self._take_idle()
+                    value = pubsub is not None
+                else:
+                    await _await_wait(pubsub, step.seconds)
+                going, step = _finish(flow, value)
+            ok = True
+            return step  # type: ignore[no-any-return]
+        finally:
+            if pubsub is not None:
+                if ok:
+                    self._idle.append(pubsub)
+                else:  # a broken, cancelled or half-read connection is not reused
+                    await pubsub.aclose()
+
+    async def _take_idle(self) -> Any:
+        if self._idle:
+            pubsub = self._idle.pop()
+            try:
+                while await pubsub.get_message(timeout=0.0) is not None:
+                    pass
+                return pubsub
+            except BaseException as exc:  # cancelled too: close what would leak
+                await pubsub.aclose()
+                if not isinstance(exc, _IDLE_ERRORS):
+                    raise
+        return None
+
+    async def _subscribe(self) -> Any:
+        pubsub: Any = await self._take_idle()
+        if pubsub is not None:
+            return pubsub
+        pubsub = self.client.pubsub()
+        try:
+            await pubsub.subscribe(self.channel)
+            while True:
+                msg = await pubsub.get_message(timeout=MAX_WAIT)
+                if msg is not None and msg["type"] == "subscribe":
+                    return pubsub
+        except BaseException:
+            await pubsub.aclose()
+            raise
+
+    async def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None) -> str:
+        """Coroutine of :meth:`RedisDelayQueue.put`."""
+        return await self._drive(self._put_one(payload, delay, "delay", False, job_id))
+
+    async def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None) -> str:
+        """Coroutine of :meth:`RedisDelayQueue.put_at`."""
+        return await self._drive(self._put_one(payload, when, "when", True, job_id))
+
+    async def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
+                       job_ids: Optional[Iterable[str]] = None) -> List[str]:
+        """Coroutine of :meth:`RedisDelayQueue.put_many`."""
+        return await self._drive(self._put_many(payloads, delays, job_ids))
+
+    async def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
+        """Coroutine of :meth:`RedisDelayQueue.get`."""
+        return await self._drive(self._get_flow(timeout))
+
+    async def get_many(self, max_items: int, timeout: Optional[float] = 0) -> List[Job[T]]:
+        """Coroutine of :meth:`RedisDelayQueue.get_many`."""
+        return await self._drive(self._claim_flow(max_items, timeout))
+
+    async def ack(self, job_or_id: Union[Job[T], str]) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.ack`."""
+        return await self._drive(self._ack_one(job_or_id))
+
+    async def ack_many(self, jobs: Iterable[Union[Job[T], str]]) -> List[bool]:
+        """Coroutine of :meth:`RedisDelayQueue.ack_many`."""
+        return await self._drive(self._ack_flow(jobs))
+
+    async def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.nack`."""
+        return await self._drive(self._nack_flow(job_or_id, delay))
+
+    async def extend(self, job_or_id: Union[Job[T], str], lease: Optional[float] = None) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.extend`."""
+        return await self._drive(self._extend_flow(job_or_id, lease))
+
+    async def cancel(self, job_id: str) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.cancel`."""
+        return await self._drive(self._by_id_flow("cancel", job_id))
+
+    async def reschedule(self, job_id: str, delay: float) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.reschedule`."""
+        us = self._delay(delay)
+        return await self._drive(self._by_id_flow("reschedule", job_id, us))
+
+    async def requeue_dead(self, job_id: str, delay: float = 0.0) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.requeue_dead`."""
+        us = self._delay(delay)
+        return await self._drive(self._by_id_flow("requeue_dead", job_id, us))
+
+    async def qsize(self) -> int:
+        """Coroutine of :meth:`RedisDelayQueue.qsize`."""
+        return await self._drive(self._qsize_flow())
+
+    async def stats(self) -> dict[str, int]:
+        """Coroutine of :meth:`RedisDelayQueue.stats`."""
+        return await self._drive(self._stats_flow())
+
+    async def dead(self, limit: Optional[int] = None) -> List[Job[T]]:
+        """Coroutine of :meth:`RedisDelayQueue.dead`."""
+        return await self._drive(self._dead_flow(limit))
+
+    async def clear(self) -> None:
+        """Coroutine of :meth:`RedisDelayQueue.clear`."""
+        await self._drive(self._run("clear"))
+
+    async def aclose(self) -> None:
+        """Close the subscriptions kept for waiting; the queue stays usable."""
+        idle, self._idle = self._idle, []
+        for pubsub in idle:
+            await pubsub.aclose()

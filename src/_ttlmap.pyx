@@ -1,0 +1,303 @@
+# cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
+"""The dict, the ring and the hot paths of TTLDict (twin of ``_ttlmap_py``).
+
+Every set pushes its entry ``(key, value, created_at)`` on a TTLRing (the
+compiled one, driven through its C interface in dq_core/_ring.pxd) and maps
+the key to it in a dict; the ring gives the expiry order, the dict the
+current entry of each key.  ``dq_core._ttldict.TTLDict`` makes this a
+MutableMapping.
+
+User code (a key's ``__eq__`` or ``__hash__``, a finaliser run by the
+garbage collector) may try to change the mapping while one of its changes
+is under way; that re-entry is refused with ``RuntimeError``, so no change
+ever sees a half-made one.  Every object read across a call that can run
+Python code is held by a reference of our own.
+"""
+
+cimport cython
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem, PyDict_DelItem
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM
+
+from dq_core._ring cimport TTLRing, _reading
+
+import time
+import types
+
+from dq_core import _ttlmapstate
+from dq_core._ringstate import NO_DEFAULT, clock_of, reentered, signature, ttl_of
+from dq_core._ttlmapstate import check_dict_state, maxsize_of, on_expire_of
+
+__all__ = ["TTLDictCore"]
+
+# The pure twin's constant, as a C value
+cdef int STATE_VERSION = _ttlmapstate.STATE_VERSION
+
+
+cdef inline bint _due(object entry, double ttl, double now) noexcept:
+    # entry is one of ours: (key, value, created_at) with a float created_at
+    return PyFloat_AS_DOUBLE(<object>PyTuple_GET_ITEM(entry, 2)) + ttl <= now
+
+
+@cython.auto_pickle(False)
+cdef class TTLDictCore:
+    """The dict, the ring and the hot paths of TTLDict.
+
+    Every set pushes its entry ``(key, value, created_at)`` on the ring; the
+    dict maps each key to its latest entry, so a ring entry whose key was
+    set again since is recognised as stale by identity and skipped.  Every
+    entry the dict holds is on the ring, at every point where user code
+    (a key's ``__hash__`` or ``__eq__``, the clock) can run.
+
+    >>> d = TTLDictCore(10, clock=lambda: 0.0)
+    >>> d["a"] = 1
+    >>> d["a"], "b" in d
+    (1, False)
+    >>> d._purge(10.0)
+    [('a', 1)]
+    """
+
+    # read by the shared layer (dq_core._ttldict)
+    cdef readonly TTLRing _ring
+    cdef readonly dict _data
+    cdef readonly double _ttl
+    cdef readonly object _clock
+    cdef object _maxsize, _on_expire
+    cdef bint _busy              # a change is under way
+    cdef object __weakref__
+
+    __class_getitem__ = classmethod(types.GenericAlias)
+    __signature__ = signature(("ttl", NO_DEFAULT), ("maxsize", None), ("clock", time.monotonic),
+                               ("on_expire", None))
+
+    def __cinit__(self):
+        # a valid empty mapping even before __init__ or __setstate__
+        self._ring = TTLRing(0)
+        self._data = {}
+        self._clock = time.monotonic
+
+    def __init__(self, ttl, maxsize=None, clock=time.monotonic, on_expire=None):
+        ring = TTLRing(ttl, clock=clock)
+        maxsize = maxsize_of(maxsize)
+        on_expire = on_expire_of(on_expire)
+        if self._busy:
+            raise reentered("TTLDict")
+        # what a re-initialised mapping held goes after the change is complete
+        old = (self._ring, self._data, self._clock, self._on_expire)
+        self._busy = True
+        self._on_expire = on_expire
+        self._maxsize = maxsize
+        self._clock = clock
+        self._ttl = ring._ttl
+        self._ring = ring
+        self._data = {}
+        self._busy = False
+
+    @property
+    def ttl(self):
+        """Seconds every entry lives; a new value applies to all entries at once."""
+        return self._ttl
+
+    @ttl.setter
+    def ttl(self, value):
+        cdef double t = ttl_of(value)  # user code (__float__) runs before anything changes
+        self._ring._ttl = t
+        self._ttl = t
+
+    @property
+    def maxsize(self):
+        """Most entries held (an int >= 1), or None for no limit; checked at the next set."""
+        return self._maxsize
+
+    @maxsize.setter
+    def maxsize(self, value):
+        self._maxsize = maxsize_of(value)
+
+    @property
+    def on_expire(self):
+        """Called as ``on_expire(key, value)`` for every expired or evicted entry, or None."""
+        return self._on_expire
+
+    @on_expire.setter
+    def on_expire(self, value):
+        self._on_expire = on_expire_of(value)
+
+    @property
+    def clock(self):
+        """The callable read for every "now"."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, value):
+        self._clock = clock_of(value)
+
+    cdef inline double _now(self) except? -1.0:
+        clock = self._clock
+        return _reading(clock)
+
+    cdef inline object _lookup(self, object key):
+        # The current entry of key, or None.  The dict is held by a reference
+        # of our own while key's __hash__/__eq__ run (they may clear() it),
+        # and the entry is owned before anything else can run.
+        cdef dict data = self._data
+        cdef PyObject* e = PyDict_GetItemWithError(data, key)
+        if e == NULL:
+            return None
+        return <object>e
+
+    def __getitem__(self, key):
+        entry = self._lookup(key)
+        if entry is None:
+            raise KeyError(key)
+        cdef double now = self._now()
+        if _due(entry, self._ttl, now):
+            raise KeyError(key)
+        return <object>PyTuple_GET_ITEM(entry, 1)
+
+    def __contains__(self, key):
+        entry = self._lookup(key)
+        if entry is None:
+            return False
+        cdef double now = self._now()
+        return not _due(entry, self._ttl, now)
+
+    def __setitem__(self, key, value):
+        cdef double now = self._now()
+        cdef list removed = None
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            data = self._data
+            entry = (key, value, now)
+            ring = self._ring
+            PyDict_SetItem(data, key, entry)  # a raising __hash__/__eq__ leaves everything as it was
+            (<TTLRing>ring)._push(entry, now)
+            maxsize = self._maxsize
+            if maxsize is not None and len(data) > maxsize:
+                removed = self._drop_due(now)
+                while len(data) > maxsize and self._ring._len:
+                    self._drop_head(removed)
+        finally:
+            self._busy = False
+        if removed:
+            self._notify(removed)
+
+    def __delitem__(self, key):
+        self._take(key)
+
+    def _take(self, key):
+        """Remove ``key`` and return its value; KeyError if absent or expired."""
+        cdef double now = self._now()
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            data = self._data
+            entry = data[key]
+            if _due(entry, self._ttl, now):
+                raise KeyError(key)
+            del data[key]  # its ring entry is stale from now on
+        finally:
+            self._busy = False
+        return <object>PyTuple_GET_ITEM(entry, 1)
+
+    def _popfirst(self):
+        """Remove and return the first live ``(key, value)`` in insertion order."""
+        cdef double now = self._now()
+        cdef double ttl
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            data = self._data
+            ttl = self._ttl
+            for key, entry in data.items():
+                if not _due(entry, ttl, now):
+                    break
+            else:
+                raise KeyError("popitem(): dictionary is empty")
+            del data[key]
+        finally:
+            self._busy = False
+        return key, <object>PyTuple_GET_ITEM(entry, 1)
+
+    def clear(self):
+        """Remove every entry, without calling ``on_expire``.  O(n)."""
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            ring, data = self._ring, self._data
+            self._ring = TTLRing(self._ttl, clock=self._clock)
+            self._data = {}
+        finally:
+            self._busy = False
+        del ring, data  # the old entries go here, after the change is complete
+
+    def _purge(self, double now):
+        """Drop the expired entries still held; return them as (key, value)."""
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
+        try:
+            return self._drop_due(now)
+        finally:
+            self._busy = False
+
+    cdef list _drop_due(self, double now):
+        # Each head entry leaves the dict before it leaves the ring, so a
+        # key's __hash__/__eq__ raising here leaves every held entry on the ring.
+        cdef list out = []
+        cdef TTLRing ring = self._ring
+        while ring._len:
+            if not _due(ring._peek(), self._ttl, now):
+                break
+            self._drop_head(out)
+        return out
+
+    cdef int _drop_head(self, list out) except -1:
+        # drop the ring's head entry, and from the dict if it is current there
+        cdef TTLRing ring = self._ring
+        entry = ring._peek()
+        key = <object>PyTuple_GET_ITEM(entry, 0)
+        data = self._data
+        if self._lookup(key) is entry:
+            PyDict_DelItem(data, key)
+            out.append((key, <object>PyTuple_GET_ITEM(entry, 1)))
+        ring._expire(0.0, 1, False)
+        return 0
+
+    # -- copying, pickling, invariants --------------------------------------
+
+    def __getstate__(self):
+        """The state both implementations pickle to and load from."""
+        held = {id(e) for e in self._data.values()}
+        entries = [e for e, _ in self._ring._entries() if id(e) in held]
+        return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
+                entries)
+
+    def __setstate__(self, state):
+        ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
+        cdef TTLRing ring = TTLRing(ttl, clock=clock)
+        for e in entries:
+            ring.push(e, e[2])
+        if self._busy:
+            raise reentered("TTLDict")
+        old = (self._ring, self._data, self._clock, self._on_expire)  # released after the change
+        self._busy = True
+        self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
+        self._ring, self._data = ring, data
+        self._busy = False
+
+    def _check(self):
+        """Assert every held entry is on the ring, and the bookkeeping around it."""
+        assert not self._busy
+        self._ring._check()
+        assert self._ring.ttl == self._ttl
+        on_ring = {id(e) for e, _ in self._ring._entries()}
+        for e in self._data.values():
+            assert type(e) is tuple and len(e) == 3 and type(e[2]) is float, e
+            assert id(e) in on_ring, e

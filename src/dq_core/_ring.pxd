@@ -1,0 +1,45 @@
+# cython: language_level=3
+# The C interface of dq_core._ring, cimported by _ttlmap (TTLDictCore drives
+# its ring through these fields and cdef methods, without Python calls).
+# This file's path names the module, dq_core._ring, so that a module that
+# cimports TTLRing imports the type from there at run time (a src/_ring.pxd
+# would name a top-level "_ring").
+
+cimport cython
+from cpython.list cimport PyList_GET_ITEM
+
+
+from _number cimport _real
+
+
+cdef inline double _reading(object clock) except? -1.0:
+    # One reading of clock; a NaN or a non-number raises naming clock().
+    # Callers pass a reference of their own: the call may replace the clock.
+    return _real(clock(), "clock()")
+
+
+@cython.final
+cdef class _Segment:
+    cdef list keys
+    cdef double[::1] times
+
+
+@cython.final
+cdef class TTLRing:
+    cdef double _ttl
+    cdef Py_ssize_t _size, _first, _head, _tail, _len
+    cdef unsigned long long _pushed, _expired
+    cdef object _clock
+    cdef list _segs              # the outer index; [_first:] are live
+    cdef _Segment _spare
+    cdef _Segment _hseg, _tseg   # head and tail segments, cached
+    cdef bint _busy              # a change is under way
+    cdef object __weakref__
+
+    cdef int _push(self, object key, double t) except -1
+    cdef list _expire(self, double t, Py_ssize_t max_items, bint due_only)
+    cdef list _entries(self)
+
+    cdef inline object _peek(self):
+        # the head key; the ring must not be empty
+        return <object>PyList_GET_ITEM(self._hseg.keys, self._head)

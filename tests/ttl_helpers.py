@@ -1,0 +1,107 @@
+"""What the TTLRing and TTLDict tests share: fake clocks, hostile objects, leak checks."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import sys
+import tracemalloc
+from typing import Any, Callable
+
+import pytest
+
+
+class Clock:
+    """A picklable fake clock."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Finaliser:
+    """Garbage in a reference cycle whose __del__ runs ``action``."""
+
+    def __init__(self, action, errors: list) -> None:
+        self.cycle = self
+        self.action = action
+        self.errors = errors
+
+    def __del__(self) -> None:
+        try:
+            self.action()
+        except RuntimeError as exc:
+            self.errors.append(str(exc))
+
+
+@pytest.fixture
+def eager_gc():
+    old = gc.get_threshold()
+    gc.collect()
+    gc.set_threshold(1, 1000, 1000)  # a young collection on (almost) every allocation
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+
+
+class PushOnDel:
+    """A key whose __del__ pushes onto (or sets in) ``target``."""
+
+    def __init__(self, target, log: list) -> None:
+        self.target = target
+        self.log = log
+
+    def __del__(self) -> None:
+        try:
+            if hasattr(self.target, "push"):
+                self.target.push("from __del__", 0.0)
+            else:
+                self.target["from __del__"] = 0
+            self.log.append("done")
+        except RuntimeError as exc:
+            self.log.append(str(exc))
+
+
+def params(obj: Any) -> list[tuple[str, Any, Any]]:
+    # names, kinds and defaults; the compiled self is positional-only and
+    # carries no annotations
+    return [(p.name, p.kind, p.default) for p in inspect.signature(obj).parameters.values()
+            if p.name != "self"]
+
+
+def assert_same_signatures_and_docstrings(a: type, b: type, names: list[str],
+                                          props: tuple[str, ...]) -> None:
+    assert params(a) == params(b)
+    assert inspect.cleandoc(a.__doc__) == inspect.cleandoc(b.__doc__)
+    for name in names:
+        ma, mb = getattr(a, name), getattr(b, name)
+        assert params(ma) == params(mb), name
+        assert (ma.__doc__ is None) == (mb.__doc__ is None), name
+        if ma.__doc__:
+            assert inspect.cleandoc(ma.__doc__) == inspect.cleandoc(mb.__doc__), name
+    for prop in props:
+        da, db = getattr(a, prop).__doc__, getattr(b, prop).__doc__
+        assert inspect.cleandoc(da) == inspect.cleandoc(db), prop
+
+
+def assert_no_leaks(round_trip: Callable[[object], None]) -> None:
+    """``round_trip(value)`` run 31 times leaks neither ``value`` nor memory."""
+    value = object()
+    base = sys.getrefcount(value)
+    round_trip(value)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        first = tracemalloc.get_traced_memory()[0]
+        for _ in range(30):
+            round_trip(value)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - first
+    finally:
+        tracemalloc.stop()
+    assert sys.getrefcount(value) == base
+    assert grown < 64 * 1024, grown
