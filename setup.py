@@ -1,6 +1,8 @@
 """Build dq_core: Cython cores from src/ into dq_core._<name>.
 
-DQ_CORE_NO_EXTENSIONS (any non-empty value) builds pure Python, loudly.
+DQ_CORE_NO_EXTENSIONS (any non-empty value) builds pure Python, loudly, and
+leaves the marker file ``dq_core/PURE_BUILD`` in what it builds, so that
+``import dq_core`` knows the pure install was chosen and does not warn.
 Otherwise a compile failure fails the build: never a silent slow install.
 DQ_CORE_DEBUG=1 compiles with bounds and wraparound checks and C asserts on
 (the .pyx headers leave those two directives to this file, since a file
@@ -13,10 +15,13 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 DEBUG = bool(os.environ.get("DQ_CORE_DEBUG"))
+PURE_MARKER = "PURE_BUILD"
 
 
 def extensions():
@@ -33,14 +38,54 @@ def extensions():
 
     directives = {"boundscheck": DEBUG, "wraparound": DEBUG}
     macros = [("DQ_CORE_DEBUG", "1")] if DEBUG else []
-    extra = ["-UNDEBUG"] if DEBUG and sys.platform != "win32" else []
+    if sys.platform == "win32":  # MSVC writes no debug info unless asked (/Zi)
+        compile_args, link_args = [], []
+    elif DEBUG:
+        compile_args, link_args = ["-UNDEBUG"], []
+    else:
+        compile_args = ["-g0"]
+        link_args = ["-s"] if sys.platform.startswith("linux") else []
     modules = [
-        Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"],
-                  define_macros=macros, extra_compile_args=extra)
+        Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"], define_macros=macros,
+                  extra_compile_args=compile_args, extra_link_args=link_args)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]
     return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG,
                      include_path=["src"])
 
 
-setup(ext_modules=extensions())
+class BuildExt(build_ext):
+    """build_ext whose failure says how to get pure Python on purpose."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:
+            print(
+                "*" * 72 + "\n"
+                f"dq_core: the compiled core failed to build ({exc}).\n"
+                "Install a C compiler (and the Python headers), or set\n"
+                "DQ_CORE_NO_EXTENSIONS=1 to install the pure-Python version on purpose\n"
+                "(several times slower).\n" + "*" * 72,
+                file=sys.stderr,
+            )
+            raise
+
+
+class BuildPy(build_py):
+    """build_py that marks a pure build as deliberate (dq_core/_compat.py reads the marker)."""
+
+    def run(self):
+        super().run()
+        if NO_EXTENSIONS and not self.editable_mode:
+            marker = Path(self.build_lib, "dq_core", PURE_MARKER)
+            marker.write_text("built with DQ_CORE_NO_EXTENSIONS set: pure Python on purpose\n")
+
+    def get_outputs(self, include_bytecode=True):
+        outputs = super().get_outputs(include_bytecode)
+        if NO_EXTENSIONS and not self.editable_mode:
+            outputs.append(str(Path(self.build_lib, "dq_core", PURE_MARKER)))
+        return outputs
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt, "build_py": BuildPy})

@@ -2,8 +2,9 @@
 
 The compiled cores are used only if every one of them imports; otherwise
 the package runs on the pure-Python twins, all of them, and says so with a
-``RuntimeWarning`` that names the reason, unless DQ_CORE_NO_EXTENSIONS asked
-for pure Python.
+``RuntimeWarning`` that names the reason, unless pure Python was asked for:
+by DQ_CORE_NO_EXTENSIONS now, or at build time (setup.py then leaves the
+marker file ``PURE_BUILD`` in the package).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 __all__ = ["USE_EXT", "implementation", "restore"]
 
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
+#: A deliberately pure install: built with DQ_CORE_NO_EXTENSIONS set.
+BUILT_PURE = os.path.exists(os.path.join(os.path.dirname(__file__), "PURE_BUILD"))
 
 
 def _pick() -> str:
@@ -25,6 +28,8 @@ def _pick() -> str:
     try:
         cores("cython")
     except ImportError as exc:
+        if BUILT_PURE:
+            return "python"
         warnings.warn(
             f"dq_core: the compiled core could not be imported ({exc}); falling back "
             "to the pure-Python implementation, which is several times slower. "

@@ -5,8 +5,10 @@ from __future__ import annotations
 import doctest
 import importlib
 import os
+import re
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,10 @@ def _import_with_blocked_core(env_value: str | None) -> subprocess.CompletedProc
 
 
 def test_missing_compiled_core_warns_with_the_reason():
+    from dq_core import _compat
+
+    if _compat.BUILT_PURE:
+        pytest.skip("this install was built pure on purpose (PURE_BUILD): it never warns")
     out = _import_with_blocked_core(None)
     assert out.returncode != 0
     assert "RuntimeWarning" in out.stderr and "dq_core._wheel" in out.stderr
@@ -164,3 +170,103 @@ def test_examples_run(script, args, expect):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert expect in out.stdout
+
+
+# -- packaging: licence, metadata, sdist, the pure build -----------------------
+
+
+def _needs_source_tree() -> None:
+    if not (ROOT / "setup.py").is_file():
+        pytest.skip("no source tree next to the tests")
+
+
+def test_licence_is_in_the_metadata():
+    from importlib import metadata
+
+    # the installed distribution, not the egg-info a source build leaves in the checkout
+    path = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
+    dist = next(iter(metadata.distributions(name="dq_core", path=path)))
+    assert dist.metadata["License-Expression"] == "Apache-2.0"
+    assert "LICENSE" in (dist.metadata.get_all("License-File") or [])
+    licence = dist.read_text("licenses/LICENSE")
+    assert licence is not None and "Apache License" in licence and "Version 2.0" in licence
+
+
+def test_classifiers_name_the_tested_pythons_and_requires_python_allows_them():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    from packaging.specifiers import SpecifierSet
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    prefix = "Programming Language :: Python :: 3."
+    listed = {c[len(prefix) - 2:] for c in project["classifiers"] if c.startswith(prefix)}
+    workflow = (ROOT / ".github" / "workflows" / "tests.yml").read_text()
+    tested = set(re.findall(r'"(3\.\d+)"', workflow))
+    assert listed == tested, (listed, tested)
+    allowed = SpecifierSet(project["requires-python"])
+    assert all(f"{v}.0" in allowed for v in listed)
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # PEP 639
+
+
+def _tree(*patterns: str) -> set[str]:
+    return {
+        p.relative_to(ROOT).as_posix()
+        for pattern in patterns
+        for p in ROOT.glob(pattern)
+        if p.is_file() and "__pycache__" not in p.parts and "_build" not in p.parts
+    }
+
+
+def test_sdist_holds_what_the_tests_need_and_passes_twine_check(tmp_path):
+    """The sdist carries the tests, the files they read, the sources and the docs.
+
+    Built without isolation and without compiling (the file list is the same;
+    .ci/run builds the real sdist and wheel and runs the tests from them).
+    """
+    _needs_source_tree()
+    pytest.importorskip("build")
+    env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--skip-dependency-check", "-o", str(tmp_path), str(ROOT)],
+        env=env, capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (sdist,) = tmp_path.glob("dq_core-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        names = {n[len(top) + 1:] for n in tar.getnames()}
+    expected = _tree("tests/**/*.py", "examples/*.py", "src/*.pyx", "src/*.pxd", "dq_core/*.py",
+                     "dq_core/py.typed", "perf/*.py", "docs/**/*", ".github/workflows/*.yml")
+    expected |= {"LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", ".ci/run"}
+    assert {"examples/poller.py", "examples/timeouts.py", "docs/conf.py"} <= expected
+    assert expected - names == set()
+    assert not [n for n in names if n.startswith("src/") and n.endswith(".c")]  # Cython makes them
+
+    out = subprocess.run([_tool("twine"), "check", "--strict", str(sdist)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_pure_build_is_marked_and_imports_without_a_warning(tmp_path):
+    """A build with DQ_CORE_NO_EXTENSIONS set is pure on purpose: no warning at import.
+
+    (One whose compiled core is missing by accident still warns: see
+    test_missing_compiled_core_warns_with_the_reason.)
+    """
+    _needs_source_tree()
+    env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": "1"}
+    out = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
+        cwd=str(ROOT), env=env, capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert (tmp_path / "dq_core" / "PURE_BUILD").is_file()
+    assert not list((tmp_path / "dq_core").glob("*.so")) and not list((tmp_path / "dq_core").glob("*.pyd"))
+    env = {k: v for k, v in os.environ.items() if k != "DQ_CORE_NO_EXTENSIONS"}
+    env["PYTHONPATH"] = str(tmp_path)
+    code = "import dq_core; print(dq_core.implementation, dq_core.__file__)"
+    # -S: no site-packages, so no editable install of the checkout can answer instead
+    out = subprocess.run([sys.executable, "-S", "-W", "error::RuntimeWarning", "-c", code],
+                         cwd=str(tmp_path), env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    implementation, where = out.stdout.split()
+    assert implementation == "python" and Path(where).parent == tmp_path / "dq_core"

@@ -1,0 +1,193 @@
+"""pyperf: cost per operation against size, for the charts of perf/plot.py.
+
+    python perf/sweep.py --fast -o sweep.json            # sizes 1e2..1e6, a few minutes
+    python perf/sweep.py --fast --sizes 100,10000 -o s.json
+    python perf/plot.py sweep.json                       # PNGs into docs/_static/
+
+Four families, each dq_core (compiled and pure) against its standard or
+peer baseline, at every size N; benchmark names are ``<family> N=<n> <who>``
+and every value is per operation:
+
+- ``heap``: push N random priorities, then pop them all (per push or pop);
+  dq_core.Heap against heapq with ``(priority, seq, item)`` tuples.
+- ``pqueue``: put_nowait N ``(int, str)`` items with 100 priority levels,
+  then get_nowait them all (per put or get); against queue.PriorityQueue.
+- ``timers``: schedule N timers with delays uniform in 0-60 s, cancel every
+  other one, then advance the clock through 61 s in N equal steps, firing
+  the rest (per timer); TimingWheel (tick 1 ms) against heapq with lazy
+  cancellation and ``sched`` (its cancel is O(n), so it runs up to 1e4).
+- ``ttldict``: N sets, N gets, and N expiries on a fake clock (per
+  operation); TTLDict against cachetools.TTLCache.
+
+The runner defaults to 3 worker processes (``--fast``: 3 processes of 2
+values): a sweep shows the shape of each curve; the per-workload tables of
+the README come from the other perf/ scripts.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import queue
+import sched
+from collections.abc import Callable, Sequence
+from time import perf_counter
+from typing import Any
+
+import pyperf
+
+from dq_core import bench as w
+
+SIZES = (100, 1_000, 10_000, 100_000, 1_000_000)
+SCHED_MAX = 10_000  # sched cancels by scanning its list: 1e5 timers take minutes
+HORIZON = 61.0  # seconds of clock the timer workload advances through
+
+
+def wheel_churn(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
+    """Schedule every delay, cancel every other timer, advance in len(delays) steps."""
+    total = 0.0
+    n = len(delays)
+    for _ in range(loops):
+        t0 = perf_counter()
+        wheel = wheel_cls(w.WHEEL_TICK, 256, clock=w.FakeTimer())
+        at = wheel.schedule_at
+        handles = [at(i, d) for i, d in enumerate(delays)]
+        cancel = wheel.cancel
+        for h in handles[::2]:
+            cancel(h)
+        advance = wheel.advance
+        fired = 0
+        for k in range(1, n + 1):
+            fired += len(advance(k * HORIZON / n))
+        total += perf_counter() - t0
+        assert fired == n // 2, fired
+    return total
+
+
+def heapq_churn(loops: int, delays: Sequence[float]) -> float:
+    """The same with heapq and lazy cancellation (the heapq docs' recipe)."""
+    total = 0.0
+    n = len(delays)
+    push, pop = heapq.heappush, heapq.heappop
+    for _ in range(loops):
+        t0 = perf_counter()
+        q: list[list[Any]] = []
+        entries = []
+        for i, d in enumerate(delays):
+            entry: list[Any] = [d, i, i]
+            push(q, entry)
+            entries.append(entry)
+        for entry in entries[::2]:
+            entry[2] = None
+        fired = 0
+        for k in range(1, n + 1):
+            now = k * HORIZON / n
+            out = []
+            while q and q[0][0] <= now:
+                item = pop(q)[2]
+                if item is not None:
+                    out.append(item)
+            fired += len(out)
+        total += perf_counter() - t0
+        assert fired == n // 2, fired
+    return total
+
+
+def sched_churn(loops: int, delays: Sequence[float]) -> float:
+    """The same with sched.scheduler and no-op actions."""
+    total = 0.0
+    n = len(delays)
+    for _ in range(loops):
+        timer = w.FakeTimer()
+        t0 = perf_counter()
+        s = sched.scheduler(timer, lambda _: None)
+        enter = s.enterabs
+        events = [enter(d, 0, int) for d in delays]
+        for ev in events[::2]:
+            s.cancel(ev)
+        run = s.run
+        for k in range(1, n + 1):
+            timer.now = k * HORIZON / n
+            run(blocking=False)
+        total += perf_counter() - t0
+        assert s.empty()
+    return total
+
+
+def lazy(workload: Callable[..., float], data: Callable[[], tuple[Any, ...]],
+         *fixed: Any) -> Callable[[int], float]:
+    """``workload(loops, *fixed, *data())`` with the data built on first use.
+
+    pyperf starts a process per run and each runs main(), which declares every
+    benchmark; building 1e6-item inputs only in the process that runs them
+    keeps the sweep's start-up small.  The workloads time themselves, so the
+    build is never timed.
+    """
+    def run(loops: int) -> float:
+        return workload(loops, *fixed, *data())
+    return run
+
+
+@functools.lru_cache(maxsize=None)
+def priorities(n: int) -> tuple[list[float]]:
+    return (w.random_priorities(n),)
+
+
+@functools.lru_cache(maxsize=None)
+def jobs(n: int) -> tuple[list[tuple[int, str]]]:
+    return (w.pq_items(n),)
+
+
+@functools.lru_cache(maxsize=None)
+def delays(n: int) -> tuple[list[float]]:
+    return (w.timer_delays(n),)
+
+
+def add_sizes_option(cmd: Any, args: Any) -> None:
+    """Pass --sizes on to the worker processes."""
+    cmd.extend(("--sizes", args.sizes))
+
+
+def main() -> None:
+    runner = pyperf.Runner(processes=3, values=3, add_cmdline_args=add_sizes_option)
+    runner.argparser.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)),
+        help="comma-separated sizes N (default: %(default)s)")
+    args = runner.parse_args()
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    runner.metadata["description"] = "dq_core cost per operation against size N"
+    impls = w.implementations()
+    for n in sizes:
+        for label, impl in impls:
+            runner.bench_time_func(f"heap N={n} {label}",
+                                   lazy(w.heap_push_pop, lambda n=n: priorities(n), impl.Heap),
+                                   inner_loops=2 * n)
+        runner.bench_time_func(f"heap N={n} heapq",
+                               lazy(w.heapq_push_pop, lambda n=n: priorities(n)), inner_loops=2 * n)
+
+        for label, impl in impls:
+            runner.bench_time_func(f"pqueue N={n} {label}",
+                                   lazy(w.pq_fill_drain, lambda n=n: jobs(n), impl.PriorityQueue),
+                                   inner_loops=2 * n)
+        runner.bench_time_func(f"pqueue N={n} queue.PriorityQueue",
+                               lazy(w.pq_fill_drain, lambda n=n: jobs(n), queue.PriorityQueue),
+                               inner_loops=2 * n)
+
+        for label, impl in impls:
+            runner.bench_time_func(f"timers N={n} {label}",
+                                   lazy(wheel_churn, lambda n=n: delays(n), impl.TimingWheel),
+                                   inner_loops=n)
+        runner.bench_time_func(f"timers N={n} heapq", lazy(heapq_churn, lambda n=n: delays(n)),
+                               inner_loops=n)
+        if n <= SCHED_MAX:
+            runner.bench_time_func(f"timers N={n} sched",
+                                   lazy(sched_churn, lambda n=n: delays(n)), inner_loops=n)
+
+        for label, impl in impls:
+            runner.bench_time_func(f"ttldict N={n} {label}", w.ttl_set_get_expire,
+                                   w.make_ttldict(impl.TTLDict), n, inner_loops=3 * n)
+        runner.bench_time_func(f"ttldict N={n} cachetools", w.ttl_set_get_expire,
+                               w.make_ttlcache, n, inner_loops=3 * n)
+
+if __name__ == "__main__":
+    main()
