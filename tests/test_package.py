@@ -143,10 +143,8 @@ def test_pyproject_is_valid():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_test_matrix_in_workflow_covers_the_supported_versions():
+def test_test_matrix_in_workflow_covers_the_operating_systems():
     text = (ROOT / ".github" / "workflows" / "tests.yml").read_text()
-    for v in ("3.9", "3.10", "3.11", "3.12", "3.13"):
-        assert f'"{v}"' in text
     for os_name in ("ubuntu-latest", "macos-latest", "windows-latest"):
         assert os_name in text
 
@@ -270,3 +268,35 @@ def test_pure_build_is_marked_and_imports_without_a_warning(tmp_path):
     assert out.returncode == 0, out.stderr
     implementation, where = out.stdout.split()
     assert implementation == "python" and Path(where).parent == tmp_path / "dq_core"
+
+
+SUPPORTED = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
+FREE_THREADED = ["3.14t", "3.15t"]
+
+
+@pytest.mark.parametrize("platform", ["linux", "macos", "windows"])
+def test_wheels_are_built_for_the_supported_pythons_only(platform):
+    pytest.importorskip("cibuildwheel")
+    if not (ROOT / "pyproject.toml").is_file():
+        pytest.skip("no source tree next to the tests")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CIBW_")}
+    out = subprocess.run(
+        [sys.executable, "-m", "cibuildwheel", "--print-build-identifiers", "--platform", platform],
+        cwd=str(ROOT), env=env, capture_output=True, text=True, check=True)
+    tags = {ident.split("-")[0] for ident in out.stdout.split()}
+    expected = {"cp" + v.replace(".", "") for v in SUPPORTED + FREE_THREADED}
+    assert tags == expected, out.stdout
+
+
+def test_workflows_cover_the_supported_pythons_and_a_current_cibuildwheel():
+    workflows = ROOT / ".github" / "workflows"
+    if not workflows.is_dir():
+        pytest.skip("no source tree next to the tests")
+    tests = (workflows / "tests.yml").read_text()
+    matrix = re.search(r"python: \[(.*)\]", tests)
+    assert matrix is not None
+    assert re.findall(r'"([^"]+)"', matrix.group(1)) == SUPPORTED + ["3.14t"]
+    wheels = (workflows / "wheels.yml").read_text()
+    assert re.search(r"pypa/cibuildwheel@v4\.", wheels)
+    runners = re.search(r"os: \[(.*)\]", wheels)
+    assert runners is not None and "ubuntu-24.04-arm" in runners.group(1)
