@@ -12,6 +12,9 @@ get a face, a pure-Python class holding what both implementations share
   ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
   as an attribute.
 
+The asyncio faces (``dq_core.aio``) hold cores too: ``aio.PriorityQueue``
+an ``ItemHeap``, ``aio.DelayQueue`` a ``Heap``; they come in ``Classes.aio``.
+
 ``dq_core/__init__`` exports ``classes(dq_core.implementation)``; the test
 matrix runs on ``classes("cython")`` and ``classes("python")``, so for the
 implementation in use the tests exercise the very classes users import.
@@ -26,8 +29,9 @@ from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
 from . import _delayqueue, _executor, _queues, _timer, _ttldict
+from .aio import _delay as _aio_delay, _queue as _aio_queue
 
-__all__ = ["CORE_MODULES", "IMPLEMENTATIONS", "Classes", "assemble", "classes", "cores"]
+__all__ = ["CORE_MODULES", "IMPLEMENTATIONS", "AioClasses", "Classes", "assemble", "classes", "cores"]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
 CORE_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
@@ -47,6 +51,13 @@ def cores(implementation: str) -> dict[str, ModuleType]:
     return {name: importlib.import_module(f"dq_core.{name}{suffix}") for name in CORE_MODULES}
 
 
+class AioClasses(NamedTuple):
+    """The public classes of ``dq_core.aio`` of one implementation."""
+
+    PriorityQueue: Any
+    DelayQueue: Any
+
+
 class Classes(NamedTuple):
     """The public classes of one implementation."""
 
@@ -58,6 +69,7 @@ class Classes(NamedTuple):
     TTLRing: Any
     TTLDict: Any
     PriorityExecutor: Any
+    aio: AioClasses
 
 
 def _public(face: type, *cores: type, **attrs: Any) -> type:
@@ -79,6 +91,12 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         TTLRing=ring.TTLRing,
         TTLDict=_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping),
         PriorityExecutor=_public(_executor.PriorityExecutor, _PriorityQueue=priority_queue),
+        aio=AioClasses(
+            PriorityQueue=_public(
+                _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
+            DelayQueue=_public(
+                _aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
+        ),
     )
 
 
