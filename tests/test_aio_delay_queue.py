@@ -16,18 +16,10 @@ import pickle
 import threading
 
 import pytest
-from test_aio_loops import run, run_on, settle  # noqa: F401 -- the loop fixture
+from test_aio_loops import run, run_on, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 from dq_core.aio import QueueEmpty, QueueFull, QueueShutDown
 
-
-async def until_waiting(dq, getters=0, putters=0):
-    for _ in range(100):
-        if (sum(not f.done() for f in dq._getters) >= getters
-                and sum(not f.done() for f in dq._putters) >= putters):
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("waiters never parked")
 
 
 async def timed_get(dq):

@@ -13,22 +13,13 @@ import pickle
 import sys
 
 import pytest
-from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
+from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 import dq_core
 from dq_core import aio
 
 QueueShutDown = aio.QueueShutDown
 
-
-async def until_waiting(q, getters=0, putters=0):
-    # until that many waiters are parked (their futures not done)
-    for _ in range(100):
-        if (sum(not f.done() for f in q._getters) >= getters
-                and sum(not f.done() for f in q._putters) >= putters):
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("waiters never parked")
 
 
 # -- the surface ----------------------------------------------------------------------
