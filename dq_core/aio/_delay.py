@@ -78,7 +78,7 @@ class DelayQueue(LoopBound, Generic[T]):
     """
 
     __slots__ = (
-        "_heap", "_maxsize", "_is_shutdown", "_getters", "_putters", "_pending", "_timer",
+        "_heap", "_maxsize", "_guarded", "_is_shutdown", "_getters", "_putters", "_pending", "_timer",
         "_timer_when", "__weakref__",
     )
 
@@ -92,6 +92,7 @@ class DelayQueue(LoopBound, Generic[T]):
         self._maxsize = check_maxsize(maxsize)
         self._heap: Heap[T] = self._Heap()
         self._is_shutdown = False
+        self._guarded = self._maxsize > 0  # or shut down: put_nowait checks
         self._getters: deque[Future[None]] = deque()
         self._putters: deque[Future[None]] = deque()
         self._pending = 0  # getters woken that have not run yet
@@ -135,11 +136,14 @@ class DelayQueue(LoopBound, Generic[T]):
         rescheduled).  Raises ``QueueFull`` if ``maxsize`` items are held,
         ``QueueShutDown`` once the queue is shut down.
         """
-        d = _delay(delay)
+        if type(delay) is not float or delay != delay:
+            delay = to_real(delay, "delay")
         loop = _get_running_loop()
         if loop is not self._loop:
             self._get_loop()
-        return self._add(item, loop.time() + d)
+        if self._guarded or self._getters:
+            return self._add(item, loop.time() + delay)
+        return self._heap.push(loop.time() + delay, item)
 
     def put_at_nowait(self, item: T, deadline: float) -> int:
         """Add ``item``, due at ``deadline`` on ``loop.time()``; return its handle.  O(log n).
@@ -205,12 +209,17 @@ class DelayQueue(LoopBound, Generic[T]):
         Raises ``QueueShutDown`` once the queue is shut down and holds no
         item, or at once after an immediate shutdown.
         """
-        loop = self._get_loop()
+        loop = _get_running_loop()
+        if loop is not self._loop:
+            self._get_loop()
         heap = self._heap
         while True:
             if heap:
                 if heap.peekitem()[0] <= loop.time():
-                    return self._take()
+                    item = heap.pop()
+                    if self._putters or self._getters:
+                        self._taken()
+                    return item
             elif self._is_shutdown:
                 raise QueueShutDown
             getter = loop.create_future()
@@ -243,7 +252,10 @@ class DelayQueue(LoopBound, Generic[T]):
         heap = self._heap
         if heap:
             if heap.peekitem()[0] <= loop.time():
-                return self._take()
+                item = heap.pop()
+                if self._putters or self._getters:
+                    self._taken()
+                return item
         elif self._is_shutdown:
             raise QueueShutDown
         raise QueueEmpty
@@ -260,13 +272,13 @@ class DelayQueue(LoopBound, Generic[T]):
             raise QueueShutDown
         out: list[T] = []
         while heap and (limit is None or len(out) < limit) and heap.peekitem()[0] <= now:
-            out.append(self._take())
+            out.append(heap.pop())
+            self._taken()
         return out
 
-    def _take(self) -> T:
-        # The head is due: take it, and let the waiters know what changed.
+    def _taken(self) -> None:
+        # The head was taken: let the waiters know what changed.
         heap = self._heap
-        item = heap.pop()
         if self._putters:
             wakeup_next(self._putters)
         if self._getters:
@@ -274,7 +286,6 @@ class DelayQueue(LoopBound, Generic[T]):
                 self._wake_all()  # they raise QueueShutDown now
             else:
                 self._schedule()
-        return item
 
     def __aiter__(self) -> DelayQueue[T]:
         return self
@@ -374,6 +385,7 @@ class DelayQueue(LoopBound, Generic[T]):
         Waiting ``put`` calls raise ``QueueShutDown``.
         """
         self._is_shutdown = True
+        self._guarded = True
         dropped: list[T] = []
         if immediate:
             dropped = self._heap.pop_many(len(self._heap))
@@ -434,6 +446,7 @@ class DelayQueue(LoopBound, Generic[T]):
     def _check(self) -> None:
         """Assert the invariants (call between loop steps, not inside one)."""
         self._heap._check()
+        assert self._guarded == (self._is_shutdown or self._maxsize > 0)
         assert self._pending >= 0
         waiting = [g for g in self._getters if not g.done()]
         if self._timer is not None:
