@@ -6,7 +6,7 @@
 
 Each workload runs on the default loop and on uvloop (where installed); times
 are per element (one put or one get; per item for the task workloads).  The
-baselines are asyncio.PriorityQueue and ``HeapqDelayQueue`` (heapq, an
+baselines are asyncio.PriorityQueue and ``AsyncHeapqDelayQueue`` (heapq, an
 ``asyncio.Event`` and ``wait_for``).  The workloads live in
 ``dq_core.aio._bench``, shared with ``python -m dq_core.bench``.
 """
@@ -52,7 +52,7 @@ def benchmarks() -> None:
                                    a.pq_alternating, pq, jobs, new_loop, inner_loops=2 * n)
             runner.bench_time_func(f"aio PQ 4P4C bounded {loop_name} {label}",
                                    a.pq_producers_consumers, pq, jobs, new_loop, inner_loops=n)
-        dqs = [(label, dq) for label, _, dq in ours] + [("heapq+Event", a.HeapqDelayQueue)]
+        dqs = [(label, dq) for label, _, dq in ours] + [("heapq+Event", a.AsyncHeapqDelayQueue)]
         for label, dq in dqs:
             runner.bench_time_func(f"aio DelayQueue put+get {loop_name} {label}",
                                    a.delay_put_get, dq, past, new_loop, inner_loops=2 * n)

@@ -9,15 +9,19 @@ done (cancelled waiters can sit in the deque until their task runs its
 from __future__ import annotations
 
 import asyncio
-import operator
 from asyncio import Future, QueueEmpty, QueueFull
 from collections import deque
-from typing import Any, NoReturn, Optional
+from typing import Any, Callable, NoReturn, Optional
+
+from .._delayqueue import _check_maxsize
 
 __all__ = [
-    "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "wakeup_next", "wakeup_all",
+    "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "park", "wakeup_next", "wakeup_all",
     "check_maxsize",
 ]
+
+#: ``maxsize`` as an int (0 or less: unbounded), or ``TypeError`` naming it: the threaded DelayQueue's check.
+check_maxsize = _check_maxsize
 
 if hasattr(asyncio, "QueueShutDown"):  # Python >= 3.13
     QueueShutDown = asyncio.QueueShutDown
@@ -39,19 +43,35 @@ def wakeup_next(waiters: deque[Future[None]]) -> bool:
     return False
 
 
+async def park(loop: asyncio.AbstractEventLoop, waiters: deque[Future[None]],
+               pass_on: Callable[[], bool]) -> None:
+    """Wait on a future of our own in ``waiters`` until woken, as asyncio's put/get wait.
+
+    If the wait ends by an exception (cancellation, a timeout) after we were
+    woken, and ``pass_on()`` says what we were woken for is still there, the
+    wake-up goes to the next waiter: a cancelled waiter never swallows it.
+    """
+    waiter = loop.create_future()
+    waiters.append(waiter)
+    try:
+        await waiter
+    except:  # noqa: E722 -- as asyncio: also on cancellation
+        waiter.cancel()  # in case it is not done yet
+        try:
+            waiters.remove(waiter)
+        except ValueError:  # removed when woken, or by shutdown
+            pass
+        if pass_on() and not waiter.cancelled():
+            wakeup_next(waiters)
+        raise
+
+
 def wakeup_all(waiters: deque[Future[None]]) -> None:
     """Complete every waiter not done yet and empty the deque."""
     while waiters:
         waiter = waiters.popleft()
         if not waiter.done():
             waiter.set_result(None)
-
-
-def check_maxsize(maxsize: object) -> int:
-    """``maxsize`` as an int (0 or less: unbounded), or ``TypeError`` naming it."""
-    if not hasattr(type(maxsize), "__index__"):
-        raise TypeError(f"maxsize must be an int, not {type(maxsize).__name__!r}")
-    return operator.index(maxsize)  # type: ignore[arg-type]
 
 
 class LoopBound:

@@ -3,7 +3,7 @@
 Each has pyperf's time-function signature, ``f(loops, *args) -> seconds``,
 and runs on a fresh event loop made by its ``new_loop`` argument
 (``asyncio.new_event_loop`` or ``uvloop.new_event_loop``); only the work
-inside the loop is timed.  ``HeapqDelayQueue`` is the baseline DelayQueue:
+inside the loop is timed.  ``AsyncHeapqDelayQueue`` is the baseline DelayQueue:
 the usual hand-made one, heapq with an ``asyncio.Event`` that wakes getters
 and ``asyncio.wait_for`` to sleep until the head is due.
 """
@@ -15,17 +15,20 @@ import heapq
 import itertools
 import statistics
 from time import perf_counter
-from typing import Any, Callable, Coroutine, Optional, Sequence
+from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
 __all__ = [
-    "HeapqDelayQueue", "pq_alternating", "pq_producers_consumers", "delay_put_get",
+    "AsyncHeapqDelayQueue", "pq_alternating", "pq_producers_consumers", "delay_put_get",
     "delay_waiting_consumers", "delay_lateness", "sleep_lateness", "rows",
 ]
 
 NewLoop = Callable[[], asyncio.AbstractEventLoop]
 
 
-def _run(new_loop: NewLoop, coro: Coroutine[Any, Any, float]) -> float:
+R = TypeVar("R")
+
+
+def _run(new_loop: NewLoop, coro: Coroutine[Any, Any, R]) -> R:
     loop = new_loop()
     try:
         return loop.run_until_complete(coro)
@@ -81,7 +84,7 @@ def pq_producers_consumers(loops: int, queue_cls: Any, items: Sequence[Any],
     return _run(new_loop, main())
 
 
-class HeapqDelayQueue:
+class AsyncHeapqDelayQueue:
     """The usual hand-made asyncio delay queue: heapq, an Event, and wait_for."""
 
     def __init__(self) -> None:
@@ -174,11 +177,7 @@ def delay_lateness(queue_cls: Any, delays: Sequence[float],
             late.append(loop.time() - deadline[i])
         return late
 
-    loop = new_loop()
-    try:
-        return loop.run_until_complete(main())
-    finally:
-        loop.close()
+    return _run(new_loop, main())
 
 
 def sleep_lateness(delays: Sequence[float],
@@ -195,11 +194,7 @@ def sleep_lateness(delays: Sequence[float],
             late.append(loop.time() - deadline)
         return late
 
-    loop = new_loop()
-    try:
-        return loop.run_until_complete(main())
-    finally:
-        loop.close()
+    return _run(new_loop, main())
 
 
 def percentiles_us(xs: Sequence[float]) -> tuple[float, float]:
@@ -222,7 +217,7 @@ def rows(quick: bool = False) -> list[tuple[str, Any, tuple[Any, ...], Any, tupl
         ("aio.PriorityQueue 4 producers+4 consumers", pq_producers_consumers,
          (aio.PriorityQueue, jobs), pq_producers_consumers, (asyncio.PriorityQueue, jobs), m),
         (f"aio.DelayQueue put+get, N={m:,}", delay_put_get, (aio.DelayQueue, past),
-         delay_put_get, (HeapqDelayQueue, past), 2 * m),
+         delay_put_get, (AsyncHeapqDelayQueue, past), 2 * m),
         ("aio.DelayQueue put, 4 waiting consumers", delay_waiting_consumers,
-         (aio.DelayQueue, m), delay_waiting_consumers, (HeapqDelayQueue, m), m),
+         (aio.DelayQueue, m), delay_waiting_consumers, (AsyncHeapqDelayQueue, m), m),
     ]

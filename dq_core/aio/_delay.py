@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import reprlib
 import types
 from asyncio import AbstractEventLoop, Future, TimerHandle
 from collections import deque
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Optional, TypeVar
 
+from .. import _delayqueue as _threaded
 from .._convert import to_count, to_real
 from ._base import (
-    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, wakeup_all, wakeup_next,
+    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, park, wakeup_all, wakeup_next,
 )
 
 if TYPE_CHECKING:
@@ -122,6 +122,9 @@ class DelayQueue(LoopBound, Generic[T]):
         """Return True if ``maxsize`` items are held.  O(1)."""
         return 0 < self._maxsize <= len(self._heap)
 
+    def _has_room(self) -> bool:
+        return not 0 < self._maxsize <= len(self._heap)
+
     def next_deadline(self) -> Optional[float]:
         """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
         heap = self._heap
@@ -174,19 +177,7 @@ class DelayQueue(LoopBound, Generic[T]):
         while 0 < self._maxsize <= len(self._heap):
             if self._is_shutdown:
                 raise QueueShutDown
-            putter = self._get_loop().create_future()
-            self._putters.append(putter)
-            try:
-                await putter
-            except:  # noqa: E722 -- also on cancellation
-                putter.cancel()
-                try:
-                    self._putters.remove(putter)
-                except ValueError:  # removed when woken
-                    pass
-                if not self.full() and not putter.cancelled():
-                    wakeup_next(self._putters)  # pass the free slot on
-                raise
+            await park(self._get_loop(), self._putters, self._has_room)
         return self._add(item, deadline)
 
     def _add(self, item: T, deadline: float) -> int:
@@ -209,19 +200,12 @@ class DelayQueue(LoopBound, Generic[T]):
         Raises ``QueueShutDown`` once the queue is shut down and holds no
         item, or at once after an immediate shutdown.
         """
-        loop = _get_running_loop()
-        if loop is not self._loop:
-            self._get_loop()
-        heap = self._heap
+        loop = self._get_loop()
         while True:
-            if heap:
-                if heap.peekitem()[0] <= loop.time():
-                    item = heap.pop()
-                    if self._putters or self._getters:
-                        self._taken()
-                    return item
-            elif self._is_shutdown:
-                raise QueueShutDown
+            try:
+                return self.get_nowait()  # QueueShutDown once shut down and empty
+            except QueueEmpty:
+                pass
             getter = loop.create_future()
             self._getters.append(getter)
             self._schedule()
@@ -455,9 +439,4 @@ class DelayQueue(LoopBound, Generic[T]):
             assert self._timer is not None, "getters wait for a head but no timer is armed"
             assert self._timer_when <= self._heap.peekitem()[0], "the timer is armed past the head"
 
-    def __repr__(self) -> str:
-        heap = self._heap
-        if not heap:
-            return f"<{type(self).__name__} len=0>"
-        return (f"<{type(self).__name__} len={len(heap)} "
-                f"next_deadline={reprlib.repr(heap.peekitem()[0])}>")
+    __repr__ = _threaded.DelayQueue.__repr__  # the threaded DelayQueue's words

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, NoReturn, Optional
 
 from .._convert import to_count
 from ._base import (
-    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, wakeup_all, wakeup_next,
+    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, park, wakeup_all, wakeup_next,
 )
 
 if TYPE_CHECKING:
@@ -124,6 +124,9 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
         """
         return 0 < self._maxsize <= len(self._heap)
 
+    def _has_room(self) -> bool:
+        return not 0 < self._maxsize <= len(self._heap)
+
     # -- put ------------------------------------------------------------------
 
     async def put(self, item: T) -> None:
@@ -134,20 +137,7 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
         while 0 < self._maxsize <= len(self._heap):
             if self._is_shutdown:
                 raise QueueShutDown
-            putter = self._get_loop().create_future()
-            self._putters.append(putter)
-            try:
-                await putter
-            except:  # noqa: E722 -- as asyncio: also on cancellation
-                putter.cancel()  # in case it is not done yet
-                try:
-                    self._putters.remove(putter)
-                except ValueError:  # removed by get_nowait or shutdown
-                    pass
-                if not self.full() and not putter.cancelled():
-                    # woken for a free slot we will not take: pass it on
-                    wakeup_next(self._putters)
-                raise
+            await park(self._get_loop(), self._putters, self._has_room)
         return self.put_nowait(item)
 
     def put_nowait(self, item: T) -> None:
@@ -200,20 +190,7 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
         while not self._heap:
             if self._is_shutdown:
                 raise QueueShutDown
-            getter = self._get_loop().create_future()
-            self._getters.append(getter)
-            try:
-                await getter
-            except:  # noqa: E722 -- as asyncio: also on cancellation
-                getter.cancel()  # in case it is not done yet
-                try:
-                    self._getters.remove(getter)
-                except ValueError:  # removed by put_nowait or shutdown
-                    pass
-                if self._heap and not getter.cancelled():
-                    # woken for an item we will not take: pass it on
-                    wakeup_next(self._getters)
-                raise
+            await park(self._get_loop(), self._getters, self._heap.__bool__)
         return self.get_nowait()
 
     def get_nowait(self) -> T:
