@@ -13,7 +13,8 @@ get a face, a pure-Python class holding what both implementations share
   as an attribute.
 
 The asyncio faces (``dq_core.aio``) hold cores too: ``aio.PriorityQueue``
-an ``ItemHeap``, ``aio.DelayQueue`` a ``Heap``; they come in ``Classes.aio``.
+an ``ItemHeap``, ``aio.DelayQueue`` a ``Heap``.  ``aio_classes`` builds them
+apart from ``classes``, whose fields are exactly ``dq_core``'s public names.
 
 ``dq_core/__init__`` exports ``classes(dq_core.implementation)``; the test
 matrix runs on ``classes("cython")`` and ``classes("python")``, so for the
@@ -31,7 +32,10 @@ from typing import Any, NamedTuple
 from . import _delayqueue, _executor, _queues, _timer, _ttldict
 from .aio import _delay as _aio_delay, _queue as _aio_queue
 
-__all__ = ["CORE_MODULES", "IMPLEMENTATIONS", "AioClasses", "Classes", "assemble", "classes", "cores"]
+__all__ = [
+    "CORE_MODULES", "IMPLEMENTATIONS", "AioClasses", "Classes", "aio_classes", "assemble",
+    "assemble_aio", "classes", "cores",
+]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
 CORE_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
@@ -69,7 +73,6 @@ class Classes(NamedTuple):
     TTLRing: Any
     TTLDict: Any
     PriorityExecutor: Any
-    aio: AioClasses
 
 
 def _public(face: type, *cores: type, **attrs: Any) -> type:
@@ -91,12 +94,16 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         TTLRing=ring.TTLRing,
         TTLDict=_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping),
         PriorityExecutor=_public(_executor.PriorityExecutor, _PriorityQueue=priority_queue),
-        aio=AioClasses(
-            PriorityQueue=_public(
-                _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
-            DelayQueue=_public(
-                _aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
-        ),
+    )
+
+
+def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
+    """The public classes of ``dq_core.aio`` built on the core ``modules``."""
+    heap, pqueue = modules["_heap"], modules["_pqueue"]
+    return AioClasses(
+        PriorityQueue=_public(
+            _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
+        DelayQueue=_public(_aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
     )
 
 
@@ -107,3 +114,9 @@ def classes(implementation: str) -> Classes:
     Raises ImportError for "cython" when the compiled cores are not built.
     """
     return assemble(cores(implementation))
+
+
+@functools.lru_cache(maxsize=None)
+def aio_classes(implementation: str) -> AioClasses:
+    """The public classes of ``dq_core.aio`` for ``implementation``, built once."""
+    return assemble_aio(cores(implementation))

@@ -34,11 +34,20 @@ def test_is_an_asyncio_priority_queue_and_generic(impl):
     assert q.maxsize == 0 and q.qsize() == 0 and q.empty() and not q.full()
 
 
-def test_public_names_are_the_implementation_in_use():
-    from dq_core._assemble import classes
+def test_the_matrix_tests_the_aio_classes_that_ship(impl):
+    from dq_core._assemble import assemble_aio, cores
 
-    c = classes(dq_core.implementation).aio
-    assert aio.PriorityQueue is c.PriorityQueue and aio.DelayQueue is c.DelayQueue
+    in_use = {"c": "cython", "py": "python"}[impl.name] == dq_core.implementation
+    for name in ("PriorityQueue", "DelayQueue"):
+        assert (getattr(impl.aio, name) is getattr(aio, name)) == in_use, name
+        assert getattr(impl.aio, name).__name__ == name
+    fresh = assemble_aio(cores({"c": "cython", "py": "python"}[impl.name]))
+    assert fresh.PriorityQueue is not impl.aio.PriorityQueue  # built once, by aio_classes
+    assert type(impl.aio.PriorityQueue()._heap) is getattr(impl, "ItemHeap")
+    assert type(impl.aio.DelayQueue()._heap) is impl.Heap
+
+
+def test_public_names():
     assert "PriorityQueue" in dir(aio)
     with pytest.raises(AttributeError):
         aio.NoSuchThing  # noqa: B018

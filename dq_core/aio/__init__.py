@@ -28,10 +28,10 @@ def __getattr__(name: str) -> Any:
     # The classes are built by dq_core._assemble, which imports this package
     # to find their faces: they are looked up on first use, not at import.
     if name in _CLASSES:
-        from .._assemble import classes
+        from .._assemble import aio_classes
         from .._compat import implementation
 
-        value = getattr(classes(implementation).aio, name)
+        value = getattr(aio_classes(implementation), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

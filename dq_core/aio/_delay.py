@@ -200,12 +200,14 @@ class DelayQueue(LoopBound, Generic[T]):
         Raises ``QueueShutDown`` once the queue is shut down and holds no
         item, or at once after an immediate shutdown.
         """
-        loop = self._get_loop()
+        loop: Optional[AbstractEventLoop] = None
         while True:
             try:
                 return self.get_nowait()  # QueueShutDown once shut down and empty
             except QueueEmpty:
                 pass
+            if loop is None:
+                loop = self._get_loop()  # bound by get_nowait: the same loop
             getter = loop.create_future()
             self._getters.append(getter)
             self._schedule()
