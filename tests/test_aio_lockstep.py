@@ -113,3 +113,12 @@ def test_lockstep_runs_the_waiting_paths(impl):
               ("step", 2), ("get_nowait",), ("cancel", 0), ("step", 3), ("join",),
               ("task_done",), ("step", 2)]
     run_on("asyncio", lockstep(impl.aio.PriorityQueue, 1, script))
+
+
+@pytest.mark.skipif(not HAS_SHUTDOWN, reason="asyncio.Queue.shutdown is new in 3.13")
+@pytest.mark.parametrize("immediate", [False, True])
+def test_lockstep_runs_shutdown_with_waiters(impl, immediate):
+    script = [("put_nowait", (1, 0)), ("put", (2, 0)), ("put", (0, 0)), ("join",), ("step", 2),
+              ("shutdown", immediate), ("step", 3), ("get",), ("get",), ("step", 3),
+              ("put_nowait", (3, 0)), ("task_done",), ("step", 2), ("get_nowait",)]
+    run_on("asyncio", lockstep(impl.aio.PriorityQueue, 1, script))
