@@ -30,7 +30,6 @@ from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
 from . import _delayqueue, _executor, _queues, _timer, _ttldict
-from .aio import _delay as _aio_delay, _queue as _aio_queue
 
 __all__ = [
     "CORE_MODULES", "IMPLEMENTATIONS", "AioClasses", "Classes", "aio_classes", "assemble",
@@ -99,6 +98,8 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
 
 def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     """The public classes of ``dq_core.aio`` built on the core ``modules``."""
+    from .aio import _delay as _aio_delay, _queue as _aio_queue  # import dq_core: no asyncio
+
     heap, pqueue = modules["_heap"], modules["_pqueue"]
     return AioClasses(
         PriorityQueue=_public(

@@ -31,9 +31,17 @@ def loops() -> list[tuple[str, a.NewLoop]]:
 
 
 def contenders() -> list[tuple[str, object, object]]:
-    """(label, PriorityQueue, DelayQueue) per implementation, then the baselines."""
-    return [(label, impl.aio.PriorityQueue, impl.aio.DelayQueue)
-            for label, impl in w.implementations()]
+    """(label, aio.PriorityQueue, aio.DelayQueue) per implementation built here."""
+    from dq_core._assemble import aio_classes
+
+    out = []
+    for label, implementation in (("dq_core-c", "cython"), ("dq_core-py", "python")):
+        try:
+            c = aio_classes(implementation)
+        except ImportError:  # pure-only build
+            continue
+        out.append((label, c.PriorityQueue, c.DelayQueue))
+    return out
 
 
 def benchmarks() -> None:
