@@ -457,3 +457,14 @@ def test_async_with_items_that_are_not_comparable_to_each_other(impl, run):
         assert q.qsize() == 1 and q._unfinished_tasks == 1
 
     run(main())
+
+
+@pytest.mark.parametrize("module", ["dq_core.aio._queue", "dq_core.aio._delay"])
+def test_doctests_of_the_aio_faces(impl, module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(module)
+    public = {"PriorityQueue": impl.aio.PriorityQueue, "DelayQueue": impl.aio.DelayQueue}
+    result = doctest.testmod(mod, extraglobs=public, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
