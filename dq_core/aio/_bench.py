@@ -3,7 +3,9 @@
 Each has pyperf's time-function signature, ``f(loops, *args) -> seconds``,
 and runs on a fresh event loop made by its ``new_loop`` argument
 (``asyncio.new_event_loop`` or ``uvloop.new_event_loop``); only the work
-inside the loop is timed.  ``AsyncHeapqDelayQueue`` is the baseline DelayQueue:
+inside the loop is timed, in CPU seconds of the process
+(``time.process_time``): these workloads never sleep, and so other
+processes on a loaded machine do not enter the numbers.  ``AsyncHeapqDelayQueue`` is the baseline DelayQueue:
 the usual hand-made one, heapq with an ``asyncio.Event`` that wakes getters
 and ``asyncio.wait_for`` to sleep until the head is due.
 """
@@ -14,7 +16,7 @@ import asyncio
 import heapq
 import itertools
 import statistics
-from time import perf_counter
+from time import process_time as perf_counter  # CPU time: see above
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
 __all__ = [
