@@ -13,6 +13,7 @@ import asyncio
 import copy
 import math
 import pickle
+import sys
 import threading
 
 import pytest
@@ -295,6 +296,24 @@ def test_timeouts_lose_nothing(impl, run):
             await asyncio.wait_for(dq.put("y"), 0.001)
         assert len(dq) == 1 and not dq._getters and not dq._putters
         assert await asyncio.wait_for(dq.get(), 5) == "x"
+
+    run(main())
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.timeout is new in 3.11")
+def test_asyncio_timeout_context(impl, run):
+    async def main():
+        dq = impl.aio.DelayQueue(maxsize=1)
+        dq.put_nowait("x", 0.05)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.001):
+                await dq.get()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.001):
+                await dq.put("y")
+        assert len(dq) == 1 and dq._timer is None and not dq._putters
+        async with asyncio.timeout(5):
+            assert await dq.get() == "x"
 
     run(main())
 
