@@ -12,6 +12,10 @@ get a face, a pure-Python class holding what both implementations share
   ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
   as an attribute.
 
+The asyncio faces (``dq_core.aio``) hold cores too: ``aio.PriorityQueue``
+an ``ItemHeap``, ``aio.DelayQueue`` a ``Heap``.  ``aio_classes`` builds them
+apart from ``classes``, whose fields are exactly ``dq_core``'s public names.
+
 ``dq_core/__init__`` exports ``classes(dq_core.implementation)``; the test
 matrix runs on ``classes("cython")`` and ``classes("python")``, so for the
 implementation in use the tests exercise the very classes users import.
@@ -27,7 +31,10 @@ from typing import Any, NamedTuple
 
 from . import _delayqueue, _executor, _queues, _timer, _ttldict
 
-__all__ = ["CORE_MODULES", "IMPLEMENTATIONS", "Classes", "assemble", "classes", "cores"]
+__all__ = [
+    "CORE_MODULES", "IMPLEMENTATIONS", "AioClasses", "Classes", "aio_classes", "assemble",
+    "assemble_aio", "classes", "cores",
+]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
 CORE_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
@@ -45,6 +52,13 @@ def cores(implementation: str) -> dict[str, ModuleType]:
         raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
     suffix = "" if implementation == "cython" else "_py"
     return {name: importlib.import_module(f"dq_core.{name}{suffix}") for name in CORE_MODULES}
+
+
+class AioClasses(NamedTuple):
+    """The public classes of ``dq_core.aio`` of one implementation."""
+
+    PriorityQueue: Any
+    DelayQueue: Any
 
 
 class Classes(NamedTuple):
@@ -82,6 +96,18 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
     )
 
 
+def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
+    """The public classes of ``dq_core.aio`` built on the core ``modules``."""
+    from .aio import _delay as _aio_delay, _queue as _aio_queue  # import dq_core: no asyncio
+
+    heap, pqueue = modules["_heap"], modules["_pqueue"]
+    return AioClasses(
+        PriorityQueue=_public(
+            _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
+        DelayQueue=_public(_aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
+    )
+
+
 @functools.lru_cache(maxsize=None)
 def classes(implementation: str) -> Classes:
     """The public classes of ``implementation`` ("cython" or "python"), built once.
@@ -89,3 +115,9 @@ def classes(implementation: str) -> Classes:
     Raises ImportError for "cython" when the compiled cores are not built.
     """
     return assemble(cores(implementation))
+
+
+@functools.lru_cache(maxsize=None)
+def aio_classes(implementation: str) -> AioClasses:
+    """The public classes of ``dq_core.aio`` for ``implementation``, built once."""
+    return assemble_aio(cores(implementation))

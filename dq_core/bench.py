@@ -524,7 +524,13 @@ def rows(quick: bool = False) -> list[tuple[str, Workload, tuple[Any, ...], Work
          pq_threads, (queue.PriorityQueue, jobs), m),
         (f"DelayQueue put+get, N={m:,}", delay_fill_drain, (DelayQueue, past),
          delay_fill_drain, (HeapqDelayQueue, past), 2 * m),
-    ] + _ttl_rows(TTLRing, TTLDict, m) + _wheel_rows(TimingWheel, n, m)
+    ] + _ttl_rows(TTLRing, TTLDict, m) + _wheel_rows(TimingWheel, n, m) + _aio_rows(quick)
+
+
+def _aio_rows(quick: bool) -> list[Any]:
+    from dq_core.aio._bench import rows as aio_rows  # the default loop; uvloop in perf/bench_aio.py
+
+    return aio_rows(quick)
 
 
 def _wheel_rows(wheel_cls: Any, n: int, m: int) -> list[Any]:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import dq_core
-from dq_core._assemble import classes, cores
+from dq_core._assemble import aio_classes, classes, cores
 
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 
@@ -28,9 +28,10 @@ IMPLEMENTATIONS = {"c": "cython", "py": "python"}
 
 def _load(kind: str) -> SimpleNamespace:
     """One implementation: its public classes (as dq_core assembles them), its core
-    modules (``impl.heap``, ``impl.pqueue``, ...) and ``impl.ItemHeap``."""
+    modules (``impl.heap``, ``impl.pqueue``, ...), ``impl.ItemHeap`` and ``impl.aio``
+    (``impl.aio.PriorityQueue``, ``impl.aio.DelayQueue``)."""
     implementation = IMPLEMENTATIONS[kind]
-    ns = SimpleNamespace(name=kind, **classes(implementation)._asdict())
+    ns = SimpleNamespace(name=kind, aio=aio_classes(implementation), **classes(implementation)._asdict())
     for name, module in cores(implementation).items():
         setattr(ns, name.lstrip("_"), module)
     ns.ItemHeap = ns.pqueue.ItemHeap

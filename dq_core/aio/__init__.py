@@ -1,0 +1,41 @@
+"""dq_core.aio: dq_core's queues for asyncio, on the same compiled cores.
+
+``PriorityQueue`` is a drop-in for :class:`asyncio.PriorityQueue` (Python
+3.13 semantics on every supported Python); ``DelayQueue`` hands out items
+once their deadline on the loop's clock has passed, with one loop timer per
+queue.  Both work on the default loop and on uvloop, never block the loop
+and start no thread.  ``QueueEmpty`` and ``QueueFull`` are asyncio's own
+classes; ``QueueShutDown`` is asyncio's on Python >= 3.13 and a dq_core
+class (a subclass of ``Exception``) before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._base import QueueEmpty, QueueFull, QueueShutDown
+
+if TYPE_CHECKING:  # the faces are the type source of both implementations
+    from ._delay import DelayQueue
+    from ._queue import PriorityQueue
+
+__all__ = ["DelayQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "QueueShutDown"]
+
+_CLASSES = ("DelayQueue", "PriorityQueue")
+
+
+def __getattr__(name: str) -> Any:
+    # The classes are built by dq_core._assemble, which imports this package
+    # to find their faces: they are looked up on first use, not at import.
+    if name in _CLASSES:
+        from .._assemble import aio_classes
+        from .._compat import implementation
+
+        value = getattr(aio_classes(implementation), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

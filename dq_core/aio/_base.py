@@ -1,0 +1,98 @@
+"""What the asyncio queues share: their exceptions, loop binding and waking.
+
+Waiting follows ``asyncio/queues.py``: a waiting coroutine parks on a future
+of its own in a deque; ``wakeup_next`` completes the first one not already
+done (cancelled waiters can sit in the deque until their task runs its
+``except`` clause).  Nothing here starts a thread or blocks the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from asyncio import Future, QueueEmpty, QueueFull
+from collections import deque
+from typing import Any, Callable, NoReturn, Optional
+
+from .._delayqueue import _check_maxsize
+
+__all__ = [
+    "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "park", "wakeup_next", "wakeup_all",
+    "check_maxsize",
+]
+
+#: ``maxsize`` as an int (0 or less: unbounded), or ``TypeError`` naming it: the threaded DelayQueue's check.
+check_maxsize = _check_maxsize
+
+if hasattr(asyncio, "QueueShutDown"):  # Python >= 3.13
+    QueueShutDown = asyncio.QueueShutDown
+else:
+
+    class QueueShutDown(Exception):  # type: ignore[no-redef]
+        """Raised when putting on to or getting from a shut-down Queue."""
+
+    QueueShutDown.__module__ = "dq_core.aio"
+
+
+def wakeup_next(waiters: deque[Future[None]]) -> bool:
+    """Complete the first waiter not done yet (as asyncio's ``_wakeup_next``); True if one was."""
+    while waiters:
+        waiter = waiters.popleft()
+        if not waiter.done():
+            waiter.set_result(None)
+            return True
+    return False
+
+
+async def park(loop: asyncio.AbstractEventLoop, waiters: deque[Future[None]],
+               pass_on: Callable[[], bool]) -> None:
+    """Wait on a future of our own in ``waiters`` until woken, as asyncio's put/get wait.
+
+    If the wait ends by an exception (cancellation, a timeout) after we were
+    woken, and ``pass_on()`` says what we were woken for is still there, the
+    wake-up goes to the next waiter: a cancelled waiter never swallows it.
+    """
+    waiter = loop.create_future()
+    waiters.append(waiter)
+    try:
+        await waiter
+    except:  # noqa: E722 -- as asyncio: also on cancellation
+        waiter.cancel()  # in case it is not done yet
+        try:
+            waiters.remove(waiter)
+        except ValueError:  # removed when woken, or by shutdown
+            pass
+        if pass_on() and not waiter.cancelled():
+            wakeup_next(waiters)
+        raise
+
+
+def wakeup_all(waiters: deque[Future[None]]) -> None:
+    """Complete every waiter not done yet and empty the deque."""
+    while waiters:
+        waiter = waiters.popleft()
+        if not waiter.done():
+            waiter.set_result(None)
+
+
+class LoopBound:
+    """Binds an object to the first event loop it waits on, as asyncio's queues do.
+
+    Also refuses copy and pickle: the object owns the futures of waiting tasks.
+    """
+
+    __slots__ = ("_loop",)
+    _loop: Optional[asyncio.AbstractEventLoop]
+
+    def _get_loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop; ``RuntimeError`` if none runs or it is not the one bound."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            if self._loop is not None:
+                raise RuntimeError(f"{self!r} is bound to a different event loop")
+            self._loop = loop
+        return loop
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        raise TypeError(
+            f"cannot pickle or copy {type(self).__name__!r} object: "
+            "it owns the futures of the tasks waiting on it")

@@ -1,0 +1,225 @@
+"""The asyncio workloads of ``perf/bench_aio.py`` and ``python -m dq_core.bench``.
+
+Each has pyperf's time-function signature, ``f(loops, *args) -> seconds``,
+and runs on a fresh event loop made by its ``new_loop`` argument
+(``asyncio.new_event_loop`` or ``uvloop.new_event_loop``); only the work
+inside the loop is timed, in CPU seconds of the process
+(``time.process_time``): these workloads never sleep, and so other
+processes on a loaded machine do not enter the numbers.  ``AsyncHeapqDelayQueue`` is the baseline DelayQueue:
+the usual hand-made one, heapq with an ``asyncio.Event`` that wakes getters
+and ``asyncio.wait_for`` to sleep until the head is due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import statistics
+from time import process_time as perf_counter  # CPU time: see above
+from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
+
+__all__ = [
+    "AsyncHeapqDelayQueue", "pq_alternating", "pq_producers_consumers", "delay_put_get",
+    "delay_waiting_consumers", "delay_lateness", "sleep_lateness", "rows",
+]
+
+NewLoop = Callable[[], asyncio.AbstractEventLoop]
+
+
+R = TypeVar("R")
+
+
+def _run(new_loop: NewLoop, coro: Coroutine[Any, Any, R]) -> R:
+    loop = new_loop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        loop.close()
+
+
+def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any],
+                   new_loop: NewLoop = asyncio.new_event_loop) -> float:
+    """One put_nowait and one get_nowait in turn, 100 items held."""
+    async def main() -> float:
+        q = queue_cls()
+        for x in items[:100]:
+            q.put_nowait(x)
+        put, get = q.put_nowait, q.get_nowait
+        t0 = perf_counter()
+        for _ in range(loops):
+            for x in items:
+                put(x)
+                get()
+        return perf_counter() - t0
+
+    return _run(new_loop, main())
+
+
+def pq_producers_consumers(loops: int, queue_cls: Any, items: Sequence[Any],
+                           new_loop: NewLoop = asyncio.new_event_loop,
+                           tasks: int = 4, maxsize: int = 64) -> float:
+    """``tasks`` producer and ``tasks`` consumer tasks, ``await put``/``await get``, bounded."""
+    async def main() -> float:
+        total = 0.0
+        for _ in range(loops):
+            q = queue_cls(maxsize)
+            share = len(items) // tasks
+
+            async def produce(part: Sequence[Any]) -> None:
+                put = q.put
+                for x in part:
+                    await put(x)
+
+            async def consume(n: int) -> None:
+                get = q.get
+                for _ in range(n):
+                    await get()
+
+            t0 = perf_counter()
+            await asyncio.gather(
+                *(produce(items[k * share:(k + 1) * share]) for k in range(tasks)),
+                *(consume(share) for _ in range(tasks)))
+            total += perf_counter() - t0
+        return total
+
+    return _run(new_loop, main())
+
+
+class AsyncHeapqDelayQueue:
+    """The usual hand-made asyncio delay queue: heapq, an Event, and wait_for."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Any]] = []
+        self._count = itertools.count()
+        self._changed = asyncio.Event()
+
+    def put_nowait(self, item: Any, delay: float = 0.0) -> None:
+        entry = (asyncio.get_running_loop().time() + delay, next(self._count), item)
+        heapq.heappush(self._heap, entry)
+        if self._heap[0] is entry:
+            self._changed.set()
+
+    async def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        heap = self._heap
+        while True:
+            wait: Optional[float] = None
+            if heap:
+                wait = heap[0][0] - loop.time()
+                if wait <= 0:
+                    return heapq.heappop(heap)[2]
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), wait)
+            except asyncio.TimeoutError:
+                pass
+
+
+def delay_put_get(loops: int, queue_cls: Any, delays: Sequence[float],
+                  new_loop: NewLoop = asyncio.new_event_loop) -> float:
+    """put_nowait every item (already due), then ``await get()`` every one."""
+    async def main() -> float:
+        t0 = perf_counter()
+        for _ in range(loops):
+            q = queue_cls()
+            put, get = q.put_nowait, q.get
+            for i, d in enumerate(delays):
+                put(i, d)
+            for _ in delays:
+                await get()
+        return perf_counter() - t0
+
+    return _run(new_loop, main())
+
+
+def delay_waiting_consumers(loops: int, queue_cls: Any, n: int,
+                            new_loop: NewLoop = asyncio.new_event_loop,
+                            consumers: int = 4) -> float:
+    """``consumers`` tasks wait in ``get``; a producer puts items due now, one per loop step."""
+    async def main() -> float:
+        total = 0.0
+        for _ in range(loops):
+            q = queue_cls()
+            per = n // consumers
+
+            async def consume() -> None:
+                get = q.get
+                for _ in range(per):
+                    await get()
+
+            tasks = [asyncio.ensure_future(consume()) for _ in range(consumers)]
+            await asyncio.sleep(0)
+            t0 = perf_counter()
+            put = q.put_nowait
+            for i in range(per * consumers):
+                put(i, 0.0)
+                await asyncio.sleep(0)
+            await asyncio.gather(*tasks)
+            total += perf_counter() - t0
+        return total
+
+    return _run(new_loop, main())
+
+
+def delay_lateness(queue_cls: Any, delays: Sequence[float],
+                   new_loop: NewLoop = asyncio.new_event_loop) -> list[float]:
+    """How late ``await get()`` returns, in seconds: loop.time() at return minus the deadline."""
+    async def main() -> list[float]:
+        loop = asyncio.get_running_loop()
+        q = queue_cls()
+        start = loop.time() + 0.05  # filling the queue first makes nothing late
+        deadline = {}
+        for i, d in enumerate(delays):
+            deadline[i] = start + d
+            q.put_at_nowait(i, start + d)
+        late = []
+        for _ in delays:
+            i = await q.get()
+            late.append(loop.time() - deadline[i])
+        return late
+
+    return _run(new_loop, main())
+
+
+def sleep_lateness(delays: Sequence[float],
+                   new_loop: NewLoop = asyncio.new_event_loop) -> list[float]:
+    """The floor: how late ``asyncio.sleep`` to the same deadlines, in order, returns."""
+    async def main() -> list[float]:
+        loop = asyncio.get_running_loop()
+        start = loop.time() + 0.05
+        late = []
+        for d in sorted(delays):
+            deadline = start + d
+            while loop.time() < deadline:
+                await asyncio.sleep(deadline - loop.time())
+            late.append(loop.time() - deadline)
+        return late
+
+    return _run(new_loop, main())
+
+
+def percentiles_us(xs: Sequence[float]) -> tuple[float, float]:
+    """p50 and p99 of ``xs`` (seconds), in microseconds."""
+    q = statistics.quantiles(sorted(xs), n=100)
+    return q[49] * 1e6, q[98] * 1e6
+
+
+def rows(quick: bool = False) -> list[tuple[str, Any, tuple[Any, ...], Any, tuple[Any, ...], int]]:
+    """``python -m dq_core.bench``'s aio rows: (label, ours, args, baseline, args, elements)."""
+    from dq_core import aio
+    from dq_core.bench import pq_items
+
+    m = 2_000 if quick else 10_000
+    jobs = pq_items(m)
+    past = [-1.0] * m
+    return [
+        ("aio.PriorityQueue put_nowait+get_nowait", pq_alternating, (aio.PriorityQueue, jobs),
+         pq_alternating, (asyncio.PriorityQueue, jobs), 2 * m),
+        ("aio.PriorityQueue 4 producers+4 consumers", pq_producers_consumers,
+         (aio.PriorityQueue, jobs), pq_producers_consumers, (asyncio.PriorityQueue, jobs), m),
+        (f"aio.DelayQueue put+get, N={m:,}", delay_put_get, (aio.DelayQueue, past),
+         delay_put_get, (AsyncHeapqDelayQueue, past), 2 * m),
+        ("aio.DelayQueue put, 4 waiting consumers", delay_waiting_consumers,
+         (aio.DelayQueue, m), delay_waiting_consumers, (AsyncHeapqDelayQueue, m), m),
+    ]

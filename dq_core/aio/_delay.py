@@ -1,0 +1,444 @@
+"""aio.DelayQueue: items a coroutine can take only once their deadline has passed.
+
+Deadlines are on the running loop's clock (``loop.time()``), kept in the
+keyed Heap of the implementation (equal deadlines first-in first-out,
+handles to cancel or reschedule in O(log n)).
+
+Waiting takes one loop timer per queue, never one per waiter or per item:
+while coroutines wait in ``get``, the queue keeps a single ``loop.call_at``
+armed for the head's deadline and re-arms it when the head changes (an
+earlier put, a cancel or reschedule of the head, a take).  When it fires,
+the clock is read again (a loop may fire a timer up to its clock resolution
+early) and one waiter is woken; that waiter, once it has taken its item,
+wakes the next if another item is due (``_pending`` counts woken waiters
+that have not run yet, so one due item never wakes a crowd).  A woken
+waiter that is cancelled passes its wake-up on, so no item is stranded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import types
+from asyncio import AbstractEventLoop, Future, TimerHandle
+from collections import deque
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Optional, TypeVar
+
+from .. import _delayqueue as _threaded
+from .._convert import to_count, to_real
+from ._base import (
+    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, park, wakeup_all, wakeup_next,
+)
+
+if TYPE_CHECKING:
+    from .._heap_py import Heap
+
+__all__ = ["DelayQueue"]
+
+T = TypeVar("T")
+
+_get_running_loop = asyncio.get_running_loop
+
+#: The longest the queue's timer is armed ahead; a later head re-arms on firing
+#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
+MAX_ARM = 86400.0
+
+
+def _delay(delay: object) -> float:
+    return delay if type(delay) is float and delay == delay else to_real(delay, "delay")
+
+
+class DelayQueue(LoopBound, Generic[T]):
+    """A queue for coroutines whose items can be taken only once their deadline passed.
+
+    ``put_nowait(item, delay)`` makes ``item`` due at ``loop.time() +
+    delay`` and returns a handle for ``cancel`` and ``reschedule``;
+    ``await get()`` returns the earliest-due item once due, never early;
+    equal deadlines come out first-in first-out.  ``maxsize > 0`` bounds
+    the items held, due or not: ``await put`` waits for room.  ``shutdown``
+    as the threaded DelayQueue's; ``async for item in dq`` yields items as
+    they come due until the queue is shut down and drained.  Cancelling a
+    waiting ``get`` or ``put`` loses nothing and inserts nothing.
+
+    The queue binds to the first running loop that uses it.  Not
+    thread-safe: from other threads, only ``put_threadsafe``,
+    ``put_at_threadsafe``, ``cancel_threadsafe`` and
+    ``shutdown_threadsafe`` may be called (they go through
+    ``loop.call_soon_threadsafe``); the other methods raise
+    ``RuntimeError`` when no loop runs in the calling thread.  Copying and
+    pickling raise ``TypeError``.
+
+    >>> async def main():
+    ...     dq = DelayQueue()
+    ...     dq.put_nowait("later", delay=0.02)
+    ...     dq.put_nowait("now")
+    ...     return [await dq.get(), await dq.get()]
+    >>> asyncio.run(main())
+    ['now', 'later']
+    """
+
+    __slots__ = (
+        "_heap", "_maxsize", "_guarded", "_is_shutdown", "_getters", "_putters", "_pending", "_timer",
+        "_timer_when", "__weakref__",
+    )
+
+    #: The keyed heap class of the implementation: set by dq_core._assemble.
+    _Heap: ClassVar[type[Heap[Any]]]
+
+    if not TYPE_CHECKING:
+        __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __init__(self, maxsize: int = 0) -> None:
+        self._maxsize = check_maxsize(maxsize)
+        self._heap: Heap[T] = self._Heap()
+        self._is_shutdown = False
+        self._guarded = self._maxsize > 0  # or shut down: put_nowait checks
+        self._getters: deque[Future[None]] = deque()
+        self._putters: deque[Future[None]] = deque()
+        self._pending = 0  # getters woken that have not run yet
+        self._timer: Optional[TimerHandle] = None
+        self._timer_when = 0.0
+        self._loop: Optional[AbstractEventLoop] = None
+
+    # -- sizes ----------------------------------------------------------------
+
+    @property
+    def maxsize(self) -> int:
+        """The most items held at once, due or not (0 or less: no bound)."""
+        return self._maxsize
+
+    def qsize(self) -> int:
+        """Number of items held, due or not.  O(1)."""
+        return len(self._heap)
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def empty(self) -> bool:
+        """Return True if no item is held, due or not.  O(1)."""
+        return not self._heap
+
+    def full(self) -> bool:
+        """Return True if ``maxsize`` items are held.  O(1)."""
+        return 0 < self._maxsize <= len(self._heap)
+
+    def _has_room(self) -> bool:
+        return not 0 < self._maxsize <= len(self._heap)
+
+    def next_deadline(self) -> Optional[float]:
+        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
+        heap = self._heap
+        return heap.peekitem()[0] if heap else None
+
+    # -- put ------------------------------------------------------------------
+
+    def put_nowait(self, item: T, delay: float = 0.0) -> int:
+        """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
+
+        A ``delay`` <= 0 makes it due at once, ``inf`` never (until
+        rescheduled).  Raises ``QueueFull`` if ``maxsize`` items are held,
+        ``QueueShutDown`` once the queue is shut down.
+        """
+        if type(delay) is not float or delay != delay:
+            delay = to_real(delay, "delay")
+        loop = _get_running_loop()
+        if loop is not self._loop:
+            self._get_loop()
+        if self._guarded or self._getters:
+            return self._add(item, loop.time() + delay)
+        return self._heap.push(loop.time() + delay, item)
+
+    def put_at_nowait(self, item: T, deadline: float) -> int:
+        """Add ``item``, due at ``deadline`` on ``loop.time()``; return its handle.  O(log n).
+
+        Otherwise as ``put_nowait``.
+        """
+        d = to_real(deadline, "deadline")
+        self._get_loop()
+        return self._add(item, d)
+
+    async def put(self, item: T, delay: float = 0.0) -> int:
+        """Add ``item``, due ``delay`` seconds from the call, waiting for room; return its handle.
+
+        Waits while ``maxsize`` items are held.  Raises ``QueueShutDown``
+        once the queue is shut down.  O(log n).
+        """
+        d = _delay(delay)
+        return await self._put(item, self._get_loop().time() + d)
+
+    async def put_at(self, item: T, deadline: float) -> int:
+        """Add ``item``, due at ``deadline`` on ``loop.time()``, waiting for room; return its handle."""
+        d = to_real(deadline, "deadline")
+        self._get_loop()
+        return await self._put(item, d)
+
+    async def _put(self, item: T, deadline: float) -> int:
+        # asyncio.Queue.put's wait for room
+        while 0 < self._maxsize <= len(self._heap):
+            if self._is_shutdown:
+                raise QueueShutDown
+            await park(self._get_loop(), self._putters, self._has_room)
+        return self._add(item, deadline)
+
+    def _add(self, item: T, deadline: float) -> int:
+        heap = self._heap
+        if self._is_shutdown:
+            raise QueueShutDown
+        if 0 < self._maxsize <= len(heap):
+            raise QueueFull
+        if self._getters and (not heap or deadline < heap.peekitem()[0]):
+            handle = heap.push(deadline, item)
+            self._schedule()  # a new head
+            return handle
+        return heap.push(deadline, item)
+
+    # -- get ------------------------------------------------------------------
+
+    async def get(self) -> T:
+        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no
+        item, or at once after an immediate shutdown.
+        """
+        loop: Optional[AbstractEventLoop] = None
+        while True:
+            try:
+                return self.get_nowait()  # QueueShutDown once shut down and empty
+            except QueueEmpty:
+                pass
+            if loop is None:
+                loop = self._get_loop()  # bound by get_nowait: the same loop
+            getter = loop.create_future()
+            self._getters.append(getter)
+            self._schedule()
+            try:
+                await getter
+            except:  # noqa: E722 -- also on cancellation
+                getter.cancel()
+                try:
+                    self._getters.remove(getter)
+                except ValueError:  # removed when woken
+                    pass
+                if not getter.cancelled():  # woken, but we will not take: pass it on
+                    self._pending -= 1
+                    self._schedule()
+                elif not self._getters:
+                    self._disarm()
+                raise
+            self._pending -= 1
+
+    def get_nowait(self) -> T:
+        """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no item.
+        """
+        loop = _get_running_loop()
+        if loop is not self._loop:
+            self._get_loop()
+        heap = self._heap
+        if heap:
+            if heap.peekitem()[0] <= loop.time():
+                item = heap.pop()
+                if self._putters or self._getters:
+                    self._taken()
+                return item
+        elif self._is_shutdown:
+            raise QueueShutDown
+        raise QueueEmpty
+
+    def get_many(self, max_items: Optional[int] = None) -> list[T]:
+        """Remove and return every item due now (at most ``max_items``), earliest first.  O(k log n).
+
+        Never waits.  Once shut down and empty, raises ``QueueShutDown``.
+        """
+        limit = None if max_items is None else to_count(max_items, "max_items")
+        now = self._get_loop().time()
+        heap = self._heap
+        if self._is_shutdown and not heap:
+            raise QueueShutDown
+        out: list[T] = []
+        while heap and (limit is None or len(out) < limit) and heap.peekitem()[0] <= now:
+            out.append(heap.pop())
+            self._taken()
+        return out
+
+    def _taken(self) -> None:
+        # The head was taken: let the waiters know what changed.
+        heap = self._heap
+        if self._putters:
+            wakeup_next(self._putters)
+        if self._getters:
+            if self._is_shutdown and not heap:
+                self._wake_all()  # they raise QueueShutDown now
+            else:
+                self._schedule()
+
+    def __aiter__(self) -> DelayQueue[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        """The next item as it comes due; ends once the queue is shut down and drained."""
+        try:
+            return await self.get()
+        except QueueShutDown:
+            raise StopAsyncIteration from None
+
+    # -- handles ----------------------------------------------------------------
+
+    def cancel(self, handle: int) -> bool:
+        """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
+        heap = self._heap
+        head = heap.peekitem()[0] if self._getters and heap else None
+        try:
+            item = heap.remove(handle)
+        except KeyError:
+            return False
+        if self._putters:
+            wakeup_next(self._putters)
+        if self._getters:
+            if self._is_shutdown and not heap:
+                self._wake_all()
+            elif not heap or heap.peekitem()[0] != head:
+                self._schedule()
+        del item  # its finaliser runs with the queue consistent
+        return True
+
+    def reschedule(self, handle: int, delay: float) -> bool:
+        """Make the item behind ``handle`` due ``delay`` seconds from now.  O(log n).
+
+        Returns False if the handle is stale.  The item goes behind others
+        with the same deadline.
+        """
+        deadline = self._get_loop().time() + to_real(delay, "delay")
+        heap = self._heap
+        try:
+            heap.update(handle, deadline)
+        except KeyError:
+            return False
+        if self._getters:
+            self._schedule()
+        return True
+
+    # -- from other threads --------------------------------------------------------
+
+    def _call_threadsafe(self, fn: Any, *args: Any) -> concurrent.futures.Future[Any]:
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError(
+                f"{self!r} is not bound to an event loop yet: use it once on its loop first")
+        result: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def run() -> None:
+            if result.set_running_or_notify_cancel():
+                try:
+                    result.set_result(fn(*args))
+                except Exception as exc:
+                    result.set_exception(exc)
+
+        loop.call_soon_threadsafe(run)
+        return result
+
+    def put_threadsafe(self, item: T, delay: float = 0.0) -> concurrent.futures.Future[int]:
+        """From any thread: ``put_nowait(item, delay)`` in the queue's loop.
+
+        Returns a ``concurrent.futures.Future`` of the handle (or of the
+        ``QueueFull``/``QueueShutDown`` raised).  The delay counts from when
+        the loop runs the call.  ``RuntimeError`` if the queue has not been
+        bound to a loop yet, or the loop is closed.
+        """
+        return self._call_threadsafe(self.put_nowait, item, _delay(delay))
+
+    def put_at_threadsafe(self, item: T, deadline: float) -> concurrent.futures.Future[int]:
+        """From any thread: ``put_at_nowait(item, deadline)`` in the queue's loop."""
+        return self._call_threadsafe(self.put_at_nowait, item, to_real(deadline, "deadline"))
+
+    def cancel_threadsafe(self, handle: int) -> concurrent.futures.Future[bool]:
+        """From any thread: ``cancel(handle)`` in the queue's loop; a Future of its result."""
+        return self._call_threadsafe(self.cancel, handle)
+
+    def shutdown_threadsafe(self, immediate: bool = False) -> concurrent.futures.Future[None]:
+        """From any thread: ``shutdown(immediate)`` in the queue's loop."""
+        return self._call_threadsafe(self.shutdown, immediate)
+
+    # -- shutdown ---------------------------------------------------------------
+
+    def shutdown(self, immediate: bool = False) -> None:
+        """Shut the queue down: ``put`` raises ``QueueShutDown`` from now on.  O(n) if immediate.
+
+        Waiting getters go on receiving items as they come due, then raise
+        ``QueueShutDown``.  With ``immediate``, the items are dropped and
+        every waiting and later ``get`` raises ``QueueShutDown`` at once.
+        Waiting ``put`` calls raise ``QueueShutDown``.
+        """
+        self._is_shutdown = True
+        self._guarded = True
+        dropped: list[T] = []
+        if immediate:
+            dropped = self._heap.pop_many(len(self._heap))
+        if not self._heap:
+            self._wake_all()
+        wakeup_all(self._putters)
+        del dropped  # item finalisers run with the queue consistent
+
+    # -- the one timer ------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        """Make sure a waiting getter will learn that the head is due: wake one or arm the timer."""
+        heap = self._heap
+        if not self._getters or not heap or self._pending:
+            # nobody to wake, nothing to wait for, or a woken getter will call again
+            self._disarm()
+            return
+        deadline = heap.peekitem()[0]
+        loop = self._loop
+        assert loop is not None
+        now = loop.time()
+        if deadline <= now:
+            self._disarm()
+            if wakeup_next(self._getters):
+                self._pending += 1
+            return
+        when = min(deadline, now + MAX_ARM)
+        timer = self._timer
+        if timer is not None:
+            if self._timer_when == when:
+                return
+            timer.cancel()
+        self._timer = loop.call_at(when, self._on_timer)
+        self._timer_when = when
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._schedule()  # re-reads the clock: never wakes early
+
+    def _disarm(self) -> None:
+        timer = self._timer
+        if timer is not None:
+            self._timer = None
+            timer.cancel()
+
+    def _wake_all(self) -> None:
+        # shutdown: every getter re-checks and raises QueueShutDown
+        self._disarm()
+        getters = self._getters
+        while getters:
+            getter = getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                self._pending += 1
+
+    # -- checks and representation -----------------------------------------------------
+
+    def _check(self) -> None:
+        """Assert the invariants (call between loop steps, not inside one)."""
+        self._heap._check()
+        assert self._guarded == (self._is_shutdown or self._maxsize > 0)
+        assert self._pending >= 0
+        waiting = [g for g in self._getters if not g.done()]
+        if self._timer is not None:
+            assert waiting and self._heap, "a timer armed with nobody waiting"
+        if waiting and self._heap and not self._pending:
+            assert self._timer is not None, "getters wait for a head but no timer is armed"
+            assert self._timer_when <= self._heap.peekitem()[0], "the timer is armed past the head"
+
+    __repr__ = _threaded.DelayQueue.__repr__  # the threaded DelayQueue's words

@@ -1,0 +1,318 @@
+"""aio.PriorityQueue: a drop-in for ``asyncio.PriorityQueue``, on dq_core's compiled heap.
+
+The semantics are those of ``asyncio/queues.py`` of Python 3.13, on every
+supported Python: the same waiting (futures in deques, ``wakeup_next``),
+the same cancellation (a cancelled ``get`` never swallows an item, a
+cancelled ``put`` never inserts, and a woken waiter that is cancelled
+passes its wake-up on), ``shutdown`` and ``join``.  The ordering is
+heapq's own algorithm run by ``ItemHeap``, so items come out in exactly
+the standard library's order; what is new is speed, the ``put_many`` /
+``get_many`` extras, and a comparison that raises leaving the queue as it
+was (heapq leaves the new item in).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, NoReturn, Optional
+
+from .._convert import to_count
+from ._base import (
+    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, park, wakeup_all, wakeup_next,
+)
+
+if TYPE_CHECKING:
+    from .._pqueue_py import ItemHeap, T
+else:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
+__all__ = ["PriorityQueue"]
+
+# asyncio.Queue's storage hooks: this queue never calls them.
+_HOOKS = ("_init", "_put", "_get")
+
+
+class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
+    """A priority queue for coroutines: lowest item first, by the items' own ``<``.
+
+    A drop-in for :class:`asyncio.PriorityQueue` of Python 3.13 (typically
+    of ``(priority, data)`` tuples) on every supported Python, and an
+    instance of it: ``put``/``get`` wait, the ``_nowait`` forms raise
+    ``asyncio.QueueFull``/``asyncio.QueueEmpty``, ``task_done``/``join``,
+    and ``shutdown(immediate=False)`` with ``QueueShutDown`` (asyncio's on
+    3.13+, ``dq_core.aio.QueueShutDown`` before).  Cancelling a waiting
+    ``get`` or ``put`` loses nothing and inserts nothing.  ``put_many`` and
+    ``get_many`` are non-blocking extras.  A comparison that raises
+    propagates and leaves the queue as it was; one that calls into the
+    queue gets ``RuntimeError``.
+
+    Not thread-safe, like asyncio's: from another thread, use
+    ``loop.call_soon_threadsafe(q.put_nowait, item)``.  The queue binds to
+    the first loop it waits on; copying and pickling raise ``TypeError``.
+
+    >>> async def main():
+    ...     q = PriorityQueue()
+    ...     await q.put((2, "b")); q.put_nowait((1, "a"))
+    ...     return [await q.get(), q.get_nowait()]
+    >>> asyncio.run(main())
+    [(1, 'a'), (2, 'b')]
+    """
+
+    __slots__ = (
+        "_heap", "_push", "_pop", "_maxsize", "_guarded", "_getters", "_putters", "_joiners",
+        "_unfinished_tasks", "_is_shutdown",
+    )
+
+    #: heapq's algorithm over the items, compiled or pure: set by dq_core._assemble.
+    _ItemHeap: ClassVar[type[ItemHeap[Any]]]
+
+    def __init__(self, maxsize: int = 0) -> None:
+        self._maxsize = check_maxsize(maxsize)
+        self._guarded = self._maxsize > 0
+        heap: ItemHeap[T] = self._ItemHeap()
+        self._heap = heap
+        self._push = heap.push
+        self._pop = heap.pop
+        self._getters: deque[asyncio.Future[None]] = deque()
+        self._putters: deque[asyncio.Future[None]] = deque()
+        self._joiners: deque[asyncio.Future[None]] = deque()
+        self._unfinished_tasks = 0
+        self._is_shutdown = False
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _HOOKS:
+            if getattr(cls, name) is not getattr(PriorityQueue, name):
+                raise TypeError(
+                    f"{cls.__name__} overrides {name}(), which dq_core.aio.PriorityQueue "
+                    "never calls; override put_nowait() and get_nowait() instead")
+
+    # asyncio.Queue's storage hooks, refused: nothing here calls them.
+
+    def _init(self, maxsize: int) -> NoReturn:
+        raise TypeError("dq_core.aio.PriorityQueue does not use asyncio.Queue's _init() hook")
+
+    def _put(self, item: T) -> NoReturn:
+        raise TypeError("dq_core.aio.PriorityQueue does not use asyncio.Queue's _put() hook")
+
+    def _get(self) -> NoReturn:
+        raise TypeError("dq_core.aio.PriorityQueue does not use asyncio.Queue's _get() hook")
+
+    # -- sizes ----------------------------------------------------------------
+
+    def qsize(self) -> int:
+        """Number of items in the queue.  O(1)."""
+        return len(self._heap)
+
+    @property
+    def maxsize(self) -> int:
+        """Number of items allowed in the queue (0 or less: no bound)."""
+        return self._maxsize
+
+    def empty(self) -> bool:
+        """Return True if the queue is empty, False otherwise.  O(1)."""
+        return not self._heap
+
+    def full(self) -> bool:
+        """Return True if there are ``maxsize`` items in the queue.  O(1).
+
+        With ``maxsize`` 0 (the default) or less, never true.
+        """
+        return 0 < self._maxsize <= len(self._heap)
+
+    def _has_room(self) -> bool:
+        return not 0 < self._maxsize <= len(self._heap)
+
+    # -- put ------------------------------------------------------------------
+
+    async def put(self, item: T) -> None:
+        """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down.
+        """
+        while 0 < self._maxsize <= len(self._heap):
+            if self._is_shutdown:
+                raise QueueShutDown
+            await park(self._get_loop(), self._putters, self._has_room)
+        return self.put_nowait(item)
+
+    def put_nowait(self, item: T) -> None:
+        """Put ``item`` into the queue without waiting.  O(log n).
+
+        Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
+        the queue has been shut down.
+        """
+        if self._guarded:  # bounded or shut down
+            self._admit()
+        self._push(item)
+        self._unfinished_tasks += 1
+        if self._getters:
+            wakeup_next(self._getters)
+
+    def _admit(self) -> None:
+        if self._is_shutdown:
+            raise QueueShutDown
+        if 0 < self._maxsize <= len(self._heap):
+            raise QueueFull
+
+    def put_many(self, items: Iterable[T]) -> None:
+        """Put every item, in order, without waiting.  O(k log n).
+
+        With ``maxsize`` set and no room for all of them, raises
+        ``QueueFull`` and puts none.  If a comparison raises, the items
+        before the one that failed stay queued.
+        """
+        batch = list(items)
+        if self._is_shutdown:
+            raise QueueShutDown
+        if 0 < self._maxsize < len(self._heap) + len(batch):
+            raise QueueFull
+        push = self._push
+        getters = self._getters
+        for item in batch:
+            push(item)
+            self._unfinished_tasks += 1
+            if getters:
+                wakeup_next(getters)
+
+    # -- get ------------------------------------------------------------------
+
+    async def get(self) -> T:
+        """Remove and return the lowest item, waiting until there is one.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        while not self._heap:
+            if self._is_shutdown:
+                raise QueueShutDown
+            await park(self._get_loop(), self._getters, self._heap.__bool__)
+        return self.get_nowait()
+
+    def get_nowait(self) -> T:
+        """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        try:
+            item = self._pop()
+        except IndexError:
+            if self._heap:  # raised by a comparison, not by an empty heap
+                raise
+            if self._is_shutdown:
+                raise QueueShutDown from None
+            raise QueueEmpty from None
+        if self._putters:
+            wakeup_next(self._putters)
+        return item
+
+    def get_many(self, max_items: Optional[int] = None) -> list[T]:
+        """Remove and return up to ``max_items`` items (all if None), lowest first.  O(k log n).
+
+        Never waits: returns what is there, possibly nothing.  Once shut
+        down and empty, raises ``QueueShutDown``.  If a comparison raises,
+        the items taken before it are returned and the queue keeps the rest,
+        so the next call meets the exception; a failure on the first item
+        raises at once.
+        """
+        limit = None if max_items is None else to_count(max_items, "max_items")
+        heap = self._heap
+        if self._is_shutdown and not heap:
+            raise QueueShutDown
+        k = len(heap) if limit is None else min(limit, len(heap))
+        out: list[T] = []
+        pop = self._pop
+        try:
+            for _ in range(k):  # one by one: a raising comparison loses nothing
+                out.append(pop())
+        except Exception:
+            if not out:
+                raise
+        putters = self._putters
+        for _ in range(len(out)):
+            if not wakeup_next(putters):
+                break
+        return out
+
+    # -- tasks and shutdown -----------------------------------------------------
+
+    def task_done(self) -> None:
+        """Indicate that an item taken by ``get`` has been processed.  O(1).
+
+        When every item put has been marked done, ``join`` returns.  Raises
+        ``ValueError`` if called more times than there were items put.
+        """
+        if self._unfinished_tasks <= 0:
+            raise ValueError("task_done() called too many times")
+        self._unfinished_tasks -= 1
+        if self._unfinished_tasks == 0:
+            wakeup_all(self._joiners)
+
+    async def join(self) -> None:
+        """Wait until every item put has been taken and marked done by ``task_done``."""
+        if self._unfinished_tasks > 0:
+            joiner = self._get_loop().create_future()
+            self._joiners.append(joiner)
+            try:
+                await joiner
+            finally:
+                try:
+                    self._joiners.remove(joiner)
+                except ValueError:  # woken: task_done or shutdown took it
+                    pass
+
+    def shutdown(self, immediate: bool = False) -> None:
+        """Shut the queue down: ``put`` raises ``QueueShutDown`` from now on.  O(n) if immediate.
+
+        ``get`` raises ``QueueShutDown`` once the queue is empty; with
+        ``immediate``, the items are dropped at once (each counted as done,
+        which may end ``join``).  Every waiting ``put`` and ``get`` wakes.
+        """
+        self._is_shutdown = True
+        self._guarded = True
+        dropped: list[T] = []
+        if immediate:
+            dropped = self._heap.clear()
+            self._unfinished_tasks = max(0, self._unfinished_tasks - len(dropped))
+            if self._unfinished_tasks == 0:
+                wakeup_all(self._joiners)
+        wakeup_all(self._getters)
+        wakeup_all(self._putters)
+        del dropped  # item finalisers run with the queue consistent
+
+    # -- representation ----------------------------------------------------------
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} at {id(self):#x} {self._format()}>"
+
+    def __str__(self) -> str:
+        return f"<{type(self).__name__} {self._format()}>"
+
+    def _wakeup_next(self, waiters: deque[asyncio.Future[None]]) -> None:
+        wakeup_next(waiters)
+
+    def _format(self) -> str:
+        # asyncio.Queue's format, the heap list shown as its _queue
+        result = f"maxsize={self._maxsize!r}"
+        if self._heap:
+            result += f" _queue={self._heap.snapshot()!r}"
+        if self._getters:
+            result += f" _getters[{len(self._getters)}]"
+        if self._putters:
+            result += f" _putters[{len(self._putters)}]"
+        if self._unfinished_tasks:
+            result += f" tasks={self._unfinished_tasks}"
+        if self._is_shutdown:
+            result += " shutdown"
+        return result
+
+    def _check(self) -> None:
+        """Assert the invariants: heap order and the counters."""
+        self._heap._check()
+        assert self._unfinished_tasks >= 0
+        assert self._guarded == (self._is_shutdown or self._maxsize > 0)

@@ -1,0 +1,89 @@
+"""pyperf: dq_core.aio's queues against asyncio's and a hand-made delay queue, in one run.
+
+    python perf/bench_aio.py --fast -o aio.json
+    python perf/compare.py aio.json
+    python perf/bench_aio.py --lateness     # DelayQueue lateness p50/p99, both loops (no pyperf)
+
+Each workload runs on the default loop and on uvloop (where installed); times
+are per element (one put or one get; per item for the task workloads).  The
+baselines are asyncio.PriorityQueue and ``AsyncHeapqDelayQueue`` (heapq, an
+``asyncio.Event`` and ``wait_for``).  The workloads live in
+``dq_core.aio._bench``, shared with ``python -m dq_core.bench``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+
+from dq_core import bench as w
+from dq_core.aio import _bench as a
+
+
+def loops() -> list[tuple[str, a.NewLoop]]:
+    out: list[tuple[str, a.NewLoop]] = [("asyncio", asyncio.new_event_loop)]
+    try:
+        import uvloop
+    except ImportError:  # Windows
+        return out
+    return out + [("uvloop", uvloop.new_event_loop)]
+
+
+def contenders() -> list[tuple[str, object, object]]:
+    """(label, aio.PriorityQueue, aio.DelayQueue) per implementation built here."""
+    from dq_core._assemble import aio_classes
+
+    out = []
+    for label, implementation in (("dq_core-c", "cython"), ("dq_core-py", "python")):
+        try:
+            c = aio_classes(implementation)
+        except ImportError:  # pure-only build
+            continue
+        out.append((label, c.PriorityQueue, c.DelayQueue))
+    return out
+
+
+def benchmarks() -> None:
+    import pyperf
+
+    runner = pyperf.Runner()
+    runner.metadata["description"] = "dq_core.aio vs asyncio.PriorityQueue and heapq+asyncio.Event"
+    n = 10_000
+    jobs = w.pq_items(n)
+    past = [-1.0] * n
+    ours = contenders()
+    for loop_name, new_loop in loops():
+        pqs = [(label, pq) for label, pq, _ in ours] + [("asyncio", asyncio.PriorityQueue)]
+        for label, pq in pqs:
+            runner.bench_time_func(f"aio PQ put_nowait+get_nowait {loop_name} {label}",
+                                   a.pq_alternating, pq, jobs, new_loop, inner_loops=2 * n)
+            runner.bench_time_func(f"aio PQ 4P4C bounded {loop_name} {label}",
+                                   a.pq_producers_consumers, pq, jobs, new_loop, inner_loops=n)
+        dqs = [(label, dq) for label, _, dq in ours] + [("heapq+Event", a.AsyncHeapqDelayQueue)]
+        for label, dq in dqs:
+            runner.bench_time_func(f"aio DelayQueue put+get {loop_name} {label}",
+                                   a.delay_put_get, dq, past, new_loop, inner_loops=2 * n)
+            runner.bench_time_func(f"aio DelayQueue 4 waiting consumers {loop_name} {label}",
+                                   a.delay_waiting_consumers, dq, n, new_loop, inner_loops=n)
+
+
+def lateness(items: int = 2000, max_delay: float = 0.5) -> None:
+    rng = random.Random(5)
+    delays = [rng.random() * max_delay for _ in range(items)]
+    print(f"aio.DelayQueue lateness, {items} items due over {max_delay} s, one consumer "
+          "(loop.time() at return minus deadline), microseconds;\n"
+          "the floor: asyncio.sleep to the same deadlines on the same loop")
+    for loop_name, new_loop in loops():
+        for label, _, dq in contenders():
+            p50, p99 = a.percentiles_us(a.delay_lateness(dq, delays, new_loop))
+            print(f"  {loop_name:<8} {label:<14} p50 {p50:8.1f}   p99 {p99:8.1f}")
+        p50, p99 = a.percentiles_us(a.sleep_lateness(delays, new_loop))
+        print(f"  {loop_name:<8} {'asyncio.sleep':<14} p50 {p50:8.1f}   p99 {p99:8.1f}   (the floor)")
+
+
+if __name__ == "__main__":
+    if "--lateness" in sys.argv:
+        lateness()
+    else:
+        benchmarks()
