@@ -281,7 +281,9 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         try:
             if self.is_shutdown:
                 raise ShutDown
-            if self.maxsize > 0:
+            # With room and no timeout to check, the wait is a no-op: skip the call.
+            if (0 < self.maxsize <= len(self._heap)
+                    or (block and timeout is not None and self.maxsize > 0)):
                 self._wait_for_room(block, timeout)
             self._add(item)
         finally:

@@ -464,7 +464,8 @@ cdef class _LockedCore:
         try:
             if self.is_shutdown:
                 raise ShutDown
-            if self.maxsize > 0:
+            # With room and no timeout to check, the wait is a no-op: skip the call.
+            if self._full() or (block and timeout is not None and self.maxsize > 0):
                 self._wait_for_room(block, timeout)
             self._add(item)
         finally:
