@@ -42,13 +42,17 @@ class ItemHeap(Generic[T]):
     that compare inconsistently, come out in the order ``heapq`` gives.  For
     tuples that start with an int or float that number is cached as a
     double and decides the comparison of two such tuples whenever it
-    differs, skipping the rich comparison.  A comparison that raises leaves
-    the heap exactly as it was; a comparison that re-enters the heap gets
-    ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
+    differs, skipping the rich comparison; when it ties, the following
+    elements are compared in C as long as both are exact ints, floats or
+    strs, where the result is the tuples' own.  A comparison that raises
+    leaves the heap exactly as it was; a comparison that re-enters the heap
+    gets ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
     """
 
-    # This twin has no key cache: a differing leading number decides a
-    # tuple comparison without touching the rest, so results are the same.
+    # This twin has no key cache and no C comparisons: a differing leading
+    # number decides a tuple comparison without touching the rest, and the
+    # compiled twin compares later elements in C only where that gives
+    # ``<``'s own answer and runs no Python code, so results are the same.
 
     __slots__ = ("_items", "_busy", "__weakref__")
 
@@ -277,7 +281,9 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         try:
             if self.is_shutdown:
                 raise ShutDown
-            if self.maxsize > 0:
+            # With room and no timeout to check, the wait is a no-op: skip the call.
+            if (0 < self.maxsize <= len(self._heap)
+                    or (block and timeout is not None and self.maxsize > 0)):
                 self._wait_for_room(block, timeout)
             self._add(item)
         finally:

@@ -28,6 +28,8 @@ from cpython.mem cimport PyMem_Realloc, PyMem_Free
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
         PyObject** ob_item
+    # Never fails for two str objects, so no error check.
+    int _str_cmp "PyUnicode_Compare"(object, object) noexcept
 
 # Swaps one sift may make, two entries each: enough for 2**60 items.
 cdef enum:
@@ -47,6 +49,42 @@ cdef inline double _cached_key(object item) noexcept:
 
 cdef double NAN_KEY = float("nan")
 
+# _tie_lt's answer when C cannot decide: compare the items themselves.
+cdef enum:
+    UNDECIDED = -2
+
+
+cdef inline int _elem_cmp(object a, object b) noexcept:
+    # -1, 0 or 1 as Python orders a and b, for the pairs where that runs
+    # no Python code and a C comparison is exact: two exact strs (by code
+    # point), or two of fast_key's numbers (exact ints within 2**53, floats
+    # but NaN: both exact as doubles).  UNDECIDED for any other pair.
+    cdef double p, q
+    if type(a) is str:
+        if type(b) is str:
+            return _str_cmp(a, b)
+    elif fast_key(a, &p) and fast_key(b, &q):
+        return (p > q) - (p < q)
+    return UNDECIDED
+
+
+cdef int _tie_lt(object x, object y) noexcept:
+    # x < y for two tuples whose first elements are equal numbers (their
+    # cached keys tie): tuple comparison's walk (the first unequal
+    # elements decide, else the shorter tuple is the lesser), from the
+    # second element on, as long as _elem_cmp decides every pair it meets.
+    cdef Py_ssize_t i, nx, ny
+    cdef int c
+    if type(x) is not tuple or type(y) is not tuple:  # not what the cache saw
+        return UNDECIDED
+    nx = PyTuple_GET_SIZE(x)
+    ny = PyTuple_GET_SIZE(y)
+    for i in range(1, nx if nx < ny else ny):
+        c = _elem_cmp(<object>PyTuple_GET_ITEM(x, i), <object>PyTuple_GET_ITEM(y, i))
+        if c != 0:
+            return UNDECIDED if c == UNDECIDED else c < 0
+    return nx < ny
+
 
 # no_gc_clear: the collector never sets _items to None under a method (a
 # cycle through the heap is broken at its list or at the items instead).
@@ -59,9 +97,11 @@ cdef class ItemHeap:
     that compare inconsistently, come out in the order ``heapq`` gives.  For
     tuples that start with an int or float that number is cached as a
     double and decides the comparison of two such tuples whenever it
-    differs, skipping the rich comparison.  A comparison that raises leaves
-    the heap exactly as it was; a comparison that re-enters the heap gets
-    ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
+    differs, skipping the rich comparison; when it ties, the following
+    elements are compared in C as long as both are exact ints, floats or
+    strs, where the result is the tuples' own.  A comparison that raises
+    leaves the heap exactly as it was; a comparison that re-enters the heap
+    gets ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
     """
 
     cdef list _items
@@ -117,11 +157,15 @@ cdef class ItemHeap:
     cdef inline int _lt(self, Py_ssize_t i, Py_ssize_t j) except -1:
         cdef double a = self._keys[i], b = self._keys[j]
         cdef object x, y
-        cdef bint r
+        cdef int r
         if a == a and b == b and a != b:
             return a < b
         x = <object>PyList_GET_ITEM(self._items, i)  # owned refs across the call
         y = <object>PyList_GET_ITEM(self._items, j)
+        if a == b:  # two tuples whose first elements are equal numbers (NaN is never equal)
+            r = _tie_lt(x, y)
+            if r != UNDECIDED:
+                return r
         r = PyObject_RichCompareBool(x, y, Py_LT)
         if PyList_GET_SIZE(self._items) != self._n:  # as heapq checks
             raise RuntimeError("the heap changed size during a comparison of its items")
@@ -420,7 +464,8 @@ cdef class _LockedCore:
         try:
             if self.is_shutdown:
                 raise ShutDown
-            if self.maxsize > 0:
+            # With room and no timeout to check, the wait is a no-op: skip the call.
+            if self._full() or (block and timeout is not None and self.maxsize > 0):
                 self._wait_for_room(block, timeout)
             self._add(item)
         finally:

@@ -205,3 +205,138 @@ def test_empty_and_misc(impl):
     assert repr(h) == "<ItemHeap len=1>"
     assert h.clear() == [(1, "a")]
     assert not h and len(h) == 0
+
+
+# -- tuples tied on their first element: the rest is compared in C where exact --
+
+NAN = float("nan")
+tail_elements = st.one_of(
+    st.integers(-2, 2),
+    st.floats(-2, 2, width=16),
+    st.floats(width=16),  # inf and NaN (a fresh NaN object each time)
+    st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 2**64, 2.0**53, 2.0**53 + 2, True, False,
+                     -0.0, NAN]),
+    st.text(alphabet="ab\u00e9\U0001f600", max_size=2),
+    st.sampled_from([None, b"a", (1,), 1j]),
+)
+tied_tuples = st.tuples(st.sampled_from([0, 1, 1.0, True]),
+                        st.lists(tail_elements, max_size=3)).map(lambda t: (t[0], *t[1]))
+
+
+def outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as exc:
+        return ("raised", type(exc), str(exc))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]), tied_tuples), max_size=60))
+@settings(max_examples=400)
+def test_tied_tuples_come_out_as_heapq_gives_them(impl, program):
+    # The same items (objects, not copies), the same errors, the same list
+    # (a step that raises leaves ours as it was before the step).
+    h = impl.ItemHeap()
+    ref: list = []
+    for op, item in program:
+        before = list(ref)
+        if op == "push":
+            ours = outcome(lambda: h.push(item))
+            theirs = outcome(lambda: heapq.heappush(ref, item))
+        elif ref:
+            ours = outcome(h.pop)
+            theirs = outcome(lambda: heapq.heappop(ref))
+        else:
+            continue
+        assert ours[0] == theirs[0]
+        assert ours[1] is theirs[1] if ours[0] == "ok" else ours[1:] == theirs[1:]
+        if theirs[0] == "raised":  # heapq leaves its list half-sifted; ours undoes
+            ref = before
+        snap = h.snapshot()
+        assert len(snap) == len(ref) and all(a is b for a, b in zip(snap, ref))
+    try:
+        h._check()
+    except TypeError:  # _check compares with <: mixed kinds raise there too
+        pass
+
+
+class Loud:
+    """Mixed into str, int or float: logs every == and < the tuples make."""
+
+    log: list = []
+
+    def __eq__(self, other):
+        Loud.log.append(("eq", str(self), str(other)))
+        return super().__eq__(other)
+
+    def __lt__(self, other):
+        Loud.log.append(("lt", str(self), str(other)))
+        return super().__lt__(other)
+
+    __hash__ = None
+
+
+class LoudStr(Loud, str):
+    pass
+
+
+class LoudInt(Loud, int):
+    pass
+
+
+class LoudFloat(Loud, float):
+    pass
+
+
+def loud_run(push, pop, items):
+    Loud.log = []
+    out = []
+    for i, x in enumerate(items):
+        push(x)
+        if i % 3 == 2:
+            out.append(pop())
+    return Loud.log, out
+
+
+def test_subclasses_in_a_tie_run_their_own_comparisons(impl):
+    # Only exact ints, floats and strs are compared in C: a subclass's
+    # __eq__ and __lt__ run exactly as under heapq.
+    rng = random.Random(7)
+    items = []
+    for i in range(150):
+        kind = (LoudStr, LoudInt, LoudFloat)[i % 3]
+        second = kind("ab"[rng.randrange(2)] if kind is LoudStr else rng.randrange(4))
+        items.append((rng.randrange(3) + 10 * (kind is LoudStr), second))  # strs tie with strs
+    h = impl.ItemHeap()
+    ref: list = []
+    ours = loud_run(h.push, h.pop, items)
+    theirs = loud_run(lambda x: heapq.heappush(ref, x), lambda: heapq.heappop(ref), items)
+    assert ours[0] and ours == theirs
+
+
+@pytest.mark.parametrize("a, b", [
+    ((1, 2**53 + 1), (1, 2.0**53)),  # beyond 2**53: never through a double
+    ((1, 2**53), (1, 2**53 + 1)),
+    ((1, 2**64), (1, float("inf"))),
+    ((1, NAN), (1, NAN)),  # the same NaN object: equal by identity
+    ((1, float("nan")), (1, float("nan"))),
+    ((1, True), (1, 1)),
+    ((1, "b"), (1, "a\U0001f600")),
+    ((1, "\u00e9"), (1, "e")),
+    ((1, 2), (1, 2, 0)),
+    ((1, 2, "x"), (1, 2.0, "y")),
+    ((1, -0.0), (1, 0)),
+    ((1,), (1.0,)),
+    ((1, "a"), (1, 2)),  # TypeError, as heapq raises it
+    ((1, 1, None), (1, 1, None)),
+])
+def test_edge_ties_as_heapq(impl, a, b):
+    for first, second in [(a, b), (b, a)]:
+        h = impl.ItemHeap()
+        ref: list = []
+        ours = [outcome(lambda: h.push(x)) for x in (first, second)]
+        theirs = [outcome(lambda: heapq.heappush(ref, x)) for x in (first, second)]
+        assert ours == theirs
+        if theirs[1][0] == "raised":  # heapq keeps the item it could not sift; ours undoes
+            del ref[1:]
+        snap = h.snapshot()
+        assert len(snap) == len(ref) and all(x is y for x, y in zip(snap, ref))
