@@ -27,9 +27,9 @@ cdef class Heap:
     cdef object __weakref__
 
     @cython.final
-    cdef int _enter(self) except -1
+    cdef inline int _enter(self) except -1
     @cython.final
-    cdef int _idle(self) except -1
+    cdef inline int _idle(self) except -1
     @cython.final
     cdef int _alloc_heap(self, Py_ssize_t cap) except -1
     @cython.final
@@ -37,9 +37,9 @@ cdef class Heap:
     @cython.final
     cdef int _reset_slots(self, unsigned int epoch) except -1
     @cython.final
-    cdef int _shrink_heap(self) except -1
+    cdef inline int _shrink_heap(self) except -1
     @cython.final
-    cdef long long _take_slot(self, object item) except -1
+    cdef inline long long _take_slot(self, object item) except -1
     @cython.final
     cdef int _on_empty(self) except -1
     @cython.final
@@ -47,15 +47,15 @@ cdef class Heap:
     @cython.final
     cdef void _sift_down(self, Py_ssize_t pos) noexcept
     @cython.final
-    cdef long long _insert(self, double key, object item) except -1
+    cdef inline long long _insert(self, double key, object item) except -1
     @cython.final
     cdef int _reserve(self, Py_ssize_t extra) except -1
     @cython.final
     cdef object _delete_at(self, Py_ssize_t pos)
     @cython.final
-    cdef long long _slot_of(self, object handle) except -2
+    cdef inline long long _slot_of(self, object handle) except -2
     @cython.final
-    cdef object _handle(self, long long slot)
+    cdef inline object _handle(self, long long slot)
     @cython.final
     cdef tuple _state(self)
     @cython.final
