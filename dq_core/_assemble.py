@@ -1,16 +1,15 @@
 """The one place that turns an implementation's cores into dq_core's classes.
 
-Each core module (``_heap``, ``_pqueue``, ``_ring``, ``_ttlmap``, ``_wheel``,
+Each core module (``_delayq``, ``_heap``, ``_pqueue``, ``_ring``, ``_ttlmap``, ``_wheel``,
 compiled or its pure ``*_py`` twin) exports one core class.  Some of those
 are public as they are (``Heap``, ``TTLRing``, ``TimingWheel``); the others
 get a face, a pure-Python class holding what both implementations share
 (locks and waiting, mapping methods, a thread):
 
-- a face that extends a core (``PriorityQueue``, ``TTLDict``) is joined
-  with it as a base class;
-- a face that holds a core (``DelayQueue`` holds a ``Heap``, ``Timer`` a
-  ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
-  as an attribute.
+- a face that extends a core (``PriorityQueue``, ``DelayQueue``, ``TTLDict``)
+  is joined with it as a base class;
+- a face that holds a core (``Timer`` holds a ``TimingWheel``,
+  ``PriorityExecutor`` a ``PriorityQueue``) gets the class as an attribute.
 
 The asyncio faces (``dq_core.aio``) hold cores too: ``aio.PriorityQueue``
 an ``ItemHeap``, ``aio.DelayQueue`` a ``Heap``.  ``aio_classes`` builds them
@@ -37,7 +36,7 @@ __all__ = [
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+CORE_MODULES = ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
 
 #: The implementations, by the name ``dq_core.implementation`` gives them.
 IMPLEMENTATIONS = ("cython", "python")
@@ -82,12 +81,12 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    heap, pqueue, ring, ttlmap, wheel = (modules[name] for name in CORE_MODULES)
+    delayq, heap, pqueue, ring, ttlmap, wheel = (modules[name] for name in CORE_MODULES)
     priority_queue = _public(_queues.PriorityQueue, pqueue.QueueCore)
     return Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
-        DelayQueue=_public(_delayqueue.DelayQueue, _Heap=heap.Heap),
+        DelayQueue=_public(_delayqueue.DelayQueue, delayq.DelayCore),
         TimingWheel=wheel.TimingWheel,
         Timer=_public(_timer.Timer, _TimingWheel=wheel.TimingWheel),
         TTLRing=ring.TTLRing,

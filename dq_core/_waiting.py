@@ -27,7 +27,7 @@ from ._exceptions import Full, ShutDown
 
 __all__ = [
     "OwnedLock", "QueueProtocol", "Uncopyable", "new_waiter", "wait", "notify_all", "check_timeout",
-    "check_clock", "read_clock", "sleep", "MAX_WAIT",
+    "check_clock", "read_clock", "check_reading", "check_maxsize", "sleep", "MAX_WAIT",
 ]
 
 _allocate_lock = threading.Lock
@@ -121,12 +121,25 @@ def check_clock(clock: object) -> None:
 
 def read_clock(clock: Callable[[], float]) -> float:
     """Call ``clock`` and return its reading; a non-number or non-finite one names ``clock()``."""
-    t = clock()
-    if type(t) is not float:
-        t = to_real(t, "clock()")
+    return check_reading(clock())
+
+
+def check_reading(reading: object) -> float:
+    """A clock's ``reading`` as a finite float; else ``TypeError``/``ValueError`` naming ``clock()``."""
+    if type(reading) is float:
+        t: float = reading
+    else:
+        t = to_real(reading, "clock()")
     if t - t != 0.0:  # inf or NaN
         raise ValueError(f"clock() must return a finite number, got {t!r}")
     return t
+
+
+def check_maxsize(maxsize: object) -> int:
+    """``maxsize`` as an int; ``TypeError`` naming ``maxsize`` unless it is one."""
+    if not hasattr(type(maxsize), "__index__"):
+        raise TypeError(f"maxsize must be an int, not {type(maxsize).__name__!r}")
+    return operator.index(maxsize)  # type: ignore[arg-type]
 
 
 class OwnedLock:

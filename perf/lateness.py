@@ -17,12 +17,7 @@ import statistics
 import threading
 import time
 
-from dq_core import _delayqueue, _heap_py
-
-try:
-    from dq_core import _heap
-except ImportError:
-    _heap = None
+from dq_core import bench
 
 
 def percentiles(xs: list[float]) -> tuple[float, float, float]:
@@ -74,10 +69,8 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     contenders = [("Lock.acquire(timeout)", None)]
-    for label, mod in (("DelayQueue (c)", _heap), ("DelayQueue (py)", _heap_py)):
-        if mod is not None:
-            contenders.append(
-                (label, type("DelayQueue", (_delayqueue.DelayQueue,), {"_heap_class": mod.Heap})))
+    for label, impl in bench.implementations():
+        contenders.append((f"DelayQueue ({label.rpartition('-')[2]})", impl.DelayQueue))
     pooled: dict[str, list[float]] = {label: [] for label, _ in contenders}
     # Rounds interleave the contenders so a hiccup of the machine hits all alike.
     for _ in range(args.rounds):

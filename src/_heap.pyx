@@ -43,9 +43,6 @@ def _next_slot_cap(cap):
     """The slot table's growth step and limit, for the tests."""
     return next_cap(cap, _FULL)
 
-ctypedef unsigned long long u64
-
-
 cdef inline bint _before(double ka, u64 sa, double kb, u64 sb) noexcept nogil:
     return ka < kb or (ka == kb and sa < sb)
 
@@ -95,20 +92,7 @@ Binary min-heap of items keyed by real-number priorities.
     ('write', 'read')
     """
 
-    # by heap position
-    cdef double[::1] _hkey
-    cdef u64[::1] _hseq
-    cdef long long[::1] _hslot
-    # by slot: the handle table, the position in the heap of a held slot
-    # (as long as the table's room), and the payload (None in a free slot;
-    # as long as the slots made)
-    cdef Handles _t
-    cdef long long[::1] _spos
-    cdef list _items
-    cdef Py_ssize_t _n, _hcap
-    cdef u64 _seq
-    cdef bint _busy               # an operation is changing the heap
-    cdef object __weakref__
+    # the fields are declared in dq_core/_heap.pxd
 
     __class_getitem__ = classmethod(types.GenericAlias)
 
@@ -355,7 +339,10 @@ Initialize self.  See help(type(self)) for accurate signature."""
         >>> h.push(1.5, "a")
         0
         """
-        cdef double key = _real(priority, "priority")
+        return self._push_key(_real(priority, "priority"), item)
+
+    @cython.final
+    cdef object _push_key(self, double key, object item):
         cdef long long slot
         self._enter()
         try:
@@ -435,6 +422,10 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
         Raises ``IndexError`` when the heap is empty.
         """
+        return self._pop_head()
+
+    @cython.final
+    cdef object _pop_head(self):
         self._enter()
         try:
             if not self._n:
@@ -505,7 +496,10 @@ Initialize self.  See help(type(self)) for accurate signature."""
         Acts as remove + push: the item goes behind equal priorities.
         Raises ``KeyError`` if the handle is stale.
         """
-        cdef double key = _real(priority, "priority")
+        self._update_key(handle, _real(priority, "priority"))
+
+    @cython.final
+    cdef int _update_key(self, object handle, double key) except -1:
         cdef long long slot
         cdef Py_ssize_t pos
         cdef double old
@@ -525,12 +519,17 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 self._sift_down(pos)
         finally:
             self._busy = False
+        return 0
 
     def remove(self, handle):
         """Remove the item behind ``handle`` and return it.  O(log n).
 
         Raises ``KeyError`` if the handle is stale.
         """
+        return self._remove_handle(handle)
+
+    @cython.final
+    cdef object _remove_handle(self, object handle):
         self._enter()
         try:
             return self._delete_at(self._spos[self._slot_of(handle)])

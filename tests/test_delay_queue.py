@@ -635,3 +635,49 @@ def test_an_item_finaliser_may_use_the_queue(impl):
     dq.shutdown(immediate=True)
     assert len(outcome) == 2 and isinstance(outcome[1], ShutDown), outcome
     dq._check()
+
+
+# -- the cores (issue #15) -----------------------------------------------------------------
+
+
+def test_the_default_clock_is_time_monotonic(impl):
+    # The compiled core reads it in C; both must agree with time.monotonic.
+    dq = impl.DelayQueue()
+    before = time.monotonic()
+    dq.put("x", 0.5)
+    after = time.monotonic()
+    assert before + 0.5 <= dq.next_deadline() <= after + 0.5
+    assert before <= dq._now() and dq._now() <= time.monotonic()
+    with pytest.raises(Empty):
+        dq.get_nowait()
+
+
+def test_core_twins_look_the_same(both):
+    import inspect
+
+    c, py = (impl.delayq.DelayCore for impl in both)
+    assert inspect.getdoc(c) == inspect.getdoc(py)
+    # the public methods, and those the face calls (the others are cdef in C)
+    names = {n for n, v in vars(py).items()
+             if not n.startswith("_") and (callable(v) or isinstance(v, property))}
+    assert {"put", "put_at", "get", "get_nowait", "get_many", "cancel", "reschedule",
+            "next_deadline", "qsize", "maxsize"} <= names
+    hooks = {"_check", "_lock", "_unlock", "_now", "_wait_due", "_wait_for_room"}
+    for name in sorted(names | hooks):
+        assert hasattr(c, name), name
+        assert inspect.getdoc(getattr(c, name)) == inspect.getdoc(getattr(py, name)), name
+
+
+def test_a_clock_that_reenters_the_queue_is_refused(impl):
+    def clock():
+        dq.next_deadline()  # under get's lock: refused, not a deadlock
+        return 100.0
+
+    dq = impl.DelayQueue(clock=clock)
+    dq.put_at("a", 0.0)
+    with pytest.raises(RuntimeError, match="re-entered"):
+        dq.get_nowait()
+    with pytest.raises(RuntimeError, match="re-entered"):
+        dq.get_many()
+    dq._check()
+    assert len(dq) == 1

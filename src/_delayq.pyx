@@ -1,0 +1,383 @@
+# cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
+"""DelayQueue's core: the compiled twin of ``dq_core._delayq_py``.
+
+``DelayCore`` holds the C lock, the keyed Heap (deadline as priority;
+the compiled one, driven through its C interface in dq_core/_heap.pxd)
+and the uncontended paths of ``dq_core.DelayQueue``: put, get's first
+attempt, get_many, cancel and reschedule, with the head check and the
+clock read (``time.monotonic`` is read in C).  Waiting (``_wait_due``,
+``_wait_for_room``) and shutdown live in ``dq_core._delayqueue``, shared
+by both implementations; they call back into ``_lock()``/``_unlock()`` and
+``_now()`` and park on the waiter deques.
+"""
+
+cimport cython
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.pythread cimport (
+    NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock, PyThread_allocate_lock,
+    PyThread_free_lock, PyThread_get_thread_ident, PyThread_release_lock,
+    PyThread_type_lock,
+)
+
+from _clock cimport dq_monotonic
+from _number cimport _real
+from dq_core._heap cimport Heap
+
+import time
+import types
+from collections import deque
+
+from dq_core._convert import to_count
+from dq_core._exceptions import Empty, ShutDown
+from dq_core._waiting import check_clock, check_maxsize, check_reading, check_timeout, notify_all
+
+__all__ = ["DelayCore"]
+
+cdef object MONOTONIC = time.monotonic
+cdef Py_ssize_t NO_LIMIT = <Py_ssize_t>(<size_t>-1 >> 1)
+
+
+@cython.no_gc_clear  # _heap and the waiter deques are never None under a method
+@cython.auto_pickle(False)
+cdef class DelayCore:
+    """The lock, the heap and the uncontended paths of DelayQueue.
+
+    Items are held in a keyed ``Heap`` with their deadline as priority, so
+    equal deadlines come out first-in first-out and handles cancel or
+    reschedule in O(log n).  What waits (a ``get`` with nothing due, a
+    ``put`` with no room) calls the hooks ``_wait_due`` and
+    ``_wait_for_room`` that ``dq_core._delayqueue`` provides, with the lock
+    held.  User code (the clock, an item's ``__del__``) runs where it cannot
+    lose an item: the clock is read under the lock only in ``get`` and
+    ``get_many``, and removed items are dropped after the lock is released.
+    """
+
+    cdef readonly Heap _heap
+    cdef PyThread_type_lock _mutex
+    cdef unsigned long _owner
+    cdef readonly object _clock
+    cdef object _maxsize
+    cdef bint _bounded            # _maxsize > 0
+    cdef public bint is_shutdown
+    # threads parked in get (every one) and put, and the waiter lock of the
+    # one sleeping until the head (see dq_core._waiting)
+    cdef readonly object _getters, _putters
+    cdef public object _leader
+
+    __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __cinit__(self, *args, **kwargs):
+        self._mutex = PyThread_allocate_lock()
+        if self._mutex == NULL:
+            raise MemoryError()
+        self._heap = Heap()
+        self._getters = deque()
+        self._putters = deque()
+        self._clock = MONOTONIC
+        self._maxsize = 0
+
+    def __init__(self, maxsize=0, clock=time.monotonic):
+        check_clock(clock)
+        self._set_maxsize(check_maxsize(maxsize))
+        self.is_shutdown = False
+        self._clock = clock
+
+    def __dealloc__(self):
+        if self._mutex != NULL:
+            PyThread_free_lock(self._mutex)
+
+    # -- the lock ---------------------------------------------------------------
+
+    cdef inline int _acquire(self) except -1:
+        cdef unsigned long me = PyThread_get_thread_ident()
+        if not PyThread_acquire_lock(self._mutex, NOWAIT_LOCK):
+            if self._owner == me:
+                raise RuntimeError(
+                    "the queue was re-entered while this thread holds its lock "
+                    "(from a comparison of its items?)")
+            with nogil:
+                PyThread_acquire_lock(self._mutex, WAIT_LOCK)
+        self._owner = me
+        return 0
+
+    cdef inline void _release(self) noexcept:
+        self._owner = 0
+        PyThread_release_lock(self._mutex)
+
+    def _lock(self):
+        """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
+        self._acquire()
+
+    def _unlock(self):
+        """Release the queue's lock."""
+        self._release()
+
+    @property
+    def maxsize(self):
+        """The most items held at once (due or not); 0 or less: no bound."""
+        return self._maxsize
+
+    @maxsize.setter
+    def maxsize(self, maxsize):
+        n = check_maxsize(maxsize)
+        self._acquire()
+        try:
+            self._set_maxsize(n)
+            notify_all(self._putters)  # they re-check for room
+        finally:
+            self._release()
+
+    cdef inline int _set_maxsize(self, object n) except -1:
+        self._maxsize = n
+        self._bounded = n > 0
+        return 0
+
+    # Hooks the shared layer (dq_core._delayqueue) provides.
+    def _wait_for_room(self, block, timeout):
+        raise NotImplementedError
+
+    def _wait_due(self, delay, end):
+        raise NotImplementedError
+
+    def _now(self):
+        """One reading of the queue's clock (a finite float)."""
+        return self._read()
+
+    cdef double _read(self) except? -1.0:
+        cdef double t
+        cdef object clock = self._clock, reading
+        if clock is MONOTONIC:
+            dq_monotonic(&t)
+            return t
+        reading = clock()
+        if type(reading) is float:
+            t = PyFloat_AS_DOUBLE(reading)
+            if t - t == 0.0:  # finite
+                return t
+        return check_reading(reading)
+
+    # -- sizes ----------------------------------------------------------------
+
+    def qsize(self):
+        """Return the number of items held, due or not (not reliable!).  O(1)."""
+        return self._heap._n
+
+    def __len__(self):
+        return self._heap._n
+
+    def next_deadline(self):
+        """Return the earliest deadline held, or None if empty.  O(1)."""
+        self._acquire()
+        try:
+            return self._heap._hkey[0] if self._heap._n else None
+        finally:
+            self._release()
+
+    # -- put ------------------------------------------------------------------
+
+    def put(self, item, delay=0.0, *, block=True, timeout=None):
+        """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
+
+        A ``delay`` <= 0 makes it due at once.  With ``maxsize`` reached,
+        blocks like ``queue.Queue.put`` (``block``, ``timeout``, ``Full``).
+        Raises ``ShutDown`` once the queue is shut down.
+        """
+        cdef double d = _real(delay, "delay")
+        # _read refuses a non-finite reading, so an infinite delay makes an
+        # infinite deadline, never NaN.
+        return self._put(item, self._read() + d, block, timeout)
+
+    def put_at(self, item, deadline, *, block=True, timeout=None):
+        """Add ``item``, due at ``deadline`` (on the queue's clock); return its handle.  O(log n).
+
+        Otherwise as ``put``.
+        """
+        return self._put(item, _real(deadline, "deadline"), block, timeout)
+
+    cdef object _put(self, object item, double deadline, object block, object timeout):
+        cdef Heap heap = self._heap
+        cdef bint was_empty
+        cdef double head
+        self._acquire()
+        try:
+            if self.is_shutdown:
+                raise ShutDown
+            if self._bounded:
+                self._wait_for_room(block, timeout)
+            was_empty = heap._n == 0
+            head = heap._hkey[0]  # read only if not empty
+            handle = heap._push_key(deadline, item)
+            if was_empty or deadline < head:
+                self._head_changed()
+            return handle
+        finally:
+            self._release()
+
+    cdef int _head_changed(self) except -1:
+        # Wake the leader to re-sleep until the new head; with no leader, wake
+        # a follower to become one.
+        leader = self._leader
+        if leader is not None:
+            self._leader = None
+            try:
+                self._getters.remove(leader)
+            except ValueError:  # its sleep is already over
+                return 0
+            leader.release()
+        elif self._getters:
+            self._getters.popleft().release()
+        return 0
+
+    # -- get ------------------------------------------------------------------
+
+    def get(self, block=True, timeout=None):
+        """Remove and return the earliest-due item once it is due.  O(log n).
+
+        With ``block`` true, waits until an item is due (at most ``timeout``
+        seconds, then ``Empty``); with ``block`` false, raises ``Empty`` at
+        once if nothing is due.  Once shut down, raises ``ShutDown`` when no
+        item is left.
+        """
+        cdef double now
+        end = None if timeout is None or not block else check_timeout(timeout)
+        self._acquire()
+        try:
+            if end is not None:
+                dq_monotonic(&now)
+                end += now
+            return self._get(block, end)
+        finally:
+            try:
+                self._hand_on()
+            finally:
+                self._release()
+
+    def get_nowait(self):
+        """Remove and return the earliest-due item if it is due, else ``Empty``.  O(log n)."""
+        self._acquire()
+        try:
+            return self._get(False, None)
+        finally:
+            try:
+                self._hand_on()
+            finally:
+                self._release()
+
+    cdef object _get(self, bint block, object end):
+        # With the lock held: the head if it is due, else wait for it.
+        cdef Heap heap = self._heap
+        cdef double deadline, now
+        if heap._n:
+            deadline = heap._hkey[0]
+            now = self._read()
+            if now >= deadline:
+                return self._take()
+            if not block:
+                raise Empty
+            self._wait_due(deadline - now, end)
+        else:
+            if self.is_shutdown:
+                raise ShutDown
+            if not block:
+                raise Empty
+            self._wait_due(None, end)
+        return self._take()
+
+    cdef inline int _hand_on(self) except -1:
+        # Someone must watch the head: hand the lead on.
+        if self._leader is None and self._heap._n and self._getters:
+            self._getters.popleft().release()
+        return 0
+
+    cdef object _take(self):
+        cdef Heap heap = self._heap
+        item = heap._pop_head()
+        if self._putters:
+            self._putters.popleft().release()
+        if self.is_shutdown and not heap._n:
+            notify_all(self._getters)  # they raise ShutDown now
+        return item
+
+    def get_many(self, max_items=None):
+        """Remove and return every item due now (at most ``max_items``), earliest first.  O(k log n).
+
+        Never blocks.  Once shut down and empty, raises ``ShutDown``.
+        """
+        cdef Heap heap = self._heap
+        cdef Py_ssize_t limit = NO_LIMIT
+        cdef double now
+        cdef list out = []
+        if max_items is not None:
+            limit = min(to_count(max_items, "max_items"), NO_LIMIT)
+        self._acquire()
+        try:
+            if self.is_shutdown and not heap._n:
+                raise ShutDown
+            now = self._read()
+            while heap._n and len(out) < limit and heap._hkey[0] <= now:
+                out.append(self._take())
+            return out
+        finally:
+            self._release()
+
+    # -- handles ----------------------------------------------------------------
+
+    def cancel(self, handle):
+        """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
+        cdef Heap heap = self._heap
+        cdef double head
+        item = None
+        self._acquire()
+        try:
+            head = heap._hkey[0]
+            try:
+                item = heap._remove_handle(handle)
+            except KeyError:
+                return False
+            if not heap._n or heap._hkey[0] != head:
+                self._head_changed()
+            if self._putters:
+                self._putters.popleft().release()
+            if self.is_shutdown and not heap._n:
+                notify_all(self._getters)
+            return True
+        finally:
+            self._release()
+        # item dies on return, after the lock: its finaliser may use the queue
+
+    def reschedule(self, handle, delay):
+        """Make the item behind ``handle`` due ``delay`` seconds from now.  O(log n).
+
+        Returns False if the handle is stale.  The item goes behind others
+        with the same deadline.
+        """
+        cdef Heap heap = self._heap
+        cdef double deadline = _real(delay, "delay")
+        cdef double head
+        deadline += self._read()
+        self._acquire()
+        try:
+            head = heap._hkey[0]
+            try:
+                heap._update_key(handle, deadline)
+            except KeyError:
+                return False
+            if heap._hkey[0] != head:
+                self._head_changed()
+            return True
+        finally:
+            self._release()
+
+    def _check(self):
+        """Assert the invariants: heap order, and no lock or leader left behind when idle."""
+        if not PyThread_acquire_lock(self._mutex, NOWAIT_LOCK):
+            raise AssertionError("the lock is held")
+        try:
+            self._heap._check()
+            if not self._getters:
+                assert self._leader is None, "a leader without waiting getters"
+            else:
+                assert self._leader is None or self._leader in self._getters
+        finally:
+            PyThread_release_lock(self._mutex)

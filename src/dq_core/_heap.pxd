@@ -1,0 +1,76 @@
+# cython: language_level=3
+# The C interface of dq_core._heap, cimported by _delayq (DelayCore drives its
+# Heap through these fields and cdef methods, without Python calls).  This
+# file's path names the module, dq_core._heap (see dq_core/_ring.pxd).
+
+cimport cython
+
+from _handles cimport Handles
+
+ctypedef unsigned long long u64
+
+
+cdef class Heap:
+    # by heap position
+    cdef double[::1] _hkey
+    cdef u64[::1] _hseq
+    cdef long long[::1] _hslot
+    # by slot: the handle table, the position in the heap of a held slot
+    # (as long as the table's room), and the payload (None in a free slot;
+    # as long as the slots made)
+    cdef Handles _t
+    cdef long long[::1] _spos
+    cdef list _items
+    cdef Py_ssize_t _n, _hcap
+    cdef u64 _seq
+    cdef bint _busy               # an operation is changing the heap
+    cdef object __weakref__
+
+    @cython.final
+    cdef inline int _enter(self) except -1
+    @cython.final
+    cdef inline int _idle(self) except -1
+    @cython.final
+    cdef int _alloc_heap(self, Py_ssize_t cap) except -1
+    @cython.final
+    cdef int _alloc_slots(self, Py_ssize_t cap) except -1
+    @cython.final
+    cdef int _reset_slots(self, unsigned int epoch) except -1
+    @cython.final
+    cdef inline int _shrink_heap(self) except -1
+    @cython.final
+    cdef inline long long _take_slot(self, object item) except -1
+    @cython.final
+    cdef int _on_empty(self) except -1
+    @cython.final
+    cdef void _sift_up(self, Py_ssize_t pos, Py_ssize_t start) noexcept
+    @cython.final
+    cdef void _sift_down(self, Py_ssize_t pos) noexcept
+    @cython.final
+    cdef inline long long _insert(self, double key, object item) except -1
+    @cython.final
+    cdef int _reserve(self, Py_ssize_t extra) except -1
+    @cython.final
+    cdef object _delete_at(self, Py_ssize_t pos)
+    @cython.final
+    cdef inline long long _slot_of(self, object handle) except -2
+    @cython.final
+    cdef inline object _handle(self, long long slot)
+    @cython.final
+    cdef tuple _state(self)
+    @cython.final
+    cdef int _load_live(self, list live, long long[::1] spos, double[::1] hkey, u64[::1] hseq,
+                        long long[::1] hslot, list items) except -1
+    @cython.final
+    cdef _check_tables(self)
+
+    # What push, pop, remove and update do once the priority is a double:
+    # DelayCore's operations on its heap.
+    @cython.final
+    cdef object _push_key(self, double key, object item)
+    @cython.final
+    cdef object _pop_head(self)
+    @cython.final
+    cdef object _remove_handle(self, object handle)
+    @cython.final
+    cdef int _update_key(self, object handle, double key) except -1
