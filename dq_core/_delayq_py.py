@@ -6,6 +6,13 @@ get_many, cancel and reschedule, with the head check and the clock read.
 Waiting (``_wait_due``, ``_wait_for_room``) and shutdown live in
 ``dq_core._delayqueue``, shared by both implementations; they call back into
 ``_lock()``/``_unlock()`` and ``_now()`` and park on the waiter deques.
+
+The core alone never waits:
+
+>>> core = DelayCore(clock=iter([0.0, 0.0, 5.0]).__next__)
+>>> handle = core.put("due at 2", delay=2.0)
+>>> core.get_many(), core.get_many()
+([], ['due at 2'])
 """
 
 from __future__ import annotations

@@ -13,15 +13,12 @@ from asyncio import Future, QueueEmpty, QueueFull
 from collections import deque
 from typing import Any, Callable, NoReturn, Optional
 
-from .._delayqueue import _check_maxsize
+from .._waiting import check_maxsize
 
 __all__ = [
     "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "park", "wakeup_next", "wakeup_all",
     "check_maxsize",
 ]
-
-#: ``maxsize`` as an int (0 or less: unbounded), or ``TypeError`` naming it: the threaded DelayQueue's check.
-check_maxsize = _check_maxsize
 
 if hasattr(asyncio, "QueueShutDown"):  # Python >= 3.13
     QueueShutDown = asyncio.QueueShutDown
