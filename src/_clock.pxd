@@ -1,6 +1,6 @@
 # cython: language_level=3
 # time.monotonic() read in C, shared by the compiled cores whose default
-# clock it is (_delayq; _wheel has its own copy until it cimports this).
+# clock it is (_delayq, _wheel).
 
 cdef extern from *:
     """
