@@ -19,6 +19,7 @@ from cpython.pythread cimport (
     PyThread_free_lock, PyThread_get_thread_ident, PyThread_release_lock,
     PyThread_type_lock,
 )
+from _ownedlock cimport owned_acquire, owned_release
 
 from _clock cimport dq_monotonic
 from _number cimport _real
@@ -90,20 +91,10 @@ cdef class DelayCore:
     # -- the lock ---------------------------------------------------------------
 
     cdef inline int _acquire(self) except -1:
-        cdef unsigned long me = PyThread_get_thread_ident()
-        if not PyThread_acquire_lock(self._mutex, NOWAIT_LOCK):
-            if self._owner == me:
-                raise RuntimeError(
-                    "the queue was re-entered while this thread holds its lock "
-                    "(from a comparison of its items?)")
-            with nogil:
-                PyThread_acquire_lock(self._mutex, WAIT_LOCK)
-        self._owner = me
-        return 0
+        return owned_acquire(self._mutex, &self._owner)
 
     cdef inline void _release(self) noexcept:
-        self._owner = 0
-        PyThread_release_lock(self._mutex)
+        owned_release(self._mutex, &self._owner)
 
     def _lock(self):
         """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
