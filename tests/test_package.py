@@ -300,3 +300,13 @@ def test_workflows_cover_the_supported_pythons_and_a_current_cibuildwheel():
     assert re.search(r"pypa/cibuildwheel@v4\.", wheels)
     runners = re.search(r"os: \[(.*)\]", wheels)
     assert runners is not None and "ubuntu-24.04-arm" in runners.group(1)
+
+
+def test_every_package_of_the_source_tree_is_shipped():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    if not (ROOT / "pyproject.toml").is_file():
+        pytest.skip("no source tree next to the tests")
+    shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    found = sorted(".".join(p.parent.relative_to(ROOT).parts)
+                   for p in (ROOT / "dq_core").rglob("__init__.py"))
+    assert sorted(shipped) == found
