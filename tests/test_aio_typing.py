@@ -7,6 +7,7 @@ be reported with that code, and no other line may be.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -65,10 +66,15 @@ def test_aio_types_under_mypy_strict(tmp_path):
     args = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
             "--show-error-codes", "--no-error-summary", "--no-pretty",
             "--cache-dir", str(tmp_path / ".mypy_cache")]
+    env = dict(os.environ)
     config = PACKAGE_PARENT / "pyproject.toml"
-    if config.is_file():
+    if config.is_file():  # a source checkout: its configuration and its dq_core
         args += ["--config-file", str(config)]
-    out = subprocess.run(args + [str(case)], capture_output=True, text=True, cwd=PACKAGE_PARENT)
+        env["MYPYPATH"] = str(PACKAGE_PARENT)
+    # run from the case's directory, never from site-packages (where mypy
+    # would take typing_extensions.py for a user module)
+    out = subprocess.run(args + [case.name], capture_output=True, text=True, cwd=str(tmp_path),
+                         env=env, timeout=120)
     got = sorted(
         (int(m["line"]), m["code"]) for m in map(ERROR.match, out.stdout.splitlines())
         if m and Path(m["file"]).name == case.name)
