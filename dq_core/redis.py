@@ -138,14 +138,20 @@ local function now_us()
 end
 
 -- sorted-set member: equal scores sort by member, hence FIFO by sequence
+-- ('%%016d' formats as '%%016.0f' does below 2**53, in half the time)
 local function member(s, id)
-  return string.format('%%016.0f', s) .. id
+  return string.format('%%016d', s) .. id
 end
 
 -- a state string: its kind ('S', 'L', 'D'), attempts, and the rest
 local function split(v)
   local p = string.find(v, ':', 2, true)
   return string.sub(v, 1, 1), tonumber(string.sub(v, 2, p - 1)), string.sub(v, p + 1)
+end
+
+-- the attempts of a state string alone (one match instead of split's three cuts)
+local function attempts(v)
+  return tonumber(string.match(v, '^.(%%d+)'))
 end
 
 -- run cmd key list[...] in chunks of width-element items
@@ -199,7 +205,7 @@ local function reclaim(now)
   for i = 1, #ended, 2 do
     local id = ended[i]
     redis.call('ZREM', lease, id)
-    local _, a = split(redis.call('HGET', state, id))
+    local a = attempts(redis.call('HGET', state, id))
     retry(id, tonumber(ended[i + 1]), a, now)
   end
 end
@@ -282,7 +288,7 @@ local tok0 = redis.call('INCRBY', seq, k) - k
 local sargs, largs, out = {}, {}, {now, -1}
 for i = 1, k do
   local id = ids[i]
-  local _, a = split(olds[i])
+  local a = attempts(olds[i])
   a = a + 1
   local s = 'L' .. a .. ':' .. (tok0 + i)
   sargs[2 * i - 1] = id ; sargs[2 * i] = s
@@ -325,7 +331,7 @@ local id = ARGV[3]
 local v = holds(id, ARGV[4])
 if not v then return 0 end
 redis.call('ZREM', lease, id)
-local _, a = split(v)
+local a = attempts(v)
 local d, head = now + tonumber(ARGV[5]), head_score()
 if retry(id, d, a, now) then wake_if_head(d, head) end
 return 1

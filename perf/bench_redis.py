@@ -9,7 +9,10 @@ loopback port; the pyperf workers get its port.
 Throughput, per job: N jobs put with a 1 ms delay, then claimed and acked
 until none is left, in one process (N=5000; 1000 for arq).  ``dq_core-batched``: ``put_many``,
 ``get_many``, ``ack_many`` by 500; ``dq_core-single``: ``put``, ``get``,
-``ack`` one job at a time (three round trips per job); ``arq``: its
+``ack`` one job at a time (three round trips per job);
+``dq_core-batched-overlapped``: batched, with a producer thread on its own
+connection putting while the consumer claims and acks (N=20000), as a
+producer process and a consumer process would; ``arq``: its
 ``enqueue_job(_defer_by=...)`` (arq has no batch enqueue), then a burst
 worker (``max_jobs=500``, ``keep_result=0``, ``poll_delay=0.01``) runs a
 no-op job function on each.  ``dq_core-latency``: one job put, claimed and
@@ -68,6 +71,31 @@ def dq_batched(loops: int, port: int, n: int) -> float:
             q.ack_many(jobs)
             done += len(jobs)
         total += time.perf_counter() - t0
+    return total
+
+
+def dq_overlapped(loops: int, port: int, n: int) -> float:
+    """Batched as dq_batched, with the producer in its own thread and connection:
+    the puts overlap the claims and acks, as separate producer and consumer
+    processes would (a waiting client holds no GIL)."""
+    consumer = RedisDelayQueue("bench-overlapped", redis.Redis(port=port))
+    producer = RedisDelayQueue("bench-overlapped", redis.Redis(port=port))
+    consumer.clear()
+    payloads = [b"x" * 64] * BATCH
+    delays = [DELAY] * BATCH
+    total = 0.0
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        feeder = threading.Thread(target=lambda: [producer.put_many(payloads, delays)
+                                                  for _ in range(n // BATCH)])
+        feeder.start()
+        done = 0
+        while done < n:
+            jobs = consumer.get_many(BATCH, timeout=1)
+            consumer.ack_many(jobs)
+            done += len(jobs)
+        total += time.perf_counter() - t0
+        feeder.join()
     return total
 
 
@@ -140,6 +168,8 @@ def bench() -> None:
         n = 5000  # arq: 1000, or a run would take minutes
         group = "end to end per job (put, claim, ack)"
         runner.bench_time_func(f"{group} dq_core-batched", dq_batched, port, n, inner_loops=n)
+        runner.bench_time_func(f"{group} dq_core-batched-overlapped", dq_overlapped, port, 4 * n,
+                               inner_loops=4 * n)
         runner.bench_time_func(f"{group} dq_core-single", dq_single, port, n, inner_loops=n)
         if arq is not None:
             runner.bench_time_func(f"{group} arq", arq_jobs, port, 1000, inner_loops=1000)
