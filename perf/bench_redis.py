@@ -55,47 +55,41 @@ BATCH = 500
 DELAY = 0.001
 
 
-def dq_batched(loops: int, port: int, n: int) -> float:
-    q = RedisDelayQueue("bench-batched", redis.Redis(port=port))
-    q.clear()
+def _produce(q: RedisDelayQueue, n: int) -> None:
     payloads = [b"x" * 64] * BATCH
     delays = [DELAY] * BATCH
-    total = 0.0
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        for _ in range(n // BATCH):
-            q.put_many(payloads, delays)
-        done = 0
-        while done < n:
-            jobs = q.get_many(BATCH, timeout=1)
-            q.ack_many(jobs)
-            done += len(jobs)
-        total += time.perf_counter() - t0
-    return total
+    for _ in range(n // BATCH):
+        q.put_many(payloads, delays)
 
 
-def dq_overlapped(loops: int, port: int, n: int) -> float:
-    """Batched as dq_batched, with the producer in its own thread and connection:
-    the puts overlap the claims and acks, as separate producer and consumer
-    processes would (a waiting client holds no GIL)."""
-    consumer = RedisDelayQueue("bench-overlapped", redis.Redis(port=port))
-    producer = RedisDelayQueue("bench-overlapped", redis.Redis(port=port))
+def _consume(q: RedisDelayQueue, n: int) -> None:
+    done = 0
+    while done < n:
+        jobs = q.get_many(BATCH, timeout=1)
+        q.ack_many(jobs)
+        done += len(jobs)
+
+
+def dq_batched(loops: int, port: int, n: int, overlapped: bool = False) -> float:
+    """n jobs put in batches, then claimed and acked in batches.  ``overlapped``:
+    a producer thread on its own connection puts while the consumer claims and
+    acks, as separate producer and consumer processes would (a client waiting
+    on Redis holds no GIL)."""
+    consumer = RedisDelayQueue("bench-batched", redis.Redis(port=port))
+    producer = RedisDelayQueue("bench-batched", redis.Redis(port=port))
     consumer.clear()
-    payloads = [b"x" * 64] * BATCH
-    delays = [DELAY] * BATCH
     total = 0.0
     for _ in range(loops):
         t0 = time.perf_counter()
-        feeder = threading.Thread(target=lambda: [producer.put_many(payloads, delays)
-                                                  for _ in range(n // BATCH)])
-        feeder.start()
-        done = 0
-        while done < n:
-            jobs = consumer.get_many(BATCH, timeout=1)
-            consumer.ack_many(jobs)
-            done += len(jobs)
+        if overlapped:
+            feeder = threading.Thread(target=_produce, args=(producer, n))
+            feeder.start()
+            _consume(consumer, n)
+            feeder.join()
+        else:
+            _produce(producer, n)
+            _consume(consumer, n)
         total += time.perf_counter() - t0
-        feeder.join()
     return total
 
 
@@ -168,8 +162,8 @@ def bench() -> None:
         n = 5000  # arq: 1000, or a run would take minutes
         group = "end to end per job (put, claim, ack)"
         runner.bench_time_func(f"{group} dq_core-batched", dq_batched, port, n, inner_loops=n)
-        runner.bench_time_func(f"{group} dq_core-batched-overlapped", dq_overlapped, port, 4 * n,
-                               inner_loops=4 * n)
+        runner.bench_time_func(f"{group} dq_core-batched-overlapped", dq_batched, port, 4 * n,
+                               True, inner_loops=4 * n)
         runner.bench_time_func(f"{group} dq_core-single", dq_single, port, n, inner_loops=n)
         if arq is not None:
             runner.bench_time_func(f"{group} arq", arq_jobs, port, 1000, inner_loops=1000)
