@@ -14,14 +14,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._base import QueueEmpty, QueueFull, QueueShutDown
+from ._timer import Timeout, TimerHandle, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
     from ._delay import DelayQueue
     from ._queue import PriorityQueue
+    from ._timer import Timer
 
-__all__ = ["DelayQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "QueueShutDown"]
+__all__ = [
+    "DelayQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "QueueShutDown",
+    "Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at",
+]
 
-_CLASSES = ("DelayQueue", "PriorityQueue")
+_CLASSES = ("DelayQueue", "PriorityQueue", "Timer")
 
 
 def __getattr__(name: str) -> Any:
