@@ -32,8 +32,9 @@ def kind(request):
     return request.param
 
 
-def counting_loop(kind, early=0.0, virtual=False):
-    """A loop of ``kind`` counting ``call_at``/``call_later``; its ``call_at`` fires ``early`` s early."""
+def counting_loop(kind, early=0.0, virtual=False, late=0.0):
+    """A loop of ``kind`` counting the Timer's ``call_at``/``call_later``; the first ``call_at``
+    for a time fires ``early`` s early or ``late`` s late."""
     if virtual:
         base = VirtualClockLoop
     elif kind == "uvloop":
@@ -55,7 +56,7 @@ def counting_loop(kind, early=0.0, virtual=False):
                 first = when not in self.call_ats
                 self.call_ats.append(when)  # the Timer's loop timer
                 if first:
-                    when -= early  # the first time only: a real clock moves on, a virtual one not
+                    when += late - early  # the first time only: a real clock moves on, a virtual one not
             self.inside = True
             try:
                 return super().call_at(when, callback, *args, context=context)
@@ -214,6 +215,20 @@ def test_not_far_late_on_a_real_clock(impl, run):
         assert h.when() <= at < h.when() + 0.5
 
     run(main())
+
+
+def test_past_deadline_from_a_late_firing_keeps_deadline_order(impl):
+    # The loop fires 0.3 s late (at 5.3): the wheel's time is 5.3 while A (5.2) still
+    # waits for its tick (6.0).  B = call_at(5.25), already past, must not run before A.
+    async def main():
+        t = impl.aio.Timer(tick=1.0)
+        out = []
+        t.call_at(4.5, lambda: out.append(t.call_at(5.25, out.append, "B") and "X"))
+        t.call_at(5.2, out.append, "A")
+        await asyncio.sleep(10)
+        assert out == ["X", "A", "B"]
+
+    run_loop(counting_loop("asyncio", late=0.3, virtual=True), main())
 
 
 def test_callback_runs_in_its_context(impl, run):
@@ -498,9 +513,10 @@ def test_nothing_kept_after_firing_or_cancel(impl, run):
         h2 = t.call_later(0, cancelled)
         href = weakref.ref(h1)
         assert h2.cancel()
-        del fired, cancelled, h2
+        del fired, cancelled
         gc.collect()
         assert refs[1]() is None  # a cancelled handle keeps nothing, even while held
+        assert h2.cancelled()
         del h1
         await asyncio.sleep(0.05)
         gc.collect()
