@@ -591,3 +591,43 @@ def test_model_on_a_virtual_clock(impl, ops, tick_exp):
                     assert (handles[a].when(), a) < (handles[b].when(), b)
 
     run_loop(VirtualClockLoop(), main())
+
+
+# -- types --------------------------------------------------------------------------------------
+
+TYPING_CASE = '''\
+from __future__ import annotations
+
+from typing import Optional
+
+from typing_extensions import assert_type
+
+from dq_core import aio
+
+
+def takes_int(x: int) -> None: ...
+
+
+async def main() -> None:
+    t = aio.Timer(tick=0.01)
+    h = t.call_later(1.0, takes_int, 1)
+    assert_type(h, aio.TimerHandle)
+    assert_type(h.cancel(), bool)
+    assert_type(h.when(), float)
+    assert_type(t.call_at(2.0, print, "x", context=None), aio.TimerHandle)
+    assert_type(t.close(), list[aio.TimerHandle])
+    t.call_later(1.0, takes_int, "no")  # E: arg-type
+    t.call_at("soon", takes_int, 1)  # E: arg-type
+    async with aio.timeout(1.0) as cm:
+        assert_type(cm.when(), Optional[float])
+    async with aio.timeout_at(None, timer=t):
+        pass
+'''
+
+
+def test_types_under_mypy_strict(tmp_path, monkeypatch):
+    # test_aio_typing's mypy run, on this case
+    import test_aio_typing
+
+    monkeypatch.setattr(test_aio_typing, "CASE", TYPING_CASE)
+    test_aio_typing.test_aio_types_under_mypy_strict(tmp_path)
