@@ -109,6 +109,20 @@ def test_surface(impl, run):
     run(main())
 
 
+def test_infinite_delay_never_runs_and_arms_a_finite_timer(impl, kind):
+    async def main():
+        loop = asyncio.get_running_loop()
+        t = impl.aio.Timer()
+        h = t.call_later(math.inf, print)
+        h2 = t.call_at(10**6, print)  # an int: taken as a float
+        assert h.when() == math.inf and h2.when() == 1e6 and type(h2.when()) is float
+        assert len(t) == 2 and all(at <= loop.time() + 86400 for at in loop.call_ats)
+        await asyncio.sleep(0.01)
+        assert t.close() == [h2, h]
+
+    run_loop(counting_loop(kind), main())
+
+
 def test_default_tick_and_bad_tick(impl):
     assert impl.aio.Timer(tick=0.5).tick == 0.5
     with pytest.raises(ValueError, match="tick"):
