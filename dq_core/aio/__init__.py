@@ -6,7 +6,9 @@ once their deadline on the loop's clock has passed, with one loop timer per
 queue.  Both work on the default loop and on uvloop, never block the loop
 and start no thread.  ``QueueEmpty`` and ``QueueFull`` are asyncio's own
 classes; ``QueueShutDown`` is asyncio's on Python >= 3.13 and a dq_core
-class (a subclass of ``Exception``) before.
+class (a subclass of ``Exception``) before.  ``Timer`` keeps loop timers on
+a TimingWheel with one ``loop.call_at`` per wheel; ``timeout``/``timeout_at``
+are ``asyncio.timeout``/``timeout_at`` armed on it.
 """
 
 from __future__ import annotations
