@@ -16,11 +16,17 @@ import math
 import sys
 
 import pytest
-from test_aio_loops import run, run_on, settle  # noqa: F401 -- the loop fixture
+from test_aio_loops import LOOPS, new_loop, run, run_on, settle  # noqa: F401 -- the loop fixture
 
 from dq_core import aio
 
 HAS_STDLIB = sys.version_info >= (3, 11)
+
+
+@pytest.fixture(params=LOOPS)
+def kind(request):
+    new_loop(request.param).close()  # skip where the loop is missing
+    return request.param
 
 
 def ours(timer_cls=None):
@@ -253,13 +259,23 @@ def test_one_loop_timer_for_many_timeouts(impl, run):
     run(main())
 
 
-def test_default_timer_is_per_loop(impl):
-    async def get():
-        return aio.default_timer()
+def test_default_timer_is_per_loop_and_lets_closed_loops_go(impl, kind):
+    import gc
+    import weakref
 
-    a = run_on("asyncio", get())
-    b = run_on("asyncio", get())
-    assert a is not b and a.tick == 0.001
+    from dq_core.aio import _timer
+
+    async def get():
+        async with aio.timeout(10):
+            pass
+        return aio.default_timer(), weakref.ref(asyncio.get_running_loop())
+
+    timers, loops = zip(*(run_on(kind, get()) for _ in range(3)))
+    assert len(set(map(id, timers))) == 3 and timers[0].tick == 0.001
+    del timers
+    gc.collect()
+    assert loops[0]() is None and loops[1]() is None  # only the last closed loop is held
+    assert len(_timer._default_timers) <= 1
     with pytest.raises(RuntimeError):
         aio.default_timer()
 

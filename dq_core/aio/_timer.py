@@ -31,7 +31,6 @@ import enum
 import math
 import operator
 import sys
-import weakref
 from asyncio import AbstractEventLoop
 from collections import deque
 from types import TracebackType
@@ -349,19 +348,25 @@ class Timer:
 
 # -- timeout -----------------------------------------------------------------------------
 
-_default_timers: weakref.WeakKeyDictionary[AbstractEventLoop, Timer] = weakref.WeakKeyDictionary()
+# The default Timer of each loop.  Not a WeakKeyDictionary: the Timer holds its
+# loop (its wheel's clock is loop.time), so the entry would keep its key alive.
+# The entries of closed loops go when a new loop asks for its Timer.
+_default_timers: dict[AbstractEventLoop, Timer] = {}
 
 
 def default_timer() -> Timer:
     """The running loop's shared ``Timer`` (tick 1 ms) that ``timeout`` uses, made on first use.
 
-    It lives as long as its loop; ``RuntimeError`` where no loop runs.
+    Kept until the loop is closed and another loop asks for its own;
+    ``RuntimeError`` where no loop runs.
     """
     loop = _get_running_loop()
     try:
         return _default_timers[loop]
     except KeyError:
         pass
+    for closed in [lp for lp in _default_timers if lp.is_closed()]:
+        del _default_timers[closed]
     from .._assemble import aio_classes
     from .._compat import implementation
 
