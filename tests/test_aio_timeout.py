@@ -294,3 +294,31 @@ def test_bad_arguments(impl, run):
             assert not cm.expired()
 
     run(main())
+
+
+def test_many_tasks_on_a_virtual_clock(impl):
+    # 2000 tasks, each a timeout around a sleep, deadlines at least 3 ticks apart
+    # from the sleeps' ends: timed out exactly when the timeout is the shorter
+    from dq_core.aio._benchtimer import VirtualClockLoop
+
+    rng = __import__("random").Random(7)
+    cases = [(rng.randrange(1, 5000) * 0.001, rng.randrange(1, 5000) * 0.001) for _ in range(2000)]
+    cases = [(a, b) for a, b in cases if abs(a - b) >= 0.003]
+
+    async def main(timeout):
+        async def one(limit, work):
+            try:
+                async with timeout(limit) as cm:
+                    await asyncio.sleep(work)
+                    return "done", cm.expired()
+            except TimeoutError:
+                return "timed out", cm.expired()
+
+        return await asyncio.gather(*(one(a, b) for a, b in cases))
+
+    loop = VirtualClockLoop()
+    try:
+        got = loop.run_until_complete(main(ours(impl.aio.Timer)[0]))
+    finally:
+        loop.close()
+    assert got == [("timed out", True) if a < b else ("done", False) for a, b in cases]
