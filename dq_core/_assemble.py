@@ -58,6 +58,7 @@ class AioClasses(NamedTuple):
 
     PriorityQueue: Any
     DelayQueue: Any
+    Timer: Any
 
 
 class Classes(NamedTuple):
@@ -98,12 +99,14 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
 def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     """The public classes of ``dq_core.aio`` built on the core ``modules``."""
     from .aio import _delay as _aio_delay, _queue as _aio_queue  # import dq_core: no asyncio
+    from .aio import _timer as _aio_timer
 
-    heap, pqueue = modules["_heap"], modules["_pqueue"]
+    heap, pqueue, wheel = modules["_heap"], modules["_pqueue"], modules["_wheel"]
     return AioClasses(
         PriorityQueue=_public(
             _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
         DelayQueue=_public(_aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
+        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, __module__="dq_core.aio"),
     )
 
 

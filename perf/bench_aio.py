@@ -3,6 +3,7 @@
     python perf/bench_aio.py --fast -o aio.json
     python perf/compare.py aio.json
     python perf/bench_aio.py --lateness     # DelayQueue lateness p50/p99, both loops (no pyperf)
+    python perf/bench_aio.py --fast --timers-only -o timers.json   # aio.Timer vs call_later only
 
 Each workload runs on the default loop and on uvloop (where installed); times
 are per element (one put or one get; per item for the task workloads).  The
@@ -47,7 +48,16 @@ def contenders() -> list[tuple[str, object, object]]:
 def benchmarks() -> None:
     import pyperf
 
-    runner = pyperf.Runner()
+    def pass_on(cmd: list[str], args: object) -> None:  # to pyperf's worker processes
+        if getattr(args, "timers_only", False):
+            cmd.append("--timers-only")
+
+    runner = pyperf.Runner(add_cmdline_args=pass_on)
+    runner.argparser.add_argument("--timers-only", action="store_true",
+                                  help="run only the aio.Timer vs call_later benchmarks")
+    if runner.parse_args().timers_only:
+        timer_benchmarks(runner)
+        return
     runner.metadata["description"] = "dq_core.aio vs asyncio.PriorityQueue and heapq+asyncio.Event"
     n = 10_000
     jobs = w.pq_items(n)
@@ -66,6 +76,48 @@ def benchmarks() -> None:
                                    a.delay_put_get, dq, past, new_loop, inner_loops=2 * n)
             runner.bench_time_func(f"aio DelayQueue 4 waiting consumers {loop_name} {label}",
                                    a.delay_waiting_consumers, dq, n, new_loop, inner_loops=n)
+    timer_benchmarks(runner)
+
+
+# -- aio.Timer against loop.call_later (workloads: dq_core.aio._benchtimer) -----------------
+
+def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> None:
+    """aio.Timer vs the loop's own call_later: a run-through, per-call schedule and cancel.
+
+    Run-through: ``n_run`` call_later with delays U(0, 60 s), every other one
+    cancelled, then the loop runs until all have fired; on the default loop
+    with a virtual clock (``VirtualClockLoop``: no real waiting, same loop
+    for both contenders); on uvloop (real clock) with the delays divided by
+    ``UVLOOP_SCALE``.  Times are per timer scheduled.
+    """
+    from dq_core._assemble import aio_classes
+    from dq_core.aio import _benchtimer as t
+
+    ours = []
+    for label, implementation in (("dq_core-c", "cython"), ("dq_core-py", "python")):
+        try:
+            ours.append((label, t.timer_call_later(aio_classes(implementation).Timer)))
+        except ImportError:  # pure-only build
+            continue
+    who = ours + [("call_later", t.loop_call_later)]
+    run_60 = t.delays(n_run, 60.0)
+    run_uv = [d / t.UVLOOP_SCALE for d in run_60]
+    per_call = t.delays(n_call, 60.0)
+    for loop_name, new_loop in loops():
+        virtual = t.VirtualClockLoop if loop_name == "asyncio" else new_loop
+        ds = run_60 if loop_name == "asyncio" else run_uv
+        span = "60 s virtual" if loop_name == "asyncio" else f"{60 / t.UVLOOP_SCALE:g} s"
+        for label, contender in who:
+            if label == "dq_core-py" and n_run > 100_000:
+                continue  # the pure twin: per-call rows only (the run-through takes long)
+            runner.bench_time_func(
+                f"aio timers 1e6 call_later U(0,{span}) half cancelled run-through {loop_name} {label}",
+                t.run_through, contender, ds, virtual, inner_loops=n_run)
+        for label, contender in who:
+            runner.bench_time_func(f"aio timers schedule {loop_name} {label}",
+                                   t.schedule_cost, contender, per_call, new_loop, inner_loops=n_call)
+            runner.bench_time_func(f"aio timers cancel {loop_name} {label}",
+                                   t.cancel_cost, contender, per_call, new_loop, inner_loops=n_call)
 
 
 def lateness(items: int = 2000, max_delay: float = 0.5) -> None:

@@ -6,7 +6,9 @@ once their deadline on the loop's clock has passed, with one loop timer per
 queue.  Both work on the default loop and on uvloop, never block the loop
 and start no thread.  ``QueueEmpty`` and ``QueueFull`` are asyncio's own
 classes; ``QueueShutDown`` is asyncio's on Python >= 3.13 and a dq_core
-class (a subclass of ``Exception``) before.
+class (a subclass of ``Exception``) before.  ``Timer`` keeps loop timers on
+a TimingWheel with one ``loop.call_at`` per wheel; ``timeout``/``timeout_at``
+are ``asyncio.timeout``/``timeout_at`` armed on it.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._base import QueueEmpty, QueueFull, QueueShutDown
+from ._timer import Timeout, TimerHandle, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
     from ._delay import DelayQueue
     from ._queue import PriorityQueue
+    from ._timer import Timer
 
-__all__ = ["DelayQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "QueueShutDown"]
+__all__ = [
+    "DelayQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "QueueShutDown",
+    "Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at",
+]
 
-_CLASSES = ("DelayQueue", "PriorityQueue")
+_CLASSES = ("DelayQueue", "PriorityQueue", "Timer")
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,150 @@
+"""The workloads of ``timer_benchmarks`` in ``perf/bench_aio.py``: aio.Timer against ``loop.call_later``.
+
+Each has pyperf's time-function signature, ``f(loops, *args) -> seconds``,
+and is timed in CPU seconds of the process (``time.process_time``), as the
+workloads of ``dq_core.aio._bench``.  The contender is a factory:
+``loop_call_later`` (the loop's own ``call_later``) or an ``aio.Timer``
+class (``call_later`` of a fresh Timer).
+
+Running 60 s of timers through must not take 60 s: ``VirtualClockLoop`` is
+the default (selector) event loop whose clock is virtual: its selector polls
+without waiting and moves the clock on by the timeout the loop asked for, so
+the loop jumps from one timer to the next.  Both contenders run on it alike.
+uvloop's clock is libuv's real one: there the delays are scaled down
+(``UVLOOP_SCALE``) and the CPU time only is counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import selectors
+from time import process_time
+from typing import Any, Callable, Optional
+
+__all__ = [
+    "VirtualClockLoop", "loop_call_later", "timer_call_later", "delays", "run_through",
+    "schedule_cost", "cancel_cost", "UVLOOP_SCALE",
+]
+
+NewLoop = Callable[[], asyncio.AbstractEventLoop]
+#: ``contender(loop)`` returns a ``call_later(delay, callback)``
+Contender = Callable[[asyncio.AbstractEventLoop], Callable[..., Any]]
+
+#: On uvloop (a real clock), the delays of the run-through are divided by this.
+UVLOOP_SCALE = 60.0
+
+
+class _VirtualSelector(selectors.DefaultSelector):
+    """Polls without waiting, then moves the loop's virtual clock on by ``timeout``."""
+
+    def __init__(self, clock: list[float]) -> None:
+        super().__init__()
+        self._clock = clock
+
+    def select(self, timeout: Optional[float] = None) -> list[Any]:
+        events: list[Any] = super().select(0)
+        if not events and timeout is not None and timeout > 0:
+            self._clock[0] += timeout
+        return events
+
+
+class VirtualClockLoop(asyncio.SelectorEventLoop):
+    """The default event loop on a virtual clock that jumps to the next timer instead of waiting."""
+
+    def __init__(self) -> None:
+        self._virtual = [0.0]
+        super().__init__(_VirtualSelector(self._virtual))
+
+    def time(self) -> float:
+        return self._virtual[0]
+
+
+def loop_call_later(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
+    """The baseline contender: the loop's own ``call_later``."""
+    return loop.call_later
+
+
+def timer_call_later(timer_cls: Any) -> Contender:
+    """The contender ``timer_cls().call_later`` (an ``aio.Timer`` class of either implementation)."""
+    def contender(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
+        return timer_cls().call_later  # type: ignore[no-any-return]
+    return contender
+
+
+def delays(n: int, span: float, seed: int = 13) -> list[float]:
+    """``n`` delays uniform in [0, span)."""
+    rng = random.Random(seed)
+    return [rng.random() * span for _ in range(n)]
+
+
+def _run(new_loop: NewLoop, main: Callable[[], Any]) -> float:
+    loop = new_loop()
+    try:
+        return loop.run_until_complete(main())  # type: ignore[no-any-return]
+    finally:
+        loop.close()
+
+
+def run_through(loops: int, contender: Contender, ds: list[float],
+                new_loop: NewLoop = VirtualClockLoop) -> float:
+    """Schedule a timer per delay of ``ds``, cancel every other one, run the rest through."""
+    total = 0.0
+    span = max(ds)
+    for _ in range(loops):
+        async def main() -> float:
+            loop = asyncio.get_running_loop()
+            fired = itertools.count()
+            cb = fired.__next__
+            t0 = process_time()
+            call_later = contender(loop)
+            hs = [call_later(d, cb) for d in ds]
+            for h in hs[::2]:
+                h.cancel()
+            del hs
+            await asyncio.sleep(span + 0.01)  # after the last timer, one tick late at most
+            elapsed = process_time() - t0
+            n = next(fired)
+            if n != len(ds) // 2:
+                raise AssertionError(f"{n} timers ran, not {len(ds) // 2}")
+            return elapsed
+
+        total += _run(new_loop, main)
+    return total
+
+
+def _per_call(loops: int, contender: Contender, ds: list[float], new_loop: NewLoop,
+              time_cancel: bool) -> float:
+    # schedule one timer per delay, then cancel them all; time one of the two
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        call_later = contender(loop)
+        elapsed = 0.0
+        for _ in range(loops):
+            t0 = process_time()
+            hs = [call_later(d, _nothing) for d in ds]
+            t1 = process_time()
+            for h in hs:
+                h.cancel()
+            elapsed += process_time() - t1 if time_cancel else t1 - t0
+            await asyncio.sleep(0)
+        return elapsed
+
+    return _run(new_loop, main)
+
+
+def schedule_cost(loops: int, contender: Contender, ds: list[float],
+                  new_loop: NewLoop = asyncio.new_event_loop) -> float:
+    """``call_later`` once per delay of ``ds`` (the timers are cancelled after, untimed)."""
+    return _per_call(loops, contender, ds, new_loop, time_cancel=False)
+
+
+def cancel_cost(loops: int, contender: Contender, ds: list[float],
+                new_loop: NewLoop = asyncio.new_event_loop) -> float:
+    """``cancel()`` of one timer per delay of ``ds``, scheduled before (untimed)."""
+    return _per_call(loops, contender, ds, new_loop, time_cancel=True)
+
+
+def _nothing() -> None:
+    pass
