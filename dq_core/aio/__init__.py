@@ -17,11 +17,16 @@ from ._base import QueueEmpty, QueueFull, QueueShutDown
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
     from ._delay import DelayQueue
+    from ._pool import PriorityTaskPool
     from ._queue import PriorityQueue
+    from ._ratelimit import RateLimiter
 
-__all__ = ["DelayQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "QueueShutDown"]
+__all__ = [
+    "DelayQueue", "PriorityQueue", "PriorityTaskPool", "QueueEmpty", "QueueFull", "QueueShutDown",
+    "RateLimiter",
+]
 
-_CLASSES = ("DelayQueue", "PriorityQueue")
+_CLASSES = ("DelayQueue", "PriorityQueue", "PriorityTaskPool", "RateLimiter")
 
 
 def __getattr__(name: str) -> Any:

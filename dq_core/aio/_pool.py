@@ -1,0 +1,246 @@
+"""aio.PriorityTaskPool: coroutines started lowest priority first, at most N at once, at most R per second.
+
+The asyncio form of seed 004's priority poller and of the threaded
+``PriorityExecutor``.  ``submit`` wraps the coroutine in an ``asyncio.Task``
+at once (the caller gets a real Task: await it, cancel it, add callbacks)
+whose first step waits for its *start*, a future of its own kept in the
+implementation's keyed ``Heap`` under its priority (lowest first, first in
+first out among equals; only priorities are compared, never coroutines).
+
+The pool starts tasks from one place, ``_dispatch``: while fewer than
+``max_concurrency`` run and a start is pending, it takes a token (with
+``rate``) and completes the start of the task at the top of the heap *at
+that moment*.  A dispatch is scheduled once per loop step of submits
+(``call_soon``), so tasks submitted together start in priority order, and
+runs again whenever a task finishes.  Without a token at hand, one task
+waits for it in the pool's ``aio.RateLimiter`` (its one loop timer, no
+polling) and dispatches when it comes; a token that finds nothing left to
+start goes back to the limiter.
+
+Each task's done callback does the bookkeeping whatever ended it: a task
+cancelled before its start leaves the heap and its coroutine is closed (no
+"never awaited" warning); one that started frees its slot.  An exception
+stays in its own task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import operator
+from asyncio import AbstractEventLoop, Future, Task
+from collections import deque
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar, Coroutine, Optional, TypeVar
+
+from .._convert import to_real
+from .._ratelimit import task_burst
+from ._base import LoopBound, wakeup_all
+from ._ratelimit import RateLimiter
+
+if TYPE_CHECKING:
+    from .._heap_py import Heap
+
+__all__ = ["PriorityTaskPool"]
+
+R = TypeVar("R")
+
+
+def _concurrency(value: object) -> int:
+    if not hasattr(type(value), "__index__"):
+        raise TypeError(f"max_concurrency must be an int, not {type(value).__name__!r}")
+    n = operator.index(value)  # type: ignore[arg-type]
+    if n <= 0:
+        raise ValueError(f"max_concurrency must be greater than 0, got {n!r}")
+    return n
+
+
+class PriorityTaskPool(LoopBound):
+    """Runs coroutines as tasks, lowest priority first, at most ``max_concurrency`` at once.
+
+    ``submit(coro, priority=0)`` returns the ``asyncio.Task`` that will run
+    ``coro``; pending tasks start in (priority, submission) order as slots
+    free up, and with ``rate`` set, at most ``rate`` start per second after
+    an initial ``burst`` (at least 1: a start takes one token).  Cancelling
+    a task before it starts removes it (its coroutine is closed, never
+    run); after, it cancels the running coroutine.  An exception ends only
+    its own task.  ``async with pool:`` waits on exit for every task
+    submitted (also those submitted while it waits), then closes the pool;
+    ``close(cancel_pending=False)`` refuses new tasks and can cancel those
+    not started.
+
+    The pool binds to the first running loop that uses it; not
+    thread-safe; copying and pickling raise ``TypeError``.
+
+    >>> async def main():
+    ...     order = []
+    ...     async def job(name):
+    ...         order.append(name)
+    ...     async with PriorityTaskPool(max_concurrency=1) as pool:
+    ...         for priority, name in [(3, "c"), (1, "a"), (2, "b")]:
+    ...             pool.submit(job(name), priority)
+    ...     return order
+    >>> asyncio.run(main())
+    ['a', 'b', 'c']
+    """
+
+    __slots__ = (
+        "_max", "_limiter", "_pending", "_running", "_tasks", "_permit_task", "_soon", "_closed",
+        "_idle", "__weakref__",
+    )
+
+    #: The keyed heap class of the implementation: set by dq_core._assemble.
+    _Heap: ClassVar[type[Heap[Any]]]
+
+    def __init__(self, max_concurrency: int, rate: Optional[float] = None,
+                 burst: float = 1) -> None:
+        self._max = _concurrency(max_concurrency)
+        b = task_burst(burst)
+        self._limiter = None if rate is None else RateLimiter(rate, b)
+        self._pending: Heap[Future[None]] = self._Heap()  # the start of each task not started
+        self._running = 0  # tasks started and not finished
+        self._tasks: set[Task[Any]] = set()  # every task not finished
+        self._permit_task: Optional[Task[None]] = None
+        self._soon = False  # a dispatch is scheduled
+        self._closed = False
+        self._idle: deque[Future[None]] = deque()  # __aexit__ waiting for no task left
+        self._loop: Optional[AbstractEventLoop] = None
+
+    @property
+    def max_concurrency(self) -> int:
+        """The most tasks running at once."""
+        return self._max
+
+    def submit(self, coro: Coroutine[Any, Any, R], priority: float = 0) -> Task[R]:
+        """Schedule ``coro`` at ``priority`` (lowest starts first); return its Task.  O(log n).
+
+        Raises ``RuntimeError`` (and closes ``coro``) once the pool is closed.
+        """
+        p = priority if type(priority) is float and priority == priority else to_real(
+            priority, "priority")
+        if not asyncio.iscoroutine(coro):
+            raise TypeError(f"coro must be a coroutine, not {type(coro).__name__!r}")
+        loop = self._get_loop()
+        if self._closed:
+            coro.close()
+            raise RuntimeError("cannot submit to a closed PriorityTaskPool")
+        start: Future[None] = loop.create_future()
+        handle = self._pending.push(p, start)
+        try:
+            task = loop.create_task(self._run(coro, start))
+        except BaseException:  # a task factory refused it: as if never submitted
+            self._pending.remove(handle)
+            raise
+        self._tasks.add(task)
+        task.add_done_callback(functools.partial(self._finished, coro, start, handle))
+        if not self._soon:  # once per loop step: tasks submitted together start by priority
+            self._soon = True
+            loop.call_soon(self._dispatch)
+        return task
+
+    @staticmethod
+    async def _run(coro: Coroutine[Any, Any, R], start: Future[None]) -> R:
+        await start  # the pool's go
+        return await coro
+
+    def _finished(self, coro: Coroutine[Any, Any, Any], start: Future[None], handle: int,
+                  task: Task[Any]) -> None:
+        # A task ended, however: free its slot, or take it out of the heap.
+        self._tasks.discard(task)
+        if start.done() and not start.cancelled():
+            self._running -= 1
+        else:
+            try:
+                self._pending.remove(handle)
+            except KeyError:  # taken out by close(cancel_pending=True) or skipped by _dispatch
+                pass
+            if not self._pending:
+                self._stop_permit()
+        coro.close()  # never started: closed without a "never awaited" warning; else a no-op
+        self._dispatch()
+        if not self._tasks:
+            wakeup_all(self._idle)
+
+    def _dispatch(self, permit: bool = False) -> None:
+        """Start tasks from the top of the heap while slots (and tokens) allow."""
+        self._soon = False
+        pending = self._pending
+        limiter = self._limiter
+        while pending and self._running < self._max:
+            if limiter is not None and not permit:
+                if self._permit_task is None and limiter.try_acquire():
+                    permit = True
+                else:
+                    if self._permit_task is None:
+                        loop = self._loop
+                        assert loop is not None
+                        self._permit_task = loop.create_task(self._await_permit(limiter))
+                    break
+            start = pending.pop()
+            if not start.done():  # else cancelled before its start: the token stays
+                permit = False
+                self._running += 1
+                start.set_result(None)
+        if permit and limiter is not None:
+            limiter._give_back(1.0)  # nothing left to start with it
+
+    async def _await_permit(self, limiter: RateLimiter) -> None:
+        try:
+            await limiter.acquire()
+        finally:
+            if self._permit_task is asyncio.current_task():
+                self._permit_task = None
+        self._dispatch(permit=True)
+
+    def _stop_permit(self) -> None:
+        task = self._permit_task
+        if task is not None:
+            self._permit_task = None
+            task.cancel()  # its place in the limiter's line is given back
+
+    def close(self, cancel_pending: bool = False) -> None:
+        """Refuse new tasks; with ``cancel_pending``, cancel every task not started.  O(n log n).
+
+        Tasks already running go on; so do pending ones without ``cancel_pending``.
+        """
+        self._closed = True
+        if cancel_pending:
+            starts = self._pending.pop_many(len(self._pending))
+            self._stop_permit()
+            for start in starts:
+                start.cancel()  # its task ends cancelled, its coroutine is closed
+
+    async def __aenter__(self) -> PriorityTaskPool:
+        self._get_loop()
+        return self
+
+    async def __aexit__(self, exc_type: Optional[type[BaseException]],
+                        exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+        """Wait for every task submitted (also those submitted meanwhile), then close.
+
+        If the wait is cancelled, every task of the pool is cancelled too.
+        """
+        loop = self._get_loop()
+        try:
+            while self._tasks:
+                waiter = loop.create_future()
+                self._idle.append(waiter)
+                await waiter
+        except BaseException:
+            self.close(cancel_pending=True)
+            for task in list(self._tasks):
+                task.cancel()
+            raise
+        self.close()
+
+    def _check(self) -> None:
+        """Assert the invariants (call between loop steps, not inside one)."""
+        assert 0 <= self._running <= self._max
+        assert self._running <= len(self._tasks)
+        if self._pending and self._running < self._max and not self._soon:
+            assert self._limiter is not None and self._permit_task is not None, (
+                "a task waits for a free slot with no token on its way")
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} max_concurrency={self._max} running={self._running} "
+                f"pending={len(self._pending)}>")
