@@ -1,32 +1,31 @@
 """aio.PriorityTaskPool: coroutines started lowest priority first, at most N at once, at most R per second.
 
 The asyncio form of seed 004's priority poller and of the threaded
-``PriorityExecutor``.  ``submit`` wraps the coroutine in an ``asyncio.Task``
-at once (the caller gets a real Task: await it, cancel it, add callbacks)
-whose first step waits for its *start*, a future of its own kept in the
+``PriorityExecutor``.  ``submit`` keeps the coroutine in the
 implementation's keyed ``Heap`` under its priority (lowest first, first in
-first out among equals; only priorities are compared, never coroutines).
+first out among equals; only priorities are compared, never coroutines)
+and returns a ``PoolFuture``: what a Task is to its caller (await it,
+cancel it, add callbacks), created before the task exists.
 
 The pool starts tasks from one place, ``_dispatch``: while fewer than
-``max_concurrency`` run and a start is pending, it takes a token (with
-``rate``) and completes the start of the task at the top of the heap *at
-that moment*.  A dispatch is scheduled once per loop step of submits
-(``call_soon``), so tasks submitted together start in priority order, and
-runs again whenever a task finishes.  Without a token at hand, one task
-waits for it in the pool's ``aio.RateLimiter`` (its one loop timer, no
-polling) and dispatches when it comes; a token that finds nothing left to
-start goes back to the limiter.
+``max_concurrency`` run and a coroutine is pending, it takes a token (with
+``rate``) and makes a task of the coroutine at the top of the heap *at that
+moment*, so tasks begin in exactly the order they are started.  A dispatch
+is scheduled once per loop step of submits (``call_soon``), so coroutines
+submitted together start in priority order, and runs again whenever a task
+ends.  Without a token at hand, one task waits for it in the pool's
+``aio.RateLimiter`` (its one loop timer, no polling) and dispatches when it
+comes; a token that finds nothing left to start goes back to the limiter.
 
-Each task's done callback does the bookkeeping whatever ended it: a task
-cancelled before its start leaves the heap and its coroutine is closed (no
-"never awaited" warning); one that started frees its slot.  An exception
-stays in its own task.
+Cancelling a future before its start takes its coroutine out of the heap
+at once and closes it (no "never awaited" warning); after, it cancels the
+task, and the future ends as the task does.  An exception stays in its own
+future.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import operator
 from asyncio import AbstractEventLoop, Future, Task
 from collections import deque
@@ -41,7 +40,7 @@ from ._ratelimit import RateLimiter
 if TYPE_CHECKING:
     from .._heap_py import Heap
 
-__all__ = ["PriorityTaskPool"]
+__all__ = ["PoolFuture", "PriorityTaskPool"]
 
 R = TypeVar("R")
 
@@ -55,19 +54,71 @@ def _concurrency(value: object) -> int:
     return n
 
 
+class PoolFuture(Future[R]):
+    """The Future ``PriorityTaskPool.submit`` returns, of the coroutine's result.
+
+    Before the start, ``cancel()`` takes the coroutine out of the pool (it
+    is closed, never run); after, it cancels the task running it, and the
+    Future ends as the task does (cancelled, unless the coroutine declines).
+    """
+
+    _pool: PriorityTaskPool
+    _coro: Coroutine[Any, Any, R]
+    _handle: int
+    _task: Optional[Task[R]]
+
+    def __init__(self, pool: PriorityTaskPool, coro: Coroutine[Any, Any, R], *,
+                 loop: AbstractEventLoop) -> None:
+        super().__init__(loop=loop)
+        self._pool = pool
+        self._coro = coro
+        self._handle = -1
+        self._task = None
+
+    def _start(self) -> None:
+        task = self.get_loop().create_task(self._coro)
+        self._task = task
+        self._pool._tasks.add(task)
+        task.add_done_callback(self._settle)
+
+    def _settle(self, task: Task[R]) -> None:
+        # The task ended: so does this Future, the same way; the slot is free.
+        if not self.done():
+            if task.cancelled():
+                Future.cancel(self)
+            else:
+                exc = task.exception()  # retrieved here: it is reported (if ever) by this Future
+                if exc is None:
+                    self.set_result(task.result())
+                else:
+                    self.set_exception(exc)
+        self._pool._finished(task)
+
+    def cancel(self, msg: Any = None) -> bool:
+        """Withdraw the coroutine if not started yet, else cancel its task; True if that was done."""
+        task = self._task
+        if task is not None:
+            return task.cancel(msg)
+        if self.done():
+            return False
+        self._pool._withdraw(self)
+        return super().cancel(msg)
+
+
 class PriorityTaskPool(LoopBound):
     """Runs coroutines as tasks, lowest priority first, at most ``max_concurrency`` at once.
 
-    ``submit(coro, priority=0)`` returns the ``asyncio.Task`` that will run
-    ``coro``; pending tasks start in (priority, submission) order as slots
-    free up, and with ``rate`` set, at most ``rate`` start per second after
-    an initial ``burst`` (at least 1: a start takes one token).  Cancelling
-    a task before it starts removes it (its coroutine is closed, never
-    run); after, it cancels the running coroutine.  An exception ends only
-    its own task.  ``async with pool:`` waits on exit for every task
-    submitted (also those submitted while it waits), then closes the pool;
-    ``close(cancel_pending=False)`` refuses new tasks and can cancel those
-    not started.
+    ``submit(coro, priority=0)`` returns a Future of ``coro``'s result
+    (a ``PoolFuture``, which cancels as a Task does); pending coroutines
+    start in (priority, submission) order as slots free up, and with
+    ``rate`` set, at most ``rate`` start per second after an initial
+    ``burst`` (at least 1: a start takes one token).  Cancelling the
+    future before the start removes the coroutine (closed, never run);
+    after, it cancels the running task.  An exception ends only its own
+    task.  ``async with pool:`` waits on exit for everything submitted
+    (also what is submitted while it waits), then closes the pool;
+    ``close(cancel_pending=False)`` refuses new coroutines and can cancel
+    those not started.
 
     The pool binds to the first running loop that uses it; not
     thread-safe; copying and pickling raise ``TypeError``.
@@ -85,8 +136,8 @@ class PriorityTaskPool(LoopBound):
     """
 
     __slots__ = (
-        "_max", "_limiter", "_pending", "_running", "_tasks", "_permit_task", "_soon", "_closed",
-        "_idle", "__weakref__",
+        "_max", "_limiter", "_pending", "_running", "_tasks", "_unfinished", "_permit_task", "_soon",
+        "_closed", "_idle", "__weakref__",
     )
 
     #: The keyed heap class of the implementation: set by dq_core._assemble.
@@ -97,9 +148,10 @@ class PriorityTaskPool(LoopBound):
         self._max = _concurrency(max_concurrency)
         b = task_burst(burst)
         self._limiter = None if rate is None else RateLimiter(rate, b)
-        self._pending: Heap[Future[None]] = self._Heap()  # the start of each task not started
+        self._pending: Heap[PoolFuture[Any]] = self._Heap()  # the futures not started
         self._running = 0  # tasks started and not finished
-        self._tasks: set[Task[Any]] = set()  # every task not finished
+        self._tasks: set[Task[Any]] = set()  # the tasks running
+        self._unfinished = 0  # futures submitted and not done
         self._permit_task: Optional[Task[None]] = None
         self._soon = False  # a dispatch is scheduled
         self._closed = False
@@ -111,10 +163,13 @@ class PriorityTaskPool(LoopBound):
         """The most tasks running at once."""
         return self._max
 
-    def submit(self, coro: Coroutine[Any, Any, R], priority: float = 0) -> Task[R]:
-        """Schedule ``coro`` at ``priority`` (lowest starts first); return its Task.  O(log n).
+    def submit(self, coro: Coroutine[Any, Any, R], priority: float = 0) -> Future[R]:
+        """Schedule ``coro`` at ``priority`` (lowest starts first); return a Future of its result.
 
-        Raises ``RuntimeError`` (and closes ``coro``) once the pool is closed.
+        The Future is what a Task would be to the caller: cancelling it before
+        the start removes the coroutine (closed, never run), after it cancels
+        the task running it.  O(log n).  Raises ``RuntimeError`` (and closes
+        ``coro``) once the pool is closed.
         """
         p = priority if type(priority) is float and priority == priority else to_real(
             priority, "priority")
@@ -124,42 +179,32 @@ class PriorityTaskPool(LoopBound):
         if self._closed:
             coro.close()
             raise RuntimeError("cannot submit to a closed PriorityTaskPool")
-        start: Future[None] = loop.create_future()
-        handle = self._pending.push(p, start)
-        try:
-            task = loop.create_task(self._run(coro, start))
-        except BaseException:  # a task factory refused it: as if never submitted
-            self._pending.remove(handle)
-            raise
-        self._tasks.add(task)
-        task.add_done_callback(functools.partial(self._finished, coro, start, handle))
+        future: PoolFuture[R] = PoolFuture(self, coro, loop=loop)
+        future._handle = self._pending.push(p, future)
+        self._unfinished += 1
+        future.add_done_callback(self._forget)
         if not self._soon:  # once per loop step: tasks submitted together start by priority
             self._soon = True
             loop.call_soon(self._dispatch)
-        return task
+        return future
 
-    @staticmethod
-    async def _run(coro: Coroutine[Any, Any, R], start: Future[None]) -> R:
-        await start  # the pool's go
-        return await coro
+    def _withdraw(self, future: PoolFuture[Any]) -> None:
+        # A future cancelled before its start: out of the heap, its coroutine closed.
+        self._pending.remove(future._handle)
+        if not self._pending:
+            self._stop_permit()
+        future._coro.close()  # never started: no "never awaited" warning
 
-    def _finished(self, coro: Coroutine[Any, Any, Any], start: Future[None], handle: int,
-                  task: Task[Any]) -> None:
-        # A task ended, however: free its slot, or take it out of the heap.
-        self._tasks.discard(task)
-        if start.done() and not start.cancelled():
-            self._running -= 1
-        else:
-            try:
-                self._pending.remove(handle)
-            except KeyError:  # taken out by close(cancel_pending=True) or skipped by _dispatch
-                pass
-            if not self._pending:
-                self._stop_permit()
-        coro.close()  # never started: closed without a "never awaited" warning; else a no-op
-        self._dispatch()
-        if not self._tasks:
+    def _forget(self, future: Future[Any]) -> None:
+        self._unfinished -= 1
+        if not self._unfinished:
             wakeup_all(self._idle)
+
+    def _finished(self, task: Task[Any]) -> None:
+        # A started task ended, however: its slot is free.
+        self._tasks.discard(task)
+        self._running -= 1
+        self._dispatch()
 
     def _dispatch(self, permit: bool = False) -> None:
         """Start tasks from the top of the heap while slots (and tokens) allow."""
@@ -176,11 +221,10 @@ class PriorityTaskPool(LoopBound):
                         assert loop is not None
                         self._permit_task = loop.create_task(self._await_permit(limiter))
                     break
-            start = pending.pop()
-            if not start.done():  # else cancelled before its start: the token stays
-                permit = False
-                self._running += 1
-                start.set_result(None)
+            future = pending.pop()  # never a cancelled one: cancel() takes it out
+            permit = False
+            self._running += 1
+            future._start()
         if permit and limiter is not None:
             limiter._give_back(1.0)  # nothing left to start with it
 
@@ -205,10 +249,10 @@ class PriorityTaskPool(LoopBound):
         """
         self._closed = True
         if cancel_pending:
-            starts = self._pending.pop_many(len(self._pending))
+            for future in self._pending.pop_many(len(self._pending)):
+                future._coro.close()
+                Future.cancel(future)
             self._stop_permit()
-            for start in starts:
-                start.cancel()  # its task ends cancelled, its coroutine is closed
 
     async def __aenter__(self) -> PriorityTaskPool:
         self._get_loop()
@@ -222,7 +266,7 @@ class PriorityTaskPool(LoopBound):
         """
         loop = self._get_loop()
         try:
-            while self._tasks:
+            while self._unfinished:
                 waiter = loop.create_future()
                 self._idle.append(waiter)
                 await waiter
@@ -236,7 +280,7 @@ class PriorityTaskPool(LoopBound):
     def _check(self) -> None:
         """Assert the invariants (call between loop steps, not inside one)."""
         assert 0 <= self._running <= self._max
-        assert self._running <= len(self._tasks)
+        assert self._running == len(self._tasks) <= self._unfinished
         if self._pending and self._running < self._max and not self._soon:
             assert self._limiter is not None and self._permit_task is not None, (
                 "a task waits for a free slot with no token on its way")
