@@ -59,6 +59,8 @@ class AioClasses(NamedTuple):
     PriorityQueue: Any
     DelayQueue: Any
     Timer: Any
+    RateLimiter: Any
+    PriorityTaskPool: Any
 
 
 class Classes(NamedTuple):
@@ -100,6 +102,7 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     """The public classes of ``dq_core.aio`` built on the core ``modules``."""
     from .aio import _delay as _aio_delay, _queue as _aio_queue  # import dq_core: no asyncio
     from .aio import _timer as _aio_timer
+    from .aio import _pool as _aio_pool, _ratelimit as _aio_ratelimit
 
     heap, pqueue, wheel = modules["_heap"], modules["_pqueue"], modules["_wheel"]
     return AioClasses(
@@ -107,6 +110,9 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
             _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
         DelayQueue=_public(_aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
         Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, __module__="dq_core.aio"),
+        RateLimiter=_public(_aio_ratelimit.RateLimiter, __module__="dq_core.aio"),
+        PriorityTaskPool=_public(
+            _aio_pool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
     )
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
 
 from ._convert import to_real
 from ._queues import PriorityQueue
-from ._ratelimit import RateLimiter, _positive
+from ._ratelimit import RateLimiter, task_burst
 from ._waiting import Uncopyable
 
 __all__ = ["PriorityExecutor"]
@@ -108,9 +108,7 @@ class PriorityExecutor(Uncopyable, Executor):
             raise ValueError("max_workers must be greater than 0")
         if initializer is not None and not callable(initializer):
             raise TypeError("initializer must be a callable")
-        b = _positive(burst, "burst")
-        if b < 1:
-            raise ValueError(f"burst must be at least 1 (each task takes one token), got {b!r}")
+        b = task_burst(burst)
         self._max_workers = max_workers
         self._limiter = None if rate is None else RateLimiter(rate, b)
         self._pending: PriorityQueue[tuple[float, int, Task]] = self._PriorityQueue()

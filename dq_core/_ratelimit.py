@@ -8,18 +8,21 @@ reserves its tokens at once (first come, first served) and sleeps until they
 exist, so waiting threads never race each other for permits.  The clock is
 read before the lock is taken: user code never runs under it, and a reading
 that is already stale only makes a caller wait a little longer.
+
+``TokenBucket`` is that arithmetic alone, without a clock, a lock or any
+waiting; ``dq_core.aio.RateLimiter`` runs the same bucket on the loop's clock.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ._convert import to_real
 from ._waiting import Uncopyable, check_clock, check_timeout, read_clock, sleep
 
-__all__ = ["RateLimiter"]
+__all__ = ["RateLimiter", "TokenBucket"]
 
 # Relative slack for float rounding in "are k tokens there yet?": far below
 # anything a clock can measure, far above one ulp of the products involved.
@@ -33,7 +36,105 @@ def _positive(value: object, name: str) -> float:
     return x
 
 
-class RateLimiter(Uncopyable):
+def task_burst(burst: object) -> float:
+    """``burst`` of a pool whose tasks take one token each: a number of at least 1."""
+    b = _positive(burst, "burst")
+    if b < 1:
+        raise ValueError(f"burst must be at least 1 (each task takes one token), got {b!r}")
+    return b
+
+
+class TokenBucket:
+    """The arithmetic of a token bucket read at times the caller passes in.
+
+    ``rate`` tokens per second, at most ``burst`` stored.  A subclass
+    declares the slots ``_rate``, ``_burst``, ``_full_at`` and ``_granted``
+    and brings the clock, the locking and the waiting; it implements
+    ``_retune(rate, burst)``, which the ``rate`` and ``burst`` setters call
+    with validated values.  Nothing here calls user code.
+    """
+
+    if TYPE_CHECKING:  # the subclass's slots
+        _rate: float
+        _burst: float
+        _full_at: float
+        _granted: float
+    else:
+        __slots__ = ()
+
+    def _start(self, rate: object, burst: object, now: float) -> None:
+        """Set up a full bucket at ``now`` (``-inf``: full whenever first read)."""
+        self._rate = _positive(rate, "rate")
+        self._burst = _positive(burst, "burst")
+        # tokens(now) = burst + (now - _full_at) * rate - _granted, capped at burst
+        self._full_at = now
+        self._granted = 0.0
+
+    @property
+    def rate(self) -> float:
+        """Tokens added per second: a positive finite number."""
+        return self._rate
+
+    @rate.setter
+    def rate(self, rate: float) -> None:
+        self._retune(_positive(rate, "rate"), self._burst)
+
+    @property
+    def burst(self) -> float:
+        """The most tokens stored: a positive finite number."""
+        return self._burst
+
+    @burst.setter
+    def burst(self, burst: float) -> None:
+        self._retune(self._rate, _positive(burst, "burst"))
+
+    def _retune(self, rate: float, burst: float) -> None:
+        raise NotImplementedError
+
+    def _set(self, now: float, rate: float, burst: float) -> None:
+        """New ``rate`` and ``burst`` keeping the tokens available at ``now`` (capped at burst)."""
+        avail = self._refill(now)
+        self._rate = rate
+        self._burst = burst
+        # Re-anchor at now with what was there.
+        self._full_at = now
+        self._granted = burst - min(avail, burst)
+
+    def _refill(self, now: float) -> float:
+        """Tokens available at ``now``; re-anchors the reference when full."""
+        avail = self._burst + (now - self._full_at) * self._rate - self._granted
+        if avail >= self._burst:
+            # Full: forget the past, so a long idle spell cannot bank tokens.
+            self._full_at = now
+            self._granted = 0.0
+            return self._burst
+        return avail
+
+    def _available(self, now: float) -> float:
+        """Tokens available at ``now``, changing nothing (for repr)."""
+        return min(self._burst, self._burst + (now - self._full_at) * self._rate - self._granted)
+
+    def _check_tokens(self, k: float) -> None:
+        if k > self._burst:
+            raise ValueError(f"tokens ({k!r}) must not exceed burst ({self._burst!r})")
+
+    def _has(self, now: float, k: float) -> bool:
+        """Whether ``k`` tokens are there at ``now``."""
+        return self._refill(now) >= k * (1 - _EPS)
+
+    def _wait(self, now: float, k: float) -> float:
+        """Seconds from ``now`` until ``k`` tokens exist (0.0 if they do); ``inf`` for never."""
+        avail = self._refill(now)
+        if avail >= k * (1 - _EPS):
+            return 0.0
+        return (k - avail) / self._rate
+
+    def _repr(self, now: float) -> str:
+        return (f"<{type(self).__name__} rate={self._rate!r} burst={self._burst!r} "
+                f"available={self._available(now):.3g}")
+
+
+class RateLimiter(Uncopyable, TokenBucket):
     """Token bucket: ``rate`` tokens per second, at most ``burst`` stored; starts full.
 
     Thread-safe.  ``try_acquire`` never waits; ``acquire`` waits (in real
@@ -56,60 +157,16 @@ class RateLimiter(Uncopyable):
 
     def __init__(self, rate: float, burst: float = 1,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self._rate = _positive(rate, "rate")
-        self._burst = _positive(burst, "burst")
+        r, b = _positive(rate, "rate"), _positive(burst, "burst")
         check_clock(clock)
         self._clock = clock
         self._lock = threading.Lock()
-        # tokens(now) = burst + (now - _full_at) * rate - _granted, capped at burst
-        self._full_at = read_clock(clock)
-        self._granted = 0.0
+        self._start(r, b, read_clock(clock))
 
-    @property
-    def rate(self) -> float:
-        """Tokens added per second: a positive finite number."""
-        return self._rate
-
-    @rate.setter
-    def rate(self, rate: float) -> None:
-        r = _positive(rate, "rate")
+    def _retune(self, rate: float, burst: float) -> None:
         now = read_clock(self._clock)
         with self._lock:
-            self._rebase(now, self._refill(now))
-            self._rate = r
-
-    @property
-    def burst(self) -> float:
-        """The most tokens stored: a positive finite number."""
-        return self._burst
-
-    @burst.setter
-    def burst(self, burst: float) -> None:
-        b = _positive(burst, "burst")
-        now = read_clock(self._clock)
-        with self._lock:
-            avail = self._refill(now)
-            self._burst = b
-            self._rebase(now, min(avail, b))
-
-    def _rebase(self, now: float, avail: float) -> None:
-        # Re-anchor at now with avail tokens there (lock held).
-        self._full_at = now
-        self._granted = self._burst - avail
-
-    def _refill(self, now: float) -> float:
-        """Tokens available at ``now``; re-anchors the reference when full (lock held)."""
-        avail = self._burst + (now - self._full_at) * self._rate - self._granted
-        if avail >= self._burst:
-            # Full: forget the past, so a long idle spell cannot bank tokens.
-            self._full_at = now
-            self._granted = 0.0
-            return self._burst
-        return avail
-
-    def _check_tokens(self, k: float) -> None:
-        if k > self._burst:
-            raise ValueError(f"tokens ({k!r}) must not exceed burst ({self._burst!r})")
+            self._set(now, rate, burst)
 
     def try_acquire(self, tokens: float = 1) -> bool:
         """Take ``tokens`` if they are there now; True if taken.  O(1)."""
@@ -117,7 +174,7 @@ class RateLimiter(Uncopyable):
         now = read_clock(self._clock)
         with self._lock:
             self._check_tokens(k)
-            if self._refill(now) >= k * (1 - _EPS):
+            if self._has(now, k):
                 self._granted += k
                 return True
             return False
@@ -133,8 +190,7 @@ class RateLimiter(Uncopyable):
         now = read_clock(self._clock)
         with self._lock:
             self._check_tokens(k)
-            avail = self._refill(now)
-            wait = 0.0 if avail >= k * (1 - _EPS) else (k - avail) / self._rate
+            wait = self._wait(now, k)
             if limit is not None and wait > limit:
                 return False
             self._granted += k  # reserved: later callers queue behind it
@@ -145,6 +201,4 @@ class RateLimiter(Uncopyable):
     def __repr__(self) -> str:
         now = read_clock(self._clock)
         with self._lock:
-            avail = min(self._burst,
-                        self._burst + (now - self._full_at) * self._rate - self._granted)
-        return f"<RateLimiter rate={self._rate!r} burst={self._burst!r} available={avail:.3g}>"
+            return self._repr(now) + ">"

@@ -4,6 +4,7 @@
     python perf/compare.py aio.json
     python perf/bench_aio.py --lateness     # DelayQueue lateness p50/p99, both loops (no pyperf)
     python perf/bench_aio.py --fast --timers-only -o timers.json   # aio.Timer vs call_later only
+    python perf/bench_aio.py --limiter-behaviour   # aio.RateLimiter vs aiolimiter, real time
 
 Each workload runs on the default loop and on uvloop (where installed); times
 are per element (one put or one get; per item for the task workloads).  The
@@ -17,9 +18,13 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
+from typing import TYPE_CHECKING
 
 from dq_core import bench as w
 from dq_core.aio import _bench as a
+
+if TYPE_CHECKING:
+    import pyperf
 
 
 def loops() -> list[tuple[str, a.NewLoop]]:
@@ -77,6 +82,7 @@ def benchmarks() -> None:
             runner.bench_time_func(f"aio DelayQueue 4 waiting consumers {loop_name} {label}",
                                    a.delay_waiting_consumers, dq, n, new_loop, inner_loops=n)
     timer_benchmarks(runner)
+    limiter_benchmarks(runner, loops())
 
 
 # -- aio.Timer against loop.call_later (workloads: dq_core.aio._benchtimer) -----------------
@@ -120,6 +126,32 @@ def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> N
                                    t.cancel_cost, contender, per_call, new_loop, inner_loops=n_call)
 
 
+def limiter_benchmarks(runner: "pyperf.Runner", loop_list: list[tuple[str, a.NewLoop]]) -> None:
+    """aio.RateLimiter against aiolimiter.AsyncLimiter: the cost of one acquire (CPU time)."""
+    from dq_core.aio import _benchlimit as lb
+
+    for loop_name, new_loop in loop_list:
+        for kind in ("dq_core", "aiolimiter"):
+            runner.bench_time_func(f"aio RateLimiter acquire uncontended {loop_name} {kind}",
+                                   lb.acquire_uncontended, kind, new_loop, inner_loops=10_000)
+            runner.bench_time_func(f"aio RateLimiter acquire 8 tasks, 200k/s {loop_name} {kind}",
+                                   lb.acquire_contended, kind, new_loop, inner_loops=2_000)
+
+
+def limiter_behaviour() -> None:
+    from dq_core.aio import _benchlimit as lb
+
+    print("rate 100/s, burst 5; 20 tasks asking for 1 token and 2 for 5, 1 s, real time:\n"
+          "worst window = most tokens in any window / (rate * window + burst), <= 1 keeps the "
+          "promise;\novertaken = grants to a waiter that arrived after one still waiting")
+    for loop_name, new_loop in loops():
+        for kind in ("dq_core", "aiolimiter"):
+            r = lb.behaviour(kind, new_loop)
+            print(f"  {loop_name:<8} {kind:<11} {r['tokens_per_s']:6.1f} tokens/s  worst window "
+                  f"{r['worst_window']:.3f}  5-token grants {r['big_grants']:3.0f}  "
+                  f"overtaken {r['overtaken']:4.0f}")
+
+
 def lateness(items: int = 2000, max_delay: float = 0.5) -> None:
     rng = random.Random(5)
     delays = [rng.random() * max_delay for _ in range(items)]
@@ -137,5 +169,7 @@ def lateness(items: int = 2000, max_delay: float = 0.5) -> None:
 if __name__ == "__main__":
     if "--lateness" in sys.argv:
         lateness()
+    elif "--limiter-behaviour" in sys.argv:
+        limiter_behaviour()
     else:
         benchmarks()

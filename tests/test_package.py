@@ -161,6 +161,8 @@ def test_bench_quick_runs_and_prints_a_table(capsys):
 
 @pytest.mark.parametrize("script, args, expect", [
     ("poller.py", ["--jobs", "1000", "--rate", "5000", "--workers", "4"], "polls of 1000 jobs"),
+    ("poller_aio.py", ["--jobs", "1000", "--rate", "5000", "--concurrency", "16"],
+     "polls of 1000 jobs"),
     ("timeouts.py", ["--connections", "2000", "--idle", "0.05"], "2000 of 2000 connections closed"),
 ])
 def test_examples_run(script, args, expect):

@@ -8,7 +8,10 @@ and start no thread.  ``QueueEmpty`` and ``QueueFull`` are asyncio's own
 classes; ``QueueShutDown`` is asyncio's on Python >= 3.13 and a dq_core
 class (a subclass of ``Exception``) before.  ``Timer`` keeps loop timers on
 a TimingWheel with one ``loop.call_at`` per wheel; ``timeout``/``timeout_at``
-are ``asyncio.timeout``/``timeout_at`` armed on it.
+are ``asyncio.timeout``/``timeout_at`` armed on it.  ``RateLimiter`` is the
+threaded token bucket for coroutines (first come, first served, no polling);
+``PriorityTaskPool`` starts coroutines lowest priority first under a
+concurrency limit and a rate.
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from ._timer import Timeout, TimerHandle, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
     from ._delay import DelayQueue
+    from ._pool import PriorityTaskPool
     from ._queue import PriorityQueue
+    from ._ratelimit import RateLimiter
     from ._timer import Timer
 
 __all__ = [
-    "DelayQueue", "PriorityQueue", "QueueEmpty", "QueueFull", "QueueShutDown",
-    "Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at",
+    "DelayQueue", "PriorityQueue", "PriorityTaskPool", "QueueEmpty", "QueueFull", "QueueShutDown",
+    "RateLimiter", "Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at",
 ]
 
-_CLASSES = ("DelayQueue", "PriorityQueue", "Timer")
+_CLASSES = ("DelayQueue", "PriorityQueue", "PriorityTaskPool", "RateLimiter", "Timer")
 
 
 def __getattr__(name: str) -> Any:
