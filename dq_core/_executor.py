@@ -61,7 +61,9 @@ def _python_exit() -> None:
     global _shutdown
     with _global_shutdown_lock:
         _shutdown = True
-    items = list(_threads_bells.items())
+        # under the lock that _submit holds while it adds workers: no thread
+        # mutates the dict while it is listed, with or without a GIL
+        items = list(_threads_bells.items())
     for _, bell in items:
         bell.put(None)
     for t, _ in items:

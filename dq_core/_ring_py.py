@@ -248,6 +248,8 @@ class TTLRing(Generic[K]):
 
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
+        if getattr(self, "_busy", False):  # a change under way has no whole state yet
+            raise reentered("TTLRing")
         return (STATE_VERSION, self._ttl, self._size, self._clock, self._pushed,
                 self._expired, self._head if self._len else 0, self._entries())
 

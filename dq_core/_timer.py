@@ -90,7 +90,9 @@ class _Shared:
     so a Timer nobody holds can be collected, which stops the thread)."""
 
     def __init__(self, wheel: Any, name: str) -> None:
-        self.lock = threading.Lock()
+        # re-entrant for abandon(), which can run from a GC finaliser on a
+        # thread that holds the lock already
+        self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
         self.wheel = wheel
         self.batch: collections.deque[TimerHandle] = collections.deque()
@@ -152,14 +154,13 @@ class _Shared:
         return unrun
 
     def abandon(self) -> None:
-        # The Timer was collected: let the thread go.  This may run on the
-        # thread itself, inside the lock, so it must not wait for the lock.
+        # The Timer was collected: let the thread go.  This may run on any
+        # thread, from a GC finaliser, even one that holds the lock (it is
+        # re-entrant): wait for the lock, so that the timer thread, if it is
+        # between its check of ``stopped`` and its wait, is woken once it waits.
         self.stopped = True
-        if self.lock.acquire(blocking=False):
-            try:
-                self.cond.notify_all()
-            finally:
-                self.lock.release()
+        with self.lock:
+            self.cond.notify_all()
 
     def pending(self) -> int:
         with self.lock:
@@ -200,6 +201,8 @@ def _loop(shared: _Shared) -> None:
                     batch.extend(due)
                     continue
                 nxt = wheel.next_deadline()
+                if shared.stopped:  # abandon() ran meanwhile, on this thread (a finaliser)
+                    return
                 if nxt is None:
                     shared.wake_at = math.inf
                     cond.wait()

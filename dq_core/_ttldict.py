@@ -98,6 +98,7 @@ class TTLDict(_Base[K, V]):
         maxsize: Optional[int]
 
         def _purge(self, now: float) -> list[tuple[K, V]]: ...
+        def _next_expiry(self) -> Optional[float]: ...
         def _take(self, key: K) -> V: ...
         def _popfirst(self) -> tuple[K, V]: ...
         def __getstate__(self) -> tuple[Any, ...]: ...
@@ -164,7 +165,7 @@ class TTLDict(_Base[K, V]):
 
     def next_expiry(self) -> Optional[float]:
         """When the oldest entry held expires, or None (a stale one may answer early).  O(1)."""
-        return self._ring.next_expiry()  # type: ignore[no-any-return]
+        return self._next_expiry()  # one call into the core: atomic on a free-threaded build
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} held={len(self._data)} ttl={self._ttl!r} "

@@ -193,6 +193,10 @@ class TTLDictCore(Generic[K, V]):
             self._busy = False
         del ring, data  # the old entries go here, after the change is complete
 
+    def _next_expiry(self) -> Optional[float]:
+        """When the oldest entry held expires, or None (a stale one may answer early)."""
+        return self._ring.next_expiry()
+
     def _purge(self, now: float) -> list[tuple[K, V]]:
         """Drop the expired entries still held; return them as (key, value)."""
         if self._busy:
@@ -233,6 +237,8 @@ class TTLDictCore(Generic[K, V]):
 
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
+        if getattr(self, "_busy", False):  # a change under way has no whole state yet
+            raise reentered("TTLDict")
         held = {id(e) for e in self._data.values()}
         entries = [e for e, _ in self._ring._entries() if id(e) in held]
         return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,

@@ -129,6 +129,10 @@ class TimingWheel(Generic[T]):
             raise ValueError(
                 f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
             )
+        # again: the clock (user code) may have run __init__ meanwhile, and
+        # timers linked for another wheel_size must never meet this one
+        if self._ready:
+            raise RuntimeError("TimingWheel.__init__ may run only once")
         self._setup(tk, size, clock, math.floor(q), now)
         self._ready = True
 
@@ -554,8 +558,6 @@ class TimingWheel(Generic[T]):
     def __setstate__(self, /, state: tuple[Any, ...]) -> None:
         (_, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
          cascaded) = check_state(state)
-        if getattr(self, "_busy", False):
-            raise RuntimeError(REENTERED)
         # built aside, then moved in: a failure leaves this wheel as it was
         new: TimingWheel[Any] = TimingWheel.__new__(TimingWheel)
         new._setup(tick, size, clock, origin, now)
@@ -575,6 +577,8 @@ class TimingWheel(Generic[T]):
         new._len = len(live)
         new._visited = visited
         new._cascaded = cascaded
+        if getattr(self, "_busy", False):  # checked last, as the compiled twin does
+            raise RuntimeError(REENTERED)
         old = getattr(self, "_items", None)  # noqa: F841 -- dropped after the move
         for name in TimingWheel.__slots__[:-1]:
             setattr(self, name, getattr(new, name))

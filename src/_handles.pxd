@@ -40,6 +40,11 @@ cdef extern from *:
        returning -1 with an exception set on failure: handles_put undoes its
        slot then. */
     static CYTHON_INLINE int dq_list_append(PyObject *list, PyObject *x) {
+    #ifdef Py_GIL_DISABLED
+        /* free-threaded: a list's items and size are published atomically
+           (lock-free readers); only CPython's own append does that */
+        return PyList_Append(list, x);
+    #else
         PyListObject *L = (PyListObject *)list;
         Py_ssize_t len = Py_SIZE(list);
         if (L->allocated > len) {
@@ -49,6 +54,7 @@ cdef extern from *:
             return 0;
         }
         return PyList_Append(list, x);
+    #endif
     }
     """
     int _list_append "dq_list_append"(object, object) noexcept

@@ -344,14 +344,16 @@ Initialize self.  See help(type(self)) for accurate signature."""
     @cython.final
     cdef object _push_key(self, double key, object item):
         cdef long long slot
-        self._enter()
-        try:
-            slot = self._insert(key, item)
-            self._sift_up(self._n - 1, 0)
-            return self._handle(slot)
-        finally:
-            self._busy = False
+        with cython.critical_section(self):
+            self._enter()
+            try:
+                slot = self._insert(key, item)
+                self._sift_up(self._n - 1, 0)
+                return self._handle(slot)
+            finally:
+                self._busy = False
 
+    @cython.critical_section
     def push_many(self, priorities, items):
         """Add every item with its priority, in order.  O(n + k) when empty.
 
@@ -426,14 +428,16 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef object _pop_head(self):
-        self._enter()
-        try:
-            if not self._n:
-                raise IndexError("pop from an empty heap")
-            return self._delete_at(0)
-        finally:
-            self._busy = False
+        with cython.critical_section(self):
+            self._enter()
+            try:
+                if not self._n:
+                    raise IndexError("pop from an empty heap")
+                return self._delete_at(0)
+            finally:
+                self._busy = False
 
+    @cython.critical_section
     def popitem(self):
         """Remove and return ``(priority, item)`` for the lowest priority.  O(log n).
 
@@ -449,6 +453,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         finally:
             self._busy = False
 
+    @cython.critical_section
     def pop_many(self, n):
         """Remove and return up to ``n`` items, lowest priority first.  O(k log n).
 
@@ -469,6 +474,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         finally:
             self._busy = False
 
+    @cython.critical_section
     def peek(self):
         """Return the item with the lowest priority without removing it.  O(1).
 
@@ -479,6 +485,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             raise IndexError("peek at an empty heap")
         return self._items[self._hslot[0]]
 
+    @cython.critical_section
     def peekitem(self):
         """Return ``(priority, item)`` for the lowest priority.  O(1).
 
@@ -503,22 +510,23 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef long long slot
         cdef Py_ssize_t pos
         cdef double old
-        self._enter()
-        try:
-            slot = self._slot_of(handle)
-            pos = self._spos[slot]
-            old = self._hkey[pos]
-            self._hkey[pos] = key
-            self._hseq[pos] = self._seq
-            self._seq += 1
-            # A new sequence number puts it behind its equals, so an equal
-            # key can only move down.
-            if key < old:
-                self._sift_up(pos, 0)
-            else:
-                self._sift_down(pos)
-        finally:
-            self._busy = False
+        with cython.critical_section(self):
+            self._enter()
+            try:
+                slot = self._slot_of(handle)
+                pos = self._spos[slot]
+                old = self._hkey[pos]
+                self._hkey[pos] = key
+                self._hseq[pos] = self._seq
+                self._seq += 1
+                # A new sequence number puts it behind its equals, so an equal
+                # key can only move down.
+                if key < old:
+                    self._sift_up(pos, 0)
+                else:
+                    self._sift_down(pos)
+            finally:
+                self._busy = False
         return 0
 
     def remove(self, handle):
@@ -530,12 +538,14 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef object _remove_handle(self, object handle):
-        self._enter()
-        try:
-            return self._delete_at(self._spos[self._slot_of(handle)])
-        finally:
-            self._busy = False
+        with cython.critical_section(self):
+            self._enter()
+            try:
+                return self._delete_at(self._spos[self._slot_of(handle)])
+            finally:
+                self._busy = False
 
+    @cython.critical_section
     def priority(self, handle):
         """Return the priority of the item behind ``handle``.  O(1).
 
@@ -544,6 +554,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._idle()
         return self._hkey[self._spos[self._slot_of(handle)]]
 
+    @cython.critical_section
     def clear(self):
         """Remove every item; handles issued so far become stale.  O(n)."""
         cdef list old = self._items
@@ -560,12 +571,15 @@ Initialize self.  See help(type(self)) for accurate signature."""
             self._busy = False
         del old  # payload finalisers run only now, with the heap consistent
 
+    @cython.critical_section
     def __len__(self):
         return self._n
 
+    @cython.critical_section
     def __bool__(self):
         return self._n > 0
 
+    @cython.critical_section
     def __contains__(self, handle):
         self._idle()
         try:
@@ -575,13 +589,20 @@ Initialize self.  See help(type(self)) for accurate signature."""
         return True
 
     def __repr__(self):
-        if not self._n:
+        cdef Py_ssize_t n
+        cdef double key = 0.0
+        with cython.critical_section(self):
+            n = self._n
+            if n:
+                self._idle()
+                key = self._hkey[0]
+        if not n:
             return f"<{type(self).__name__} len=0>"
-        key = self.peekitem()[0]
-        return f"<{type(self).__name__} len={self._n} next_priority={key!r}>"
+        return f"<{type(self).__name__} len={n} next_priority={key!r}>"
 
     # -- copying, pickling, invariants --------------------------------------
 
+    @cython.critical_section
     def __getstate__(self):
         """The state both implementations pickle to and load from."""
         self._enter()
@@ -624,22 +645,27 @@ Initialize self.  See help(type(self)) for accurate signature."""
             hslot = _new_array(hcap, sizeof(long long), "q")
             items = [None] * t.n
             self._load_live(live, spos, hkey, hseq, hslot, items)
-            self._enter()
         except BaseException:
             handles_free(&t)
             raise
-        try:
-            old = self._items
-            self._hkey, self._hseq, self._hslot = hkey, hseq, hslot
-            self._spos = spos
-            self._items = items
-            handles_free(&self._t)
-            self._t = t
-            self._hcap = hcap
-            self._n = n
-            self._seq = seq
-        finally:
-            self._busy = False
+        with cython.critical_section(self):
+            try:
+                self._enter()
+            except BaseException:
+                handles_free(&t)
+                raise
+            try:
+                old = self._items
+                self._hkey, self._hseq, self._hslot = hkey, hseq, hslot
+                self._spos = spos
+                self._items = items
+                handles_free(&self._t)
+                self._t = t
+                self._hcap = hcap
+                self._n = n
+                self._seq = seq
+            finally:
+                self._busy = False
         del old  # the replaced payloads' finalisers run only now
 
     @cython.final
@@ -676,6 +702,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         new.__setstate__(deepcopy(self.__getstate__(), memo))
         return new
 
+    @cython.critical_section
     def _check(self):
         """Assert every invariant of the heap and its slot table."""
         self._enter()

@@ -83,6 +83,7 @@ cdef class TTLRing:
         self._tail = 1
         self._segs = []
 
+    @cython.critical_section
     def __init__(self, ttl, segment_size=1024, clock=time.monotonic):
         cdef double t = ttl_of(ttl)
         cdef Py_ssize_t size = segment_size_of(segment_size)
@@ -110,12 +111,16 @@ cdef class TTLRing:
     @property
     def ttl(self):
         """Seconds every entry lives; a new value applies to all from the next ``expire``."""
-        return self._ttl
+        with cython.critical_section(self):
+            return self._ttl
 
     @ttl.setter
     def ttl(self, value):
-        self._ttl = ttl_of(value)
+        cdef double t = ttl_of(value)
+        with cython.critical_section(self):
+            self._ttl = t
 
+    @cython.critical_section
     def push(self, key, created_at=None):
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
         cdef double t
@@ -154,6 +159,7 @@ cdef class TTLRing:
         self._pushed += 1
         return 0
 
+    @cython.critical_section
     def expire(self, now=None, max_items=-1):
         """Pop and return every head key with ``created_at + ttl <= now``, oldest first.
 
@@ -216,6 +222,7 @@ cdef class TTLRing:
             self._first = 0
         return out
 
+    @cython.critical_section
     def popleft(self):
         """Pop and return the head key whether it is due or not.  O(1).
 
@@ -231,19 +238,19 @@ cdef class TTLRing:
         finally:
             self._busy = False
 
+    @cython.critical_section
     def next_expiry(self):
         """When the head entry expires (``created_at + ttl``), or None if empty.  O(1).
 
         ``inf`` for an entry that never expires.
         """
-        if not self._len:
-            return None
-        cdef double e = self._hseg.times[self._head] + self._ttl
-        return e if e == e else float("inf")
+        return self._next_expiry()
 
+    @cython.critical_section
     def __len__(self):
         return self._len
 
+    @cython.critical_section
     def stats(self):
         """Counters: pushed, expired, length, segments (allocated, spare included)."""
         cdef Py_ssize_t live = PyList_GET_SIZE(self._segs) - self._first
@@ -257,9 +264,10 @@ cdef class TTLRing:
         }
 
     def __repr__(self):
-        nxt = self.next_expiry()
+        with cython.critical_section(self):
+            nxt, n, ttl = self._next_expiry(), self._len, self._ttl
         tail = "" if nxt is None else f" next_expiry={nxt!r}"
-        return f"<{type(self).__name__} len={self._len} ttl={self._ttl!r}{tail}>"
+        return f"<{type(self).__name__} len={n} ttl={ttl!r}{tail}>"
 
     # -- copying, pickling, invariants --------------------------------------
 
@@ -277,11 +285,15 @@ cdef class TTLRing:
             head = 0
         return out
 
+    @cython.critical_section
     def __getstate__(self):
         """The state both implementations pickle to and load from."""
+        if self._busy:  # a change under way has no whole state yet
+            raise reentered("TTLRing")
         return (STATE_VERSION, self._ttl, self._size, self._clock, self._pushed,
                 self._expired, self._head if self._len else 0, self._entries())
 
+    @cython.critical_section
     def __setstate__(self, state):
         ttl, size, clock, pushed, expired, head, keys, times = check_ring_state(state)
         cdef list segs = []
@@ -325,6 +337,7 @@ cdef class TTLRing:
         new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return new
 
+    @cython.critical_section
     def _check(self):
         """Assert the ring's bookkeeping: counts, head/tail, released slots."""
         cdef Py_ssize_t size = self._size, first = self._first

@@ -16,9 +16,8 @@ Python code is held by a reference of our own.
 """
 
 cimport cython
-from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem, PyDict_DelItem
+from cpython.dict cimport PyDict_SetItem, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM
 
 from dq_core._ring cimport TTLRing, _reading
@@ -31,6 +30,30 @@ from dq_core._ringstate import NO_DEFAULT, clock_of, reentered, signature, ttl_o
 from dq_core._ttlmapstate import check_dict_state, maxsize_of, on_expire_of
 
 __all__ = ["TTLDictCore"]
+
+cdef extern from *:
+    """
+    /* d[k] as a new reference, None if absent, NULL on error.  A borrowed
+       reference is safe only while nothing else can change the dict: with
+       the GIL it is owned at once; a free-threaded build asks for it owned. */
+    static CYTHON_INLINE PyObject* dq_dict_get(PyObject *d, PyObject *k) {
+    #ifdef Py_GIL_DISABLED
+        PyObject *v;
+        if (PyDict_GetItemRef(d, k, &v) < 0)
+            return NULL;
+        return v ? v : Py_NewRef(Py_None);
+    #else
+        PyObject *v = PyDict_GetItemWithError(d, k);
+        if (v == NULL && PyErr_Occurred())
+            return NULL;
+        v = v ? v : Py_None;
+        Py_INCREF(v);
+        return v;
+    #endif
+    }
+    """
+    object _dict_get "dq_dict_get"(dict, object)
+
 
 # The pure twin's constant, as a C value
 cdef int STATE_VERSION = _ttlmapstate.STATE_VERSION
@@ -59,11 +82,11 @@ cdef class TTLDictCore:
     [('a', 1)]
     """
 
-    # read by the shared layer (dq_core._ttldict)
-    cdef readonly TTLRing _ring
-    cdef readonly dict _data
+    # the shared layer (dq_core._ttldict) reads them as _ring, _data, _clock
+    cdef TTLRing _rng
+    cdef dict _map
     cdef readonly double _ttl
-    cdef readonly object _clock
+    cdef object _clk
     cdef object _maxsize, _on_expire
     cdef bint _busy              # a change is under way
     cdef object __weakref__
@@ -74,10 +97,11 @@ cdef class TTLDictCore:
 
     def __cinit__(self):
         # a valid empty mapping even before __init__ or __setstate__
-        self._ring = TTLRing(0)
-        self._data = {}
-        self._clock = time.monotonic
+        self._rng = TTLRing(0)
+        self._map = {}
+        self._clk = time.monotonic
 
+    @cython.critical_section
     def __init__(self, ttl, maxsize=None, clock=time.monotonic, on_expire=None):
         ring = TTLRing(ttl, clock=clock)
         maxsize = maxsize_of(maxsize)
@@ -85,68 +109,97 @@ cdef class TTLDictCore:
         if self._busy:
             raise reentered("TTLDict")
         # what a re-initialised mapping held goes after the change is complete
-        old = (self._ring, self._data, self._clock, self._on_expire)
+        old = (self._rng, self._map, self._clk, self._on_expire)
         self._busy = True
         self._on_expire = on_expire
         self._maxsize = maxsize
-        self._clock = clock
+        self._clk = clock
         self._ttl = ring._ttl
-        self._ring = ring
-        self._data = {}
+        self._rng = ring
+        self._map = {}
         self._busy = False
 
     @property
     def ttl(self):
         """Seconds every entry lives; a new value applies to all entries at once."""
-        return self._ttl
+        with cython.critical_section(self):
+            return self._ttl
 
     @ttl.setter
     def ttl(self, value):
         cdef double t = ttl_of(value)  # user code (__float__) runs before anything changes
-        self._ring._ttl = t
-        self._ttl = t
+        with cython.critical_section(self):
+            self._rng._ttl = t
+            self._ttl = t
 
     @property
     def maxsize(self):
         """Most entries held (an int >= 1), or None for no limit; checked at the next set."""
-        return self._maxsize
+        with cython.critical_section(self):
+            return self._maxsize
 
     @maxsize.setter
     def maxsize(self, value):
-        self._maxsize = maxsize_of(value)
+        value = maxsize_of(value)
+        with cython.critical_section(self):
+            self._maxsize = value
 
     @property
     def on_expire(self):
         """Called as ``on_expire(key, value)`` for every expired or evicted entry, or None."""
-        return self._on_expire
+        with cython.critical_section(self):
+            return self._on_expire
 
     @on_expire.setter
     def on_expire(self, value):
-        self._on_expire = on_expire_of(value)
+        value = on_expire_of(value)
+        with cython.critical_section(self):
+            self._on_expire = value
 
     @property
     def clock(self):
         """The callable read for every "now"."""
-        return self._clock
+        with cython.critical_section(self):
+            return self._clk
 
     @clock.setter
     def clock(self, value):
-        self._clock = clock_of(value)
+        value = clock_of(value)
+        with cython.critical_section(self):
+            self._clk = value
+
+    @property
+    def _ring(self):
+        with cython.critical_section(self):
+            return self._rng
+
+    @property
+    def _data(self):
+        with cython.critical_section(self):
+            return self._map
+
+    @property
+    def _clock(self):
+        with cython.critical_section(self):
+            return self._clk
+
+    @cython.critical_section
+    def _next_expiry(self):
+        """When the oldest entry held expires, or None (a stale one may answer early)."""
+        return self._rng._next_expiry()
 
     cdef inline double _now(self) except? -1.0:
-        clock = self._clock
+        clock = self._clk
         return _reading(clock)
 
     cdef inline object _lookup(self, object key):
         # The current entry of key, or None.  The dict is held by a reference
         # of our own while key's __hash__/__eq__ run (they may clear() it),
         # and the entry is owned before anything else can run.
-        cdef dict data = self._data
-        cdef PyObject* e = PyDict_GetItemWithError(data, key)
-        if e == NULL:
-            return None
-        return <object>e
+        cdef dict data = self._map
+        return _dict_get(data, key)
 
+    @cython.critical_section
     def __getitem__(self, key):
         entry = self._lookup(key)
         if entry is None:
@@ -156,6 +209,7 @@ cdef class TTLDictCore:
             raise KeyError(key)
         return <object>PyTuple_GET_ITEM(entry, 1)
 
+    @cython.critical_section
     def __contains__(self, key):
         entry = self._lookup(key)
         if entry is None:
@@ -164,30 +218,33 @@ cdef class TTLDictCore:
         return not _due(entry, self._ttl, now)
 
     def __setitem__(self, key, value):
-        cdef double now = self._now()
+        cdef double now
         cdef list removed = None
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
-        try:
-            data = self._data
-            entry = (key, value, now)
-            ring = self._ring
-            PyDict_SetItem(data, key, entry)  # a raising __hash__/__eq__ leaves everything as it was
-            (<TTLRing>ring)._push(entry, now)
-            maxsize = self._maxsize
-            if maxsize is not None and len(data) > maxsize:
-                removed = self._drop_due(now)
-                while len(data) > maxsize and self._ring._len:
-                    self._drop_head(removed)
-        finally:
-            self._busy = False
-        if removed:
+        with cython.critical_section(self):
+            now = self._now()
+            if self._busy:
+                raise reentered("TTLDict")
+            self._busy = True
+            try:
+                data = self._map
+                entry = (key, value, now)
+                ring = self._rng
+                PyDict_SetItem(data, key, entry)  # a raising __hash__/__eq__ leaves everything as it was
+                (<TTLRing>ring)._push(entry, now)
+                maxsize = self._maxsize
+                if maxsize is not None and len(data) > maxsize:
+                    removed = self._drop_due(now)
+                    while len(data) > maxsize and self._rng._len:
+                        self._drop_head(removed)
+            finally:
+                self._busy = False
+        if removed:  # on_expire runs outside the critical section
             self._notify(removed)
 
     def __delitem__(self, key):
         self._take(key)
 
+    @cython.critical_section
     def _take(self, key):
         """Remove ``key`` and return its value; KeyError if absent or expired."""
         cdef double now = self._now()
@@ -195,7 +252,7 @@ cdef class TTLDictCore:
             raise reentered("TTLDict")
         self._busy = True
         try:
-            data = self._data
+            data = self._map
             entry = data[key]
             if _due(entry, self._ttl, now):
                 raise KeyError(key)
@@ -204,6 +261,7 @@ cdef class TTLDictCore:
             self._busy = False
         return <object>PyTuple_GET_ITEM(entry, 1)
 
+    @cython.critical_section
     def _popfirst(self):
         """Remove and return the first live ``(key, value)`` in insertion order."""
         cdef double now = self._now()
@@ -212,7 +270,7 @@ cdef class TTLDictCore:
             raise reentered("TTLDict")
         self._busy = True
         try:
-            data = self._data
+            data = self._map
             ttl = self._ttl
             for key, entry in data.items():
                 if not _due(entry, ttl, now):
@@ -224,19 +282,21 @@ cdef class TTLDictCore:
             self._busy = False
         return key, <object>PyTuple_GET_ITEM(entry, 1)
 
+    @cython.critical_section
     def clear(self):
         """Remove every entry, without calling ``on_expire``.  O(n)."""
         if self._busy:
             raise reentered("TTLDict")
         self._busy = True
         try:
-            ring, data = self._ring, self._data
-            self._ring = TTLRing(self._ttl, clock=self._clock)
-            self._data = {}
+            ring, data = self._rng, self._map
+            self._rng = TTLRing(self._ttl, clock=self._clk)
+            self._map = {}
         finally:
             self._busy = False
         del ring, data  # the old entries go here, after the change is complete
 
+    @cython.critical_section
     def _purge(self, double now):
         """Drop the expired entries still held; return them as (key, value)."""
         if self._busy:
@@ -251,7 +311,7 @@ cdef class TTLDictCore:
         # Each head entry leaves the dict before it leaves the ring, so a
         # key's __hash__/__eq__ raising here leaves every held entry on the ring.
         cdef list out = []
-        cdef TTLRing ring = self._ring
+        cdef TTLRing ring = self._rng
         while ring._len:
             if not _due(ring._peek(), self._ttl, now):
                 break
@@ -260,10 +320,10 @@ cdef class TTLDictCore:
 
     cdef int _drop_head(self, list out) except -1:
         # drop the ring's head entry, and from the dict if it is current there
-        cdef TTLRing ring = self._ring
+        cdef TTLRing ring = self._rng
         entry = ring._peek()
         key = <object>PyTuple_GET_ITEM(entry, 0)
-        data = self._data
+        data = self._map
         if self._lookup(key) is entry:
             PyDict_DelItem(data, key)
             out.append((key, <object>PyTuple_GET_ITEM(entry, 1)))
@@ -272,11 +332,14 @@ cdef class TTLDictCore:
 
     # -- copying, pickling, invariants --------------------------------------
 
+    @cython.critical_section
     def __getstate__(self):
         """The state both implementations pickle to and load from."""
-        held = {id(e) for e in self._data.values()}
-        entries = [e for e, _ in self._ring._entries() if id(e) in held]
-        return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
+        if self._busy:  # a change under way has no whole state yet
+            raise reentered("TTLDict")
+        held = {id(e) for e in self._map.values()}
+        entries = [e for e, _ in self._rng._entries() if id(e) in held]
+        return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
                 entries)
 
     def __setstate__(self, state):
@@ -284,20 +347,25 @@ cdef class TTLDictCore:
         cdef TTLRing ring = TTLRing(ttl, clock=clock)
         for e in entries:
             ring.push(e, e[2])
-        if self._busy:
-            raise reentered("TTLDict")
-        old = (self._ring, self._data, self._clock, self._on_expire)  # released after the change
-        self._busy = True
-        self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
-        self._ring, self._data = ring, data
-        self._busy = False
+        with cython.critical_section(self):
+            if self._busy:
+                raise reentered("TTLDict")
+            old = (self._rng, self._map, self._clk, self._on_expire)  # released after the change
+            self._busy = True
+            self._ttl, self._maxsize, self._clk, self._on_expire = ttl, maxsize, clock, on_expire
+            self._rng, self._map = ring, data
+            self._busy = False
 
     def _check(self):
         """Assert every held entry is on the ring, and the bookkeeping around it."""
-        assert not self._busy
-        self._ring._check()
-        assert self._ring.ttl == self._ttl
-        on_ring = {id(e) for e, _ in self._ring._entries()}
-        for e in self._data.values():
+        with cython.critical_section(self):
+            assert not self._busy
+            ring, data, ttl = self._rng, self._map, self._ttl
+            entries = ring._entries()
+            values = list(data.values())
+        ring._check()
+        assert ring.ttl == ttl
+        on_ring = {id(e) for e, _ in entries}
+        for e in values:
             assert type(e) is tuple and len(e) == 3 and type(e[2]) is float, e
             assert id(e) in on_ring, e

@@ -192,7 +192,10 @@ cdef class TimingWheel:
     __init_subclass__ = classmethod(_refuse_subclass)
 
     def __init__(self, tick=0.001, wheel_size=256, clock=time.monotonic):
-        if self._ready:
+        cdef bint ready
+        with cython.critical_section(self):
+            ready = self._ready
+        if ready:
             raise RuntimeError("TimingWheel.__init__ may run only once")
         cdef double tk = to_real(tick, "tick")
         if not (0 < tk < INFINITY):
@@ -210,7 +213,12 @@ cdef class TimingWheel:
             raise ValueError(
                 f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
             )
-        self._setup(tk, size, clock, <i64>floor(q), now)
+        # again: the clock (user code) may have run __init__ meanwhile, and
+        # timers linked for another wheel_size must never meet this one
+        with cython.critical_section(self):
+            if self._ready:
+                raise RuntimeError("TimingWheel.__init__ may run only once")
+            self._setup(tk, size, clock, <i64>floor(q), now)
 
     @cython.final
     cdef int _setup(self, double tk, Py_ssize_t size, object clock, i64 origin,
@@ -464,6 +472,7 @@ cdef class TimingWheel:
             raise ValueError(f"clock() must return a finite number, got {t!r}")
         return t
 
+    @cython.critical_section
     def schedule(self, item, delay):
         """Add ``item``, due ``delay`` seconds from ``clock()``; return its handle.  O(1).
 
@@ -474,6 +483,7 @@ cdef class TimingWheel:
         cdef double now = self._now()
         return self._insert(item, now + dl, dl <= 0)
 
+    @cython.critical_section
     def schedule_at(self, item, deadline):
         """Add ``item``, due at ``deadline`` on the clock; return its handle.  O(1).
 
@@ -509,6 +519,7 @@ cdef class TimingWheel:
         finally:
             self._busy = False
 
+    @cython.critical_section
     def cancel(self, handle):
         """Remove the item behind ``handle``; False if it already left or never was.  O(1)."""
         cdef int slot
@@ -531,6 +542,7 @@ cdef class TimingWheel:
         finally:
             self._busy = False
 
+    @cython.critical_section
     def advance(self, now=None):
         """Move the wheel's time to ``now`` and return the items that came due.
 
@@ -627,6 +639,7 @@ cdef class TimingWheel:
         self._len -= len(due)
         return 0
 
+    @cython.critical_section
     def drain(self):
         """Remove and return every item, earliest tick first.  O(n log n).
 
@@ -668,6 +681,7 @@ cdef class TimingWheel:
         self._on_empty()
         return out
 
+    @cython.critical_section
     def next_deadline(self):
         """The earliest time at which ``advance`` could return an item, or None.  O(levels).
 
@@ -708,24 +722,30 @@ cdef class TimingWheel:
     @property
     def tick(self):
         """Seconds per tick."""
-        return self._tick
+        with cython.critical_section(self):
+            return self._tick
 
     @property
     def wheel_size(self):
         """Slots per level."""
-        return self._size
+        with cython.critical_section(self):
+            return self._size
 
     @property
     def wheel_time(self):
         """The wheel's time: the latest ``now`` it was advanced to (or its clock at creation)."""
-        return self._time
+        with cython.critical_section(self):
+            return self._time
 
+    @cython.critical_section
     def __len__(self):
         return self._len
 
+    @cython.critical_section
     def __contains__(self, handle):
         return isinstance(handle, int) and self._slot_of(handle) != NIL
 
+    @cython.critical_section
     def stats(self):
         """Counters: length, levels, slots (allocated in the slab), visited, cascaded.
 
@@ -738,12 +758,21 @@ cdef class TimingWheel:
         }
 
     def __repr__(self):
-        nxt = None if self._busy else self.next_deadline()  # repr works in a finaliser too
+        nxt = None
+        with cython.critical_section(self):
+            if not self._busy:  # repr works in a finaliser too
+                self._busy = True
+                try:
+                    nxt = self._next_deadline()
+                finally:
+                    self._busy = False
+            n, tick = self._len, self._tick
         tail = "" if nxt is None else f" next_deadline={nxt!r}"
-        return f"<{type(self).__name__} len={self._len} tick={self._tick!r}{tail}>"
+        return f"<{type(self).__name__} len={n} tick={tick!r}{tail}>"
 
     # -- copying, pickling, invariants --------------------------------------
 
+    @cython.critical_section
     def __getstate__(self):
         """The state both implementations pickle to and load from."""
         cdef Py_ssize_t lst, s
@@ -768,11 +797,10 @@ cdef class TimingWheel:
         finally:
             self._busy = False
 
+    @cython.critical_section
     def __setstate__(self, state):
         (_, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
          cascaded) = check_state(state)
-        if self._busy:
-            raise RuntimeError(REENTERED)
         # built aside, then moved in: a failure leaves this wheel as it was
         cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
         new._setup(tick, size, clock, origin, now)
@@ -786,6 +814,8 @@ cdef class TimingWheel:
         new._len = len(live)
         new._visited = visited
         new._cascaded = cascaded
+        if self._busy:  # checked last: nothing above may run between it and the swap
+            raise RuntimeError(REENTERED)
         self._swap(new)  # new now holds the old wheel, freed on return
 
     @cython.final
@@ -830,6 +860,7 @@ cdef class TimingWheel:
         new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return new
 
+    @cython.critical_section
     def _raw(self):
         # a snapshot taken across allocations: a finaliser must not change it
         self._enter()
@@ -859,6 +890,11 @@ cdef class TimingWheel:
 
     def _check(self):
         """Assert the wheel's bookkeeping: slot membership, links, bitmaps, counts."""
-        raw = self._raw()
-        assert len(self._items) == self._t.n <= self._t.cap
+        with cython.critical_section(self):
+            self._enter()
+            try:
+                raw = self._raw_now()
+                assert len(self._items) == self._t.n <= self._t.cap
+            finally:
+                self._busy = False
         check_raw(raw)

@@ -40,6 +40,13 @@ cdef class TTLRing:
     cdef list _expire(self, double t, Py_ssize_t max_items, bint due_only)
     cdef list _entries(self)
 
+    cdef inline object _next_expiry(self):
+        # when the head entry expires, or None if empty (TTLRing.next_expiry)
+        if not self._len:
+            return None
+        cdef double e = self._hseg.times[self._head] + self._ttl
+        return e if e == e else float("inf")
+
     cdef inline object _peek(self):
         # the head key; the ring must not be empty
         return <object>PyList_GET_ITEM(self._hseg.keys, self._head)
