@@ -130,7 +130,7 @@ cdef class ItemHeap:
     def __dealloc__(self):
         PyMem_Free(self._keys)
 
-    cdef int _enter(self) except -1:
+    cdef inline int _enter(self) except -1:
         if self._busy:
             raise RuntimeError("the heap was re-entered from a comparison of its items")
         self._busy = True
@@ -368,7 +368,10 @@ cdef class ItemHeap:
 
 # -- QueueCore: PriorityQueue's lock and uncontended paths --------------------
 
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport Py_SIZE
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
 from _ownedlock cimport dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_unlock
 from collections import deque
 from collections.abc import Sequence
@@ -383,6 +386,9 @@ cdef class _LockedCore:
     cdef readonly ItemHeap _heap
     cdef dq_owned_lock _mutex
     cdef object _maxsize  # read and written in a critical section (the property)
+    # maxsize as a C number when it is an exact int that fits (the usual
+    # case), so that the room check makes no Python comparison; -1 otherwise
+    cdef Py_ssize_t _limit
     cdef public Py_ssize_t unfinished_tasks
     cdef public bint is_shutdown
     # threads parked in get, put and join (see dq_core._waiting); always
@@ -394,6 +400,7 @@ cdef class _LockedCore:
 
     def __cinit__(self, *args, **kwargs):
         owned_init(&self._mutex)
+        self._limit = -1
         self._heap = ItemHeap()
         self._getters = deque()
         self._putters = deque()
@@ -442,14 +449,31 @@ cdef class _LockedCore:
 
     @cython.final
     cdef inline int _set_maxsize(self, object maxsize) except -1:
+        cdef Py_ssize_t limit = -1
+        cdef int overflow = 0
+        cdef long long v
+        if type(maxsize) is int:
+            v = PyLong_AsLongLongAndOverflow(maxsize, &overflow)
+            if not overflow and 0 <= v <= PY_SSIZE_T_MAX:
+                limit = <Py_ssize_t>v
+            elif not overflow and v < 0:
+                limit = 0  # never full, as for 0
         with cython.critical_section(self):
             old = self._maxsize
             self._maxsize = maxsize
+            self._limit = limit
         return 0  # old dies out of the critical section
 
     @cython.final
     cdef inline bint _full(self) except -1:
-        cdef object m = self._get_maxsize()
+        # With the lock held.  _limit is read apart from _maxsize: a setter
+        # racing this check gives one value or the other, either a
+        # maxsize that was set.
+        cdef Py_ssize_t limit = self._limit
+        cdef object m
+        if limit >= 0:
+            return limit > 0 and PyList_GET_SIZE(self._heap._items) >= limit
+        m = self._get_maxsize()
         return m > 0 and PyList_GET_SIZE(self._heap._items) >= m
 
     @cython.final

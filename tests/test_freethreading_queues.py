@@ -127,7 +127,7 @@ def test_priority_queue_many_producers_and_consumers(impl):
     def reader():
         # the paths that take no lock, and maxsize replaced under them
         while not stop.is_set():
-            q.qsize(), q.empty(), q.full(), len(q.queue), q.queue[:1], list(q.queue)[:1]
+            q.qsize(), q.empty(), q.full(), len(q.queue), q.queue[:1], list(q.queue)[:1], repr(q)
             q.maxsize = 0 if q.maxsize else 10**9
 
     readers = threading.Thread(target=reader, daemon=True)
@@ -204,6 +204,7 @@ def test_delay_queue_many_producers_consumers_cancels_and_reschedules(impl):
         return run
 
     def reader():
+        # repr read the length and the head apart once: emptied in between, it raised
         while not stop.is_set():
             dq.qsize(), len(dq), dq.next_deadline(), repr(dq)
             dq.maxsize = 0 if dq.maxsize else 10**9
