@@ -44,8 +44,11 @@ def head_snapshot(queue: Any, head: Callable[[Any], Any]) -> tuple[int, Any]:
     heap between the two reads.  A thread that already holds the lock (a
     clock or a comparison describing the queue) reads without taking it.
     The caller formats the head after the lock is released: its ``repr``
-    is user code.
+    is user code.  A queue without a lock (``dq_core.aio.DelayQueue``, which
+    borrows DelayQueue's ``__repr__``) is read as it is: one thread uses it.
     """
+    if not hasattr(queue, "_lock"):
+        return _head(queue._heap, head)
     try:
         queue._lock()
     except RuntimeError:  # held by this thread: nothing else changes the heap

@@ -16,7 +16,7 @@ cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.object cimport Py_SIZE
 from _ownedlock cimport (
-    dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_try, owned_unlock,
+    DQ_FREE_THREADED, dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_try, owned_unlock,
 )
 
 from _clock cimport dq_monotonic
@@ -35,6 +35,20 @@ __all__ = ["DelayCore"]
 
 cdef object MONOTONIC = time.monotonic
 cdef Py_ssize_t NO_LIMIT = <Py_ssize_t>(<size_t>-1 >> 1)
+
+
+# The heap operations of the hot paths, which run in a critical section on
+# the heap on a free-threaded build only (see DQ_FREE_THREADED).
+
+cdef inline object _push(Heap heap, double deadline, object item, bint* was_empty, double* head):
+    was_empty[0] = heap._n == 0
+    head[0] = heap._hkey[0]  # read only if not empty
+    return heap._push_key(deadline, item)
+
+
+cdef inline Py_ssize_t _head(Heap heap, double* deadline) noexcept:
+    deadline[0] = heap._hkey[0]  # read only if not empty
+    return heap._n
 
 
 @cython.no_gc_clear  # _heap and the waiter deques are never None under a method
@@ -219,10 +233,11 @@ cdef class DelayCore:
                 raise ShutDown
             if self._bounded:
                 self._wait_for_room(block, timeout)
-            with cython.critical_section(heap):
-                was_empty = heap._n == 0
-                head = heap._hkey[0]  # read only if not empty
-                handle = heap._push_key(deadline, item)
+            if DQ_FREE_THREADED:
+                with cython.critical_section(heap):
+                    handle = _push(heap, deadline, item, &was_empty, &head)
+            else:
+                handle = _push(heap, deadline, item, &was_empty, &head)
             if was_empty or deadline < head:
                 self._head_changed()
             return handle
@@ -286,9 +301,11 @@ cdef class DelayCore:
         cdef Heap heap = self._heap
         cdef double deadline, now
         cdef Py_ssize_t n
-        with cython.critical_section(heap):
-            n = heap._n
-            deadline = heap._hkey[0]  # read only if not empty
+        if DQ_FREE_THREADED:
+            with cython.critical_section(heap):
+                n = _head(heap, &deadline)
+        else:
+            n = _head(heap, &deadline)
         if n:
             now = self._read()
             if now >= deadline:
@@ -314,7 +331,10 @@ cdef class DelayCore:
     @cython.final
     cdef object _take(self):
         cdef Heap heap = self._heap
-        with cython.critical_section(heap):
+        if DQ_FREE_THREADED:
+            with cython.critical_section(heap):
+                item = heap._pop_head()
+        else:
             item = heap._pop_head()
         if Py_SIZE(self._putters):
             self._putters.popleft().release()

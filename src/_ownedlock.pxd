@@ -110,6 +110,20 @@ cdef extern from *:
     bint owned_held "dq_lock_held"(dq_owned_lock* lock) noexcept
 
 
+cdef extern from *:
+    """
+    #ifdef Py_GIL_DISABLED
+    #define DQ_FREE_THREADED 1
+    #else
+    #define DQ_FREE_THREADED 0
+    #endif
+    """
+    # True on a free-threaded build.  A critical section costs nothing there
+    # but a reference to its object (an incref and decref on a GIL build), so
+    # the hot paths branch on this constant, which the C compiler folds.
+    const bint DQ_FREE_THREADED
+
+
 cdef inline int owned_unlock(dq_owned_lock* lock) except -1:
     # The Python-level _unlock(): releasing a free lock raises, as
     # threading.Lock.release does in the pure twin (never a count below 0).

@@ -238,9 +238,10 @@ cdef class ItemHeap:
     cdef int _push(self, object item) except -1:
         # The critical section (free-threaded builds; nothing with a GIL) is
         # suspended while a comparison runs: a thread entering then meets _busy.
-        with cython.critical_section(self):
-            self._push_item(item)
-        return 0
+        if DQ_FREE_THREADED:
+            with cython.critical_section(self):
+                return self._push_item(item)
+        return self._push_item(item)
 
     cdef int _push_item(self, object item) except -1:
         cdef Py_ssize_t moves[MAX_MOVES]
@@ -267,8 +268,10 @@ cdef class ItemHeap:
         return 0
 
     cdef object _pop(self):
-        with cython.critical_section(self):
-            return self._pop_item()
+        if DQ_FREE_THREADED:
+            with cython.critical_section(self):
+                return self._pop_item()
+        return self._pop_item()
 
     cdef object _pop_item(self):
         cdef Py_ssize_t moves[MAX_MOVES]
@@ -372,7 +375,9 @@ from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport Py_SIZE
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
-from _ownedlock cimport dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_unlock
+from _ownedlock cimport (
+    DQ_FREE_THREADED, dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_unlock,
+)
 from collections import deque
 from collections.abc import Sequence
 
