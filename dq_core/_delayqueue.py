@@ -25,6 +25,7 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any, Generic, Iterator, Optional
 
 from ._exceptions import Empty, ShutDown
+from ._queues import head_snapshot
 from ._waiting import QueueProtocol, Uncopyable, new_waiter, wait
 
 if TYPE_CHECKING:
@@ -121,8 +122,8 @@ class DelayQueue(QueueProtocol, Uncopyable, _Core[T]):
         return self._heap.pop_many(len(self._heap)) if immediate else None
 
     def __repr__(self) -> str:
-        heap = self._heap
-        if not heap:
+        n, deadline = head_snapshot(self, lambda heap: heap.peekitem()[0])
+        if not n:
             return f"<{type(self).__name__} len=0>"
-        return (f"<{type(self).__name__} len={len(heap)} "
-                f"next_deadline={reprlib.repr(heap.peekitem()[0])}>")
+        return (f"<{type(self).__name__} len={n} "
+                f"next_deadline={reprlib.repr(deadline)}>")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import reprlib
 import types
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Generic, Iterable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NoReturn, Optional
 
 from ._convert import to_count
 from ._exceptions import Empty, Full, ShutDown
@@ -34,7 +34,34 @@ else:
     T = TypeVar("T")
     _Core = Generic  # dq_core._assemble adds an implementation's QueueCore
 
-__all__ = ["PriorityQueue"]
+__all__ = ["PriorityQueue", "head_snapshot"]
+
+
+def head_snapshot(queue: Any, head: Callable[[Any], Any]) -> tuple[int, Any]:
+    """``(len, head(heap))`` of ``queue``'s heap read together under its lock (``(0, None)`` if empty).
+
+    For ``__repr__``: read without the lock, another thread could empty the
+    heap between the two reads.  A thread that already holds the lock (a
+    clock or a comparison describing the queue) reads without taking it.
+    The caller formats the head after the lock is released: its ``repr``
+    is user code.  A queue without a lock (``dq_core.aio.DelayQueue``, which
+    borrows DelayQueue's ``__repr__``) is read as it is: one thread uses it.
+    """
+    if not hasattr(queue, "_lock"):
+        return _head(queue._heap, head)
+    try:
+        queue._lock()
+    except RuntimeError:  # held by this thread: nothing else changes the heap
+        return _head(queue._heap, head)
+    try:
+        return _head(queue._heap, head)
+    finally:
+        queue._unlock()
+
+
+def _head(heap: Any, head: Callable[[Any], Any]) -> tuple[int, Any]:
+    n = len(heap)
+    return n, (head(heap) if n else None)
 
 # queue.Queue's storage hooks: PriorityQueue never calls them.
 _HOOKS = ("_init", "_qsize", "_put", "_get")
@@ -244,9 +271,9 @@ class PriorityQueue(QueueProtocol, _Core[T]):
         return dropped
 
     def __repr__(self) -> str:
-        heap = self._heap
-        if not heap:
+        n, head = head_snapshot(self, lambda heap: heap.peek())
+        if not n:
             return f"<{type(self).__name__} len=0 maxsize={self.maxsize}>"
-        return (f"<{type(self).__name__} len={len(heap)} maxsize={self.maxsize} "
-                f"next={reprlib.repr(heap.peek())}>")
+        return (f"<{type(self).__name__} len={n} maxsize={self.maxsize} "
+                f"next={reprlib.repr(head)}>")
 

@@ -14,12 +14,10 @@ by both implementations; they call back into ``_lock()``/``_unlock()`` and
 
 cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.pythread cimport (
-    NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock, PyThread_allocate_lock,
-    PyThread_free_lock, PyThread_get_thread_ident, PyThread_release_lock,
-    PyThread_type_lock,
+from cpython.object cimport Py_SIZE
+from _ownedlock cimport (
+    DQ_FREE_THREADED, dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_try, owned_unlock,
 )
-from _ownedlock cimport owned_acquire, owned_release
 
 from _clock cimport dq_monotonic
 from _number cimport _real
@@ -39,6 +37,20 @@ cdef object MONOTONIC = time.monotonic
 cdef Py_ssize_t NO_LIMIT = <Py_ssize_t>(<size_t>-1 >> 1)
 
 
+# The heap operations of the hot paths, which run in a critical section on
+# the heap on a free-threaded build only (see DQ_FREE_THREADED).
+
+cdef inline object _push(Heap heap, double deadline, object item, bint* was_empty, double* head):
+    was_empty[0] = heap._n == 0
+    head[0] = heap._hkey[0]  # read only if not empty
+    return heap._push_key(deadline, item)
+
+
+cdef inline Py_ssize_t _head(Heap heap, double* deadline) noexcept:
+    deadline[0] = heap._hkey[0]  # read only if not empty
+    return heap._n
+
+
 @cython.no_gc_clear  # _heap and the waiter deques are never None under a method
 @cython.auto_pickle(False)
 cdef class DelayCore:
@@ -55,23 +67,28 @@ cdef class DelayCore:
     """
 
     cdef readonly Heap _heap
-    cdef PyThread_type_lock _mutex
-    cdef unsigned long _owner
-    cdef readonly object _clock
+    cdef dq_owned_lock _mutex
+    # _clock and _maxsize are replaced by __init__ and the maxsize setter
+    # while other threads may read them: without a GIL, reading such a field
+    # while another thread replaces it could take a reference to a freed
+    # object, so both happen in a critical section (nothing on a GIL build).
+    # The heap is driven under the lock and, for a free-threaded build, in a
+    # critical section on it too, as its own methods run (``_heap`` is
+    # reachable from Python).
+    cdef object _clock
     cdef object _maxsize
     cdef bint _bounded            # _maxsize > 0
     cdef public bint is_shutdown
     # threads parked in get (every one) and put, and the waiter lock of the
-    # one sleeping until the head (see dq_core._waiting)
+    # one sleeping until the head (see dq_core._waiting); always exact
+    # deques, whose length Py_SIZE reads without a call
     cdef readonly object _getters, _putters
     cdef public object _leader
 
     __class_getitem__ = classmethod(types.GenericAlias)
 
     def __cinit__(self, *args, **kwargs):
-        self._mutex = PyThread_allocate_lock()
-        if self._mutex == NULL:
-            raise MemoryError()
+        owned_init(&self._mutex)
         self._heap = Heap()
         self._getters = deque()
         self._putters = deque()
@@ -82,19 +99,23 @@ cdef class DelayCore:
         check_clock(clock)
         self._set_maxsize(check_maxsize(maxsize))
         self.is_shutdown = False
-        self._clock = clock
+        with cython.critical_section(self):
+            old = self._clock
+            self._clock = clock
+        del old  # dies out of the critical section
 
     def __dealloc__(self):
-        if self._mutex != NULL:
-            PyThread_free_lock(self._mutex)
+        owned_free(&self._mutex)
 
     # -- the lock ---------------------------------------------------------------
 
+    @cython.final
     cdef inline int _acquire(self) except -1:
-        return owned_acquire(self._mutex, &self._owner)
+        return owned_acquire(&self._mutex)
 
+    @cython.final
     cdef inline void _release(self) noexcept:
-        owned_release(self._mutex, &self._owner)
+        owned_release(&self._mutex)
 
     def _lock(self):
         """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
@@ -102,12 +123,13 @@ cdef class DelayCore:
 
     def _unlock(self):
         """Release the queue's lock."""
-        self._release()
+        owned_unlock(&self._mutex)
 
     @property
     def maxsize(self):
         """The most items held at once (due or not); 0 or less: no bound."""
-        return self._maxsize
+        with cython.critical_section(self):
+            return self._maxsize
 
     @maxsize.setter
     def maxsize(self, maxsize):
@@ -119,10 +141,14 @@ cdef class DelayCore:
         finally:
             self._release()
 
+    @cython.final
     cdef inline int _set_maxsize(self, object n) except -1:
-        self._maxsize = n
-        self._bounded = n > 0
-        return 0
+        # n is an int: nothing here runs Python code
+        with cython.critical_section(self):
+            old = self._maxsize
+            self._maxsize = n
+            self._bounded = n > 0
+        return 0  # old dies out of the critical section
 
     # Hooks the shared layer (dq_core._delayqueue) provides.
     def _wait_for_room(self, block, timeout):
@@ -135,12 +161,20 @@ cdef class DelayCore:
         """One reading of the queue's clock (a finite float)."""
         return self._read()
 
-    cdef double _read(self) except? -1.0:
+    @cython.final
+    cdef inline double _read(self) except? -1.0:
         cdef double t
-        cdef object clock = self._clock, reading
-        if clock is MONOTONIC:
+        if self._clock is MONOTONIC:
             dq_monotonic(&t)
             return t
+        return self._read_clock()
+
+    @cython.final
+    cdef double _read_clock(self) except? -1.0:
+        # A clock of the user's: a Python call, and its reading checked.
+        cdef double t
+        with cython.critical_section(self):
+            clock = self._clock
         reading = clock()
         if type(reading) is float:
             t = PyFloat_AS_DOUBLE(reading)
@@ -159,9 +193,11 @@ cdef class DelayCore:
 
     def next_deadline(self):
         """Return the earliest deadline held, or None if empty.  O(1)."""
+        cdef Heap heap = self._heap
         self._acquire()
         try:
-            return self._heap._hkey[0] if self._heap._n else None
+            with cython.critical_section(heap):
+                return heap._hkey[0] if heap._n else None
         finally:
             self._release()
 
@@ -186,6 +222,7 @@ cdef class DelayCore:
         """
         return self._put(item, _real(deadline, "deadline"), block, timeout)
 
+    @cython.final
     cdef object _put(self, object item, double deadline, object block, object timeout):
         cdef Heap heap = self._heap
         cdef bint was_empty
@@ -196,15 +233,18 @@ cdef class DelayCore:
                 raise ShutDown
             if self._bounded:
                 self._wait_for_room(block, timeout)
-            was_empty = heap._n == 0
-            head = heap._hkey[0]  # read only if not empty
-            handle = heap._push_key(deadline, item)
+            if DQ_FREE_THREADED:
+                with cython.critical_section(heap):
+                    handle = _push(heap, deadline, item, &was_empty, &head)
+            else:
+                handle = _push(heap, deadline, item, &was_empty, &head)
             if was_empty or deadline < head:
                 self._head_changed()
             return handle
         finally:
             self._release()
 
+    @cython.final
     cdef int _head_changed(self) except -1:
         # Wake the leader to re-sleep until the new head; with no leader, wake
         # a follower to become one.
@@ -216,7 +256,7 @@ cdef class DelayCore:
             except ValueError:  # its sleep is already over
                 return 0
             leader.release()
-        elif self._getters:
+        elif Py_SIZE(self._getters):
             self._getters.popleft().release()
         return 0
 
@@ -255,12 +295,18 @@ cdef class DelayCore:
             finally:
                 self._release()
 
+    @cython.final
     cdef object _get(self, bint block, object end):
         # With the lock held: the head if it is due, else wait for it.
         cdef Heap heap = self._heap
         cdef double deadline, now
-        if heap._n:
-            deadline = heap._hkey[0]
+        cdef Py_ssize_t n
+        if DQ_FREE_THREADED:
+            with cython.critical_section(heap):
+                n = _head(heap, &deadline)
+        else:
+            n = _head(heap, &deadline)
+        if n:
             now = self._read()
             if now >= deadline:
                 return self._take()
@@ -275,16 +321,22 @@ cdef class DelayCore:
             self._wait_due(None, end)
         return self._take()
 
+    @cython.final
     cdef inline int _hand_on(self) except -1:
         # Someone must watch the head: hand the lead on.
-        if self._leader is None and self._heap._n and self._getters:
+        if self._leader is None and self._heap._n and Py_SIZE(self._getters):
             self._getters.popleft().release()
         return 0
 
+    @cython.final
     cdef object _take(self):
         cdef Heap heap = self._heap
-        item = heap._pop_head()
-        if self._putters:
+        if DQ_FREE_THREADED:
+            with cython.critical_section(heap):
+                item = heap._pop_head()
+        else:
+            item = heap._pop_head()
+        if Py_SIZE(self._putters):
             self._putters.popleft().release()
         if self.is_shutdown and not heap._n:
             notify_all(self._getters)  # they raise ShutDown now
@@ -306,8 +358,9 @@ cdef class DelayCore:
             if self.is_shutdown and not heap._n:
                 raise ShutDown
             now = self._read()
-            while heap._n and len(out) < limit and heap._hkey[0] <= now:
-                out.append(self._take())
+            with cython.critical_section(heap):
+                while heap._n and len(out) < limit and heap._hkey[0] <= now:
+                    out.append(self._take())
             return out
         finally:
             self._release()
@@ -319,16 +372,19 @@ cdef class DelayCore:
         cdef Heap heap = self._heap
         cdef double head
         item = None
+        cdef bint moved
         self._acquire()
         try:
-            head = heap._hkey[0]
-            try:
-                item = heap._remove_handle(handle)
-            except KeyError:
-                return False
-            if not heap._n or heap._hkey[0] != head:
+            with cython.critical_section(heap):
+                head = heap._hkey[0]
+                try:
+                    item = heap._remove_handle(handle)
+                except KeyError:
+                    return False
+                moved = not heap._n or heap._hkey[0] != head
+            if moved:
                 self._head_changed()
-            if self._putters:
+            if Py_SIZE(self._putters):
                 self._putters.popleft().release()
             if self.is_shutdown and not heap._n:
                 notify_all(self._getters)
@@ -347,14 +403,17 @@ cdef class DelayCore:
         cdef double deadline = _real(delay, "delay")
         cdef double head
         deadline += self._read()
+        cdef bint moved
         self._acquire()
         try:
-            head = heap._hkey[0]
-            try:
-                heap._update_key(handle, deadline)
-            except KeyError:
-                return False
-            if heap._hkey[0] != head:
+            with cython.critical_section(heap):
+                head = heap._hkey[0]
+                try:
+                    heap._update_key(handle, deadline)
+                except KeyError:
+                    return False
+                moved = heap._hkey[0] != head
+            if moved:
                 self._head_changed()
             return True
         finally:
@@ -362,7 +421,7 @@ cdef class DelayCore:
 
     def _check(self):
         """Assert the invariants: heap order, and no lock or leader left behind when idle."""
-        if not PyThread_acquire_lock(self._mutex, NOWAIT_LOCK):
+        if not owned_try(&self._mutex):
             raise AssertionError("the lock is held")
         try:
             self._heap._check()
@@ -371,4 +430,4 @@ cdef class DelayCore:
             else:
                 assert self._leader is None or self._leader in self._getters
         finally:
-            PyThread_release_lock(self._mutex)
+            owned_release(&self._mutex)

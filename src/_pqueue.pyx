@@ -102,8 +102,14 @@ cdef class ItemHeap:
     strs, where the result is the tuples' own.  A comparison that raises
     leaves the heap exactly as it was; a comparison that re-enters the heap
     gets ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
+    Misused from several threads at once it still never corrupts memory:
+    on a free-threaded build each method runs in a critical section on the
+    heap, and a thread that enters while a comparison runs gets
+    ``RuntimeError``, as re-entry does.
     """
 
+    # The one list for the heap's lifetime (clear() empties it in place):
+    # readers such as QueueCore.qsize() and QueueView take no lock.
     cdef list _items
     cdef double* _keys
     cdef Py_ssize_t _kcap
@@ -124,7 +130,7 @@ cdef class ItemHeap:
     def __dealloc__(self):
         PyMem_Free(self._keys)
 
-    cdef int _enter(self) except -1:
+    cdef inline int _enter(self) except -1:
         if self._busy:
             raise RuntimeError("the heap was re-entered from a comparison of its items")
         self._busy = True
@@ -230,6 +236,14 @@ cdef class ItemHeap:
         return self._pop()
 
     cdef int _push(self, object item) except -1:
+        # The critical section (free-threaded builds; nothing with a GIL) is
+        # suspended while a comparison runs: a thread entering then meets _busy.
+        if DQ_FREE_THREADED:
+            with cython.critical_section(self):
+                return self._push_item(item)
+        return self._push_item(item)
+
+    cdef int _push_item(self, object item) except -1:
         cdef Py_ssize_t moves[MAX_MOVES]
         cdef Py_ssize_t m = 0, n
         self._enter()
@@ -254,6 +268,12 @@ cdef class ItemHeap:
         return 0
 
     cdef object _pop(self):
+        if DQ_FREE_THREADED:
+            with cython.critical_section(self):
+                return self._pop_item()
+        return self._pop_item()
+
+    cdef object _pop_item(self):
         cdef Py_ssize_t moves[MAX_MOVES]
         cdef Py_ssize_t m = 0, n
         cdef double top_key
@@ -299,24 +319,27 @@ cdef class ItemHeap:
 
         Raises ``IndexError`` when the heap is empty.
         """
-        if not self._items:
-            raise IndexError("peek at an empty heap")
-        return self._items[0]
+        with cython.critical_section(self):
+            if not self._items:
+                raise IndexError("peek at an empty heap")
+            return self._items[0]
 
     def clear(self):
         """Remove every item and return them, in heap order.  O(n)."""
-        self._enter()
-        try:
-            items = self._items
-            self._items = []
-            self._n = 0
-            return items
-        finally:
-            self._busy = False
+        with cython.critical_section(self):
+            self._enter()
+            try:
+                items = self._items[:]
+                del self._items[:]  # the copy holds them: no finaliser runs here
+                self._n = 0
+                return items
+            finally:
+                self._busy = False
 
     def snapshot(self):
         """A list of the items, in heap order.  O(n)."""
-        return list(self._items)
+        with cython.critical_section(self):
+            return list(self._items)
 
     def __len__(self):
         return PyList_GET_SIZE(self._items)
@@ -333,26 +356,28 @@ cdef class ItemHeap:
     def _check(self):
         """Assert heap order (by ``<``) and the key cache."""
         cdef Py_ssize_t i, n
-        assert not self._busy
-        # Work on a copy: the comparisons below run the items' own code.
-        items = list(self._items)
-        n = len(items)
-        assert n == self._n, "key cache out of step with the list"
-        for i in range(n):
-            k = _cached_key(items[i])
-            assert (k != k and self._keys[i] != self._keys[i]) or k == self._keys[i]
+        with cython.critical_section(self):
+            assert not self._busy
+            # Work on a copy: the comparisons below run the items' own code.
+            items = list(self._items)
+            n = len(items)
+            assert n == self._n, "key cache out of step with the list"
+            for i in range(n):
+                k = _cached_key(items[i])
+                assert (k != k and self._keys[i] != self._keys[i]) or k == self._keys[i]
         for i in range(1, n):
             assert not items[i] < items[(i - 1) >> 1], f"heap order broken at {i}"
 
 
 # -- QueueCore: PriorityQueue's lock and uncontended paths --------------------
 
-from cpython.pythread cimport (
-    NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock, PyThread_allocate_lock,
-    PyThread_free_lock, PyThread_get_thread_ident, PyThread_release_lock,
-    PyThread_type_lock,
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.object cimport Py_SIZE
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
+from _ownedlock cimport (
+    DQ_FREE_THREADED, dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_unlock,
 )
-from _ownedlock cimport owned_acquire, owned_release
 from collections import deque
 from collections.abc import Sequence
 
@@ -364,40 +389,43 @@ cdef class _LockedCore:
     """_LockedCore(maxsize=0)\n--\n\nThe C half of QueueCore: its lock, heap, counters and fast paths."""
 
     cdef readonly ItemHeap _heap
-    cdef PyThread_type_lock _mutex
-    cdef unsigned long _owner
-    cdef public object maxsize
+    cdef dq_owned_lock _mutex
+    cdef object _maxsize  # read and written in a critical section (the property)
+    # maxsize as a C number when it is an exact int that fits (the usual
+    # case), so that the room check makes no Python comparison; -1 otherwise
+    cdef Py_ssize_t _limit
     cdef public Py_ssize_t unfinished_tasks
     cdef public bint is_shutdown
-    # threads parked in get, put and join (see dq_core._waiting)
+    # threads parked in get, put and join (see dq_core._waiting); always
+    # exact deques, whose length Py_SIZE reads without a call
     cdef readonly object _getters, _putters, _joiners
     cdef object __weakref__
 
     __class_getitem__ = classmethod(types.GenericAlias)
 
     def __cinit__(self, *args, **kwargs):
-        self._mutex = PyThread_allocate_lock()
-        if self._mutex == NULL:
-            raise MemoryError()
+        owned_init(&self._mutex)
+        self._limit = -1
         self._heap = ItemHeap()
         self._getters = deque()
         self._putters = deque()
         self._joiners = deque()
 
     def __init__(self, maxsize=0):
-        self.maxsize = maxsize
+        self._set_maxsize(maxsize)
         self.unfinished_tasks = 0
         self.is_shutdown = False
 
     def __dealloc__(self):
-        if self._mutex != NULL:
-            PyThread_free_lock(self._mutex)
+        owned_free(&self._mutex)
 
+    @cython.final
     cdef inline int _acquire(self) except -1:
-        return owned_acquire(self._mutex, &self._owner)
+        return owned_acquire(&self._mutex)
 
+    @cython.final
     cdef inline void _release(self) noexcept:
-        owned_release(self._mutex, &self._owner)
+        owned_release(&self._mutex)
 
     def _lock(self):
         """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
@@ -405,24 +433,68 @@ cdef class _LockedCore:
 
     def _unlock(self):
         """Release the queue's lock."""
-        self._release()
+        owned_unlock(&self._mutex)
 
+    # maxsize is any object, as in the standard library, and assignable
+    # while other threads run: without a GIL, reading the field while
+    # another thread replaces it could take a reference to a freed object,
+    # so both happen in a critical section (nothing on a GIL build).
+    @property
+    def maxsize(self):
+        return self._get_maxsize()
+
+    @maxsize.setter
+    def maxsize(self, maxsize):
+        self._set_maxsize(maxsize)
+
+    @cython.final
+    cdef inline object _get_maxsize(self):
+        with cython.critical_section(self):
+            return self._maxsize
+
+    @cython.final
+    cdef inline int _set_maxsize(self, object maxsize) except -1:
+        cdef Py_ssize_t limit = -1
+        cdef int overflow = 0
+        cdef long long v
+        if type(maxsize) is int:
+            v = PyLong_AsLongLongAndOverflow(maxsize, &overflow)
+            if not overflow and 0 <= v <= PY_SSIZE_T_MAX:
+                limit = <Py_ssize_t>v
+            elif not overflow and v < 0:
+                limit = 0  # never full, as for 0
+        with cython.critical_section(self):
+            old = self._maxsize
+            self._maxsize = maxsize
+            self._limit = limit
+        return 0  # old dies out of the critical section
+
+    @cython.final
     cdef inline bint _full(self) except -1:
-        cdef object m = self.maxsize
+        # With the lock held.  _limit is read apart from _maxsize: a setter
+        # racing this check gives one value or the other, either a
+        # maxsize that was set.
+        cdef Py_ssize_t limit = self._limit
+        cdef object m
+        if limit >= 0:
+            return limit > 0 and PyList_GET_SIZE(self._heap._items) >= limit
+        m = self._get_maxsize()
         return m > 0 and PyList_GET_SIZE(self._heap._items) >= m
 
+    @cython.final
     cdef inline int _add(self, object item) except -1:
         # With the lock held: queue it, count it, wake one getter.
         self._heap._push(item)
         self.unfinished_tasks += 1
-        if self._getters:
+        if Py_SIZE(self._getters):
             self._getters.popleft().release()
         return 0
 
+    @cython.final
     cdef inline object _take(self):
         # With the lock held: unqueue the lowest item, wake one putter.
         item = self._heap._pop()
-        if self._putters:
+        if Py_SIZE(self._putters):
             self._putters.popleft().release()
         return item
 
@@ -441,7 +513,7 @@ cdef class _LockedCore:
 
     def full(self):
         """Return True if the queue is full (not reliable!).  O(1)."""
-        return 0 < self.maxsize <= PyList_GET_SIZE(self._heap._items)
+        return 0 < self._get_maxsize() <= PyList_GET_SIZE(self._heap._items)
 
     def put(self, item, block=True, timeout=None):
         """Put ``item`` into the queue.  O(log n).
@@ -456,7 +528,7 @@ cdef class _LockedCore:
             if self.is_shutdown:
                 raise ShutDown
             # With room and no timeout to check, the wait is a no-op: skip the call.
-            if self._full() or (block and timeout is not None and self.maxsize > 0):
+            if self._full() or (block and timeout is not None and self._get_maxsize() > 0):
                 self._wait_for_room(block, timeout)
             self._add(item)
         finally:

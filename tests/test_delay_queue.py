@@ -681,3 +681,20 @@ def test_a_clock_that_reenters_the_queue_is_refused(impl):
         dq.get_many()
     dq._check()
     assert len(dq) == 1
+
+
+def test_repr_from_the_queues_own_clock(impl):
+    # repr takes the lock to read length and head together, except from the
+    # thread that holds it (here: the clock, read under get's lock)
+    seen = []
+
+    def clock():
+        seen.append(repr(dq))
+        return 100.0
+
+    dq = impl.DelayQueue(clock=clock)
+    dq.put_at("a", 5.0)
+    assert dq.get_nowait() == "a"
+    assert seen[-1] == "<DelayQueue len=1 next_deadline=5.0>"
+    assert repr(dq) == "<DelayQueue len=0>"
+    dq._check()

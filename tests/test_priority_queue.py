@@ -466,3 +466,26 @@ def test_garbage_collected_with_items_and_cycles(impl):
     del q, jobs, j
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+@pytest.mark.parametrize("maxsize", [0, 2, -1, True, 2.5, 10**30, -(10**30)])
+def test_room_check_matches_the_stdlib_for_any_maxsize(impl, maxsize):
+    # the compiled core checks an exact int maxsize in C: same answers as the
+    # stdlib's Python comparison for every kind of maxsize, set at init or later
+    for late in (False, True):
+        ours, ref = (impl.PriorityQueue(), queue.PriorityQueue()) if late else (
+            impl.PriorityQueue(maxsize), queue.PriorityQueue(maxsize))
+        if late:
+            ours.maxsize = ref.maxsize = maxsize
+        for i in range(4):
+            expect = queue.Full if ref.full() else None
+            assert ours.full() == ref.full()
+            if expect:
+                with pytest.raises(queue.Full):
+                    ours.put_nowait(i)
+                with pytest.raises(queue.Full):
+                    ref.put_nowait(i)
+            else:
+                ours.put_nowait(i)
+                ref.put_nowait(i)
+        assert ours.qsize() == ref.qsize()
