@@ -11,9 +11,11 @@ get a face, a pure-Python class holding what both implementations share
 - a face that holds a core (``Timer`` holds a ``TimingWheel``,
   ``PriorityExecutor`` a ``PriorityQueue``) gets the class as an attribute.
 
-The asyncio faces (``dq_core.aio``) hold cores too: ``aio.PriorityQueue``
-an ``ItemHeap``, ``aio.DelayQueue`` a ``Heap``.  ``aio_classes`` builds them
-apart from ``classes``, whose fields are exactly ``dq_core``'s public names.
+The asyncio faces (``dq_core.aio``) extend the cores of ``_aioqueue``:
+``aio.PriorityQueue`` its ``AioQueueCore`` (over an ``ItemHeap``),
+``aio.DelayQueue`` its ``AioDelayCore`` (over a ``Heap``).  ``aio_classes``
+builds them apart from ``classes``, whose fields are exactly ``dq_core``'s
+public names.
 
 ``dq_core/__init__`` exports ``classes(dq_core.implementation)``; the test
 matrix runs on ``classes("cython")`` and ``classes("python")``, so for the
@@ -36,7 +38,7 @@ __all__ = [
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+CORE_MODULES = ("_aioqueue", "_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
 
 #: The implementations, by the name ``dq_core.implementation`` gives them.
 IMPLEMENTATIONS = ("cython", "python")
@@ -81,7 +83,8 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    delayq, heap, pqueue, ring, ttlmap, wheel = (modules[name] for name in CORE_MODULES)
+    delayq, heap, pqueue, ring, ttlmap, wheel = (
+        modules[name] for name in ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
     priority_queue = _public(_queues.PriorityQueue, pqueue.QueueCore)
     return Classes(
         Heap=heap.Heap,
@@ -99,11 +102,10 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     """The public classes of ``dq_core.aio`` built on the core ``modules``."""
     from .aio import _delay as _aio_delay, _queue as _aio_queue  # import dq_core: no asyncio
 
-    heap, pqueue = modules["_heap"], modules["_pqueue"]
+    aioqueue = modules["_aioqueue"]
     return AioClasses(
-        PriorityQueue=_public(
-            _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
-        DelayQueue=_public(_aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
+        PriorityQueue=_public(_aio_queue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio"),
+        DelayQueue=_public(_aio_delay.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio"),
     )
 
 

@@ -71,7 +71,8 @@ def test_a_pickle_loads_on_the_implementation_in_use(impl):
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # A structure built on another takes that one's core of the same implementation.
-BUILT_ON = {"_ttlmap_py": {"._ring_py"}, "_delayq_py": {"._heap_py"}}
+BUILT_ON = {"_ttlmap_py": {"._ring_py"}, "_delayq_py": {"._heap_py"},
+            "_aioqueue_py": {"._heap_py", "._pqueue_py"}}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:

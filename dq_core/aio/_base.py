@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from asyncio import Future, QueueEmpty, QueueFull
 from collections import deque
-from typing import Any, Callable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
 
 from .._waiting import check_maxsize
 
@@ -75,9 +75,11 @@ class LoopBound:
     """Binds an object to the first event loop it waits on, as asyncio's queues do.
 
     Also refuses copy and pickle: the object owns the futures of waiting tasks.
+    The ``_loop`` attribute itself is the core's (``dq_core._aioqueue``).
     """
 
-    __slots__ = ("_loop",)
+    if not TYPE_CHECKING:  # the core's slot holds _loop, which mypy would refuse here
+        __slots__ = ()
     _loop: Optional[asyncio.AbstractEventLoop]
 
     def _get_loop(self) -> asyncio.AbstractEventLoop:
