@@ -17,9 +17,16 @@ Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
 
 cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION
+from cpython.object cimport PyObject
 from cpython.pyport cimport PY_SSIZE_T_MAX
+from cpython.version cimport PY_VERSION_HEX
+
+from _clock cimport dq_monotonic
 
 import asyncio
+import os
+import time as _time
 from asyncio import QueueEmpty, QueueFull
 from collections import deque
 
@@ -32,10 +39,65 @@ from dq_core.aio._base import QueueShutDown
 cdef extern from "Python.h":
     object PyObject_CallNoArgs(object)
     object PyObject_CallOneArg(object, object)
+    PyObject* PyThreadState_GetDict()
+    PyObject* PyDict_GetItem(object, object)
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
 cdef object _get_running_loop = asyncio.get_running_loop
+
+
+# -- the running loop and its clock, as asyncio.get_running_loop() and loop.time() ----
+
+# Before Python 3.12, asyncio's C get_running_loop() asks the OS for the process
+# id on every call (a system call, costlier than the rest of a put or a get).  It
+# finds the loop in an entry of the thread state's dict, a new object each time
+# a loop starts or stops running in the thread.  A DelayCore remembers the entry
+# it saw when get_running_loop() last returned its own loop: while the entry is
+# that object (its strong reference keeps the object from being reused) and no
+# fork happened since (asyncio's process id check), its loop is still the one
+# running.  Python 3.12+ keeps no such entry: there, always the call.
+cdef str _HOLDER_KEY = "__asyncio_running_event_loop__"
+cdef Py_ssize_t _forks = 0
+
+
+def _count_fork():
+    """After a fork, in the child: no remembered running loop holds any more."""
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_count_fork)
+
+
+cdef inline PyObject* _holder() noexcept:
+    cdef PyObject* d
+    if PY_VERSION_HEX >= 0x030C0000:
+        return NULL
+    d = PyThreadState_GetDict()
+    if d == NULL:
+        return NULL
+    return PyDict_GetItem(<object>d, _HOLDER_KEY)  # borrowed, or NULL
+
+
+# asyncio's own loops read time.monotonic() in a Python method: for them (the
+# method neither overridden nor replaced on the loop, time.monotonic not
+# replaced), the same clock is read in C.
+cdef object _base_time = asyncio.BaseEventLoop.time
+cdef object _monotonic = _time.monotonic
+cdef dict _time_dict = vars(_time)
+
+
+cdef object _loop_time(object loop):
+    """loop.time()."""
+    cdef double t
+    method = loop.time
+    if (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) == <PyObject*>_base_time
+            and PyDict_GetItem(_time_dict, "monotonic") == <PyObject*>_monotonic):
+        dq_monotonic(&t)
+        return t
+    return method()
 
 #: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
 #: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
@@ -204,7 +266,9 @@ cdef class AioDelayCore:
     cdef public Py_ssize_t _pending         # getters woken that have not run yet
     cdef readonly object _timer
     cdef readonly double _timer_when
-    cdef public object _loop
+    cdef object _bound                      # the loop it is bound to (LoopBound's _loop)
+    cdef object _seen_holder                # see _holder(): None, or the entry for _bound
+    cdef Py_ssize_t _seen_forks
     cdef object __weakref__
 
     def __cinit__(self, *args, **kwargs):
@@ -212,7 +276,17 @@ cdef class AioDelayCore:
         self._getters = deque()
         self._putters = deque()
         self._maxsize = 0
-        self._loop = None
+        self._bound = None
+        self._seen_holder = None
+
+    @property
+    def _loop(self):
+        return self._bound
+
+    @_loop.setter
+    def _loop(self, loop):
+        self._bound = loop
+        self._seen_holder = None
 
     def __init__(self, maxsize=0):
         m = check_maxsize(maxsize)
@@ -255,9 +329,17 @@ cdef class AioDelayCore:
     # -- put and get ------------------------------------------------------------
 
     cdef inline object _bound_loop(self):
+        # asyncio.get_running_loop(), checked against (or bound as) the queue's loop
+        cdef PyObject* h = _holder()
+        if h != NULL and h == <PyObject*>self._seen_holder and self._seen_forks == _forks:
+            return self._bound
         loop = _get_running_loop()
-        if loop is not self._loop:
+        if loop is not self._bound:
             self._get_loop()  # LoopBound's, in the face: binds, or raises
+        h = _holder()
+        if h != NULL and loop is self._bound:
+            self._seen_holder = <object>h
+            self._seen_forks = _forks
         return loop
 
     def put_nowait(self, item, delay=0.0):
@@ -271,8 +353,8 @@ cdef class AioDelayCore:
             delay = to_real(delay, "delay")
         loop = self._bound_loop()
         if self._is_shutdown or self._cap > 0 or self._getters:
-            return self._c_add(item, loop.time() + delay)
-        return self._heap._push_key(loop.time() + delay, item)
+            return self._c_add(item, _loop_time(loop) + delay)
+        return self._heap._push_key(_loop_time(loop) + delay, item)
 
     def _add(self, item, double deadline):
         """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
@@ -300,7 +382,7 @@ cdef class AioDelayCore:
         heap = self._heap
         if heap._n:
             head = heap._hkey[0]
-            if _le(head, loop.time()):
+            if _le(head, _loop_time(loop)):
                 item = heap._pop_head()
                 if self._putters or self._getters:
                     self._c_taken()
@@ -339,7 +421,7 @@ cdef class AioDelayCore:
         deadline = heap._hkey[0]
         loop = self._loop
         assert loop is not None
-        now = loop.time()
+        now = _loop_time(loop)
         if _le(deadline, now):
             self._c_disarm()
             if _wakeup_next(self._getters):
