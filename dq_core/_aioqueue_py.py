@@ -55,6 +55,10 @@ class _AioQueueCore(Generic[T]):
         self._is_shutdown = False
         self._loop: Optional[AbstractEventLoop] = None
 
+    if TYPE_CHECKING:  # the face's
+        async def _wait_put(self, item: T) -> None: ...
+        async def _wait_get(self) -> T: ...
+
     def qsize(self) -> int:
         """Number of items in the queue.  O(1)."""
         return len(self._heap)
@@ -104,6 +108,25 @@ class _AioQueueCore(Generic[T]):
             wakeup_next(self._putters)
         return item
 
+    async def put(self, item: T) -> None:
+        """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down.
+        """
+        if 0 < self._maxsize <= len(self._heap):
+            return await self._wait_put(item)  # the face's: waits on the loop
+        return self.put_nowait(item)
+
+    async def get(self) -> T:
+        """Remove and return the lowest item, waiting until there is one.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        if not self._heap:
+            return await self._wait_get()  # the face's: waits on the loop
+        return self.get_nowait()
+
     def task_done(self) -> None:
         """Indicate that an item taken by ``get`` has been processed.  O(1).
 
@@ -147,8 +170,9 @@ class AioDelayCore(Generic[D]):
         self._timer_when = 0.0
         self._loop: Optional[AbstractEventLoop] = None
 
-    if TYPE_CHECKING:
-        def _get_loop(self) -> AbstractEventLoop: ...  # LoopBound's, in the face
+    if TYPE_CHECKING:  # the face's
+        def _get_loop(self) -> AbstractEventLoop: ...
+        async def _wait_get(self) -> D: ...
 
     # -- sizes ----------------------------------------------------------------
 
@@ -225,6 +249,18 @@ class AioDelayCore(Generic[D]):
         elif self._is_shutdown:
             raise QueueShutDown
         raise QueueEmpty
+
+    async def get(self) -> D:
+        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no
+        item, or at once after an immediate shutdown.
+        """
+        try:
+            return self.get_nowait()  # QueueShutDown once shut down and empty
+        except QueueEmpty:
+            pass
+        return await self._wait_get()  # the face's: waits on the loop
 
     def _taken(self) -> None:
         """The head was taken: wake a putter, and the next getter or the timer."""

@@ -227,6 +227,27 @@ cdef class _AioQueueCore:
             _wakeup_next(self._putters)
         return item
 
+    @cython.binding(True)  # a coroutine function to inspect, as the pure twin's
+    async def put(self, item):
+        """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down.
+        """
+        if self._full():
+            return await self._wait_put(item)  # the face's: waits on the loop
+        return self.put_nowait(item)
+
+    @cython.binding(True)
+    async def get(self):
+        """Remove and return the lowest item, waiting until there is one.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        if len(self._heap) == 0:
+            return await self._wait_get()  # the face's: waits on the loop
+        return self.get_nowait()
+
     def task_done(self):
         """Indicate that an item taken by ``get`` has been processed.  O(1).
 
@@ -390,6 +411,19 @@ cdef class AioDelayCore:
         elif self._is_shutdown:
             raise QueueShutDown
         raise QueueEmpty
+
+    @cython.binding(True)
+    async def get(self):
+        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no
+        item, or at once after an immediate shutdown.
+        """
+        try:
+            return self.get_nowait()  # QueueShutDown once shut down and empty
+        except QueueEmpty:
+            pass
+        return await self._wait_get()  # the face's: waits on the loop
 
     def _taken(self):
         """The head was taken: wake a putter, and the next getter or the timer."""

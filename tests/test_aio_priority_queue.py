@@ -468,3 +468,46 @@ def test_doctests_of_the_aio_faces(impl, module):
     public = {"PriorityQueue": impl.aio.PriorityQueue, "DelayQueue": impl.aio.DelayQueue}
     result = doctest.testmod(mod, extraglobs=public, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_core_twins_agree_on_docs_parameters_and_coroutine_kinds(both):
+    # the compiled core (dq_core._aioqueue) and its pure twin give the public
+    # classes the same methods: docstrings, parameter names, and whether each is
+    # a coroutine function (put/get are, in both)
+    import inspect
+
+    c, py = both
+    for name in ("PriorityQueue", "DelayQueue"):
+        C, P = getattr(c.aio, name), getattr(py.aio, name)
+        public = sorted(n for n in dir(P) if not n.startswith("_") and callable(getattr(P, n)))
+        assert public == sorted(n for n in dir(C) if not n.startswith("_") and callable(getattr(C, n)))
+        for attr in public:
+            cm, pm = getattr(C, attr), getattr(P, attr)
+            assert inspect.getdoc(cm) == inspect.getdoc(pm), (name, attr)
+            assert inspect.iscoroutinefunction(cm) == inspect.iscoroutinefunction(pm), (name, attr)
+            assert asyncio.iscoroutinefunction(cm) == asyncio.iscoroutinefunction(pm), (name, attr)
+            names = [p for p in inspect.signature(pm).parameters if p != "self"]
+            assert [p for p in inspect.signature(cm).parameters if p != "self"] == names, (name, attr)
+        assert inspect.iscoroutinefunction(C.get) and inspect.iscoroutinefunction(C().get)
+
+
+def test_put_and_get_make_coroutines_that_tasks_accept(impl, run):
+    async def main():
+        q = impl.aio.PriorityQueue(maxsize=1)
+        dq = impl.aio.DelayQueue()
+        put = asyncio.create_task(q.put((1, "a")))
+        await put
+        blocked = asyncio.create_task(q.put((2, "b")))  # full: waits
+        await settle()
+        assert not blocked.done()
+        assert await asyncio.create_task(q.get()) == (1, "a")
+        await blocked
+        assert await asyncio.create_task(q.get()) == (2, "b")
+        dq.put_nowait("due")
+        assert await asyncio.create_task(dq.get()) == "due"
+        coro = q.get()
+        assert asyncio.iscoroutine(coro)
+        coro.close()  # never started: nothing taken, nothing waits
+        assert q.empty() and not q._getters
+
+    run(main())

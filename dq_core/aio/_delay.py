@@ -73,7 +73,8 @@ class DelayQueue(LoopBound, _Core[T]):
     """
 
     # The heap, the waiter deques, the one timer and the paths that never wait
-    # (put_nowait, get_nowait, the sizes, next_deadline) are the core's.
+    # (put_nowait, get_nowait, the sizes, next_deadline, and get up to its
+    # first wait) are the core's.
     __slots__ = ()
 
     if not TYPE_CHECKING:
@@ -121,20 +122,10 @@ class DelayQueue(LoopBound, _Core[T]):
 
     # -- get ------------------------------------------------------------------
 
-    async def get(self) -> T:
-        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
-
-        Raises ``QueueShutDown`` once the queue is shut down and holds no
-        item, or at once after an immediate shutdown.
-        """
-        loop: Optional[AbstractEventLoop] = None
+    async def _wait_get(self) -> T:
+        # get() once get_nowait() raised QueueEmpty: park on a future until woken, retry
+        loop = self._get_loop()  # bound by get_nowait: the same loop
         while True:
-            try:
-                return self.get_nowait()  # QueueShutDown once shut down and empty
-            except QueueEmpty:
-                pass
-            if loop is None:
-                loop = self._get_loop()  # bound by get_nowait: the same loop
             getter = loop.create_future()
             self._getters.append(getter)
             self._schedule()
@@ -153,6 +144,10 @@ class DelayQueue(LoopBound, _Core[T]):
                     self._disarm()
                 raise
             self._pending -= 1
+            try:
+                return self.get_nowait()  # QueueShutDown once shut down and empty
+            except QueueEmpty:
+                pass
 
     def get_many(self, max_items: Optional[int] = None) -> list[T]:
         """Remove and return every item due now (at most ``max_items``), earliest first.  O(k log n).

@@ -65,7 +65,8 @@ class PriorityQueue(LoopBound, _Core[T]):
     """
 
     # The heap, the waiter deques, the counters and the paths that never wait
-    # (put_nowait, get_nowait, qsize, empty, full, task_done) are the core's.
+    # (put_nowait, get_nowait, qsize, empty, full, task_done, and put and get
+    # up to their first wait) are the core's.
     __slots__ = ()
 
     if not TYPE_CHECKING:  # asyncio's, not typing.Generic's (the pure core is one)
@@ -100,11 +101,8 @@ class PriorityQueue(LoopBound, _Core[T]):
 
     # -- put ------------------------------------------------------------------
 
-    async def put(self, item: T) -> None:
-        """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
-
-        Raises ``QueueShutDown`` if the queue has been shut down.
-        """
+    async def _wait_put(self, item: T) -> None:
+        # put() once the queue was full: asyncio's wait for a free slot
         while self.full():
             if self._is_shutdown:
                 raise QueueShutDown
@@ -133,12 +131,8 @@ class PriorityQueue(LoopBound, _Core[T]):
 
     # -- get ------------------------------------------------------------------
 
-    async def get(self) -> T:
-        """Remove and return the lowest item, waiting until there is one.  O(log n).
-
-        Raises ``QueueShutDown`` if the queue has been shut down and is
-        empty, or shut down immediately.
-        """
+    async def _wait_get(self) -> T:
+        # get() once the queue was empty: asyncio's wait for an item
         while self.empty():
             if self._is_shutdown:
                 raise QueueShutDown
