@@ -11,6 +11,11 @@ implementations; they park futures on the deques held here.
 
 Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
 ``set_result(None)`` and re-checks when its task runs.
+
+>>> q = AioQueueCore()
+>>> q.put_nowait((2, "b")); q.put_nowait((1, "a"))
+>>> q.get_nowait(), q.qsize()
+((1, 'a'), 1)
 """
 
 from __future__ import annotations

@@ -33,26 +33,31 @@ from typing import Any, NamedTuple
 from . import _delayqueue, _executor, _queues, _timer, _ttldict
 
 __all__ = [
-    "CORE_MODULES", "IMPLEMENTATIONS", "AioClasses", "Classes", "aio_classes", "assemble",
-    "assemble_aio", "classes", "cores",
+    "AIO_CORE_MODULES", "CORE_MODULES", "IMPLEMENTATIONS", "THREADED_CORE_MODULES", "AioClasses",
+    "Classes", "aio_classes", "assemble", "assemble_aio", "classes", "cores",
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
 CORE_MODULES = ("_aioqueue", "_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
 
+#: The cores of ``dq_core.aio``: they import asyncio, so only ``aio_classes`` imports them
+#: (``import dq_core`` never imports asyncio).
+AIO_CORE_MODULES = ("_aioqueue",)
+THREADED_CORE_MODULES = tuple(name for name in CORE_MODULES if name not in AIO_CORE_MODULES)
+
 #: The implementations, by the name ``dq_core.implementation`` gives them.
 IMPLEMENTATIONS = ("cython", "python")
 
 
-def cores(implementation: str) -> dict[str, ModuleType]:
-    """The core modules of ``implementation`` ("cython" or "python"), by core name.
+def cores(implementation: str, names: tuple[str, ...] = CORE_MODULES) -> dict[str, ModuleType]:
+    """The core modules ``names`` of ``implementation`` ("cython" or "python"), by core name.
 
     Raises ImportError if the compiled cores are asked for and not built.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
     suffix = "" if implementation == "cython" else "_py"
-    return {name: importlib.import_module(f"dq_core.{name}{suffix}") for name in CORE_MODULES}
+    return {name: importlib.import_module(f"dq_core.{name}{suffix}") for name in names}
 
 
 class AioClasses(NamedTuple):
@@ -115,10 +120,10 @@ def classes(implementation: str) -> Classes:
 
     Raises ImportError for "cython" when the compiled cores are not built.
     """
-    return assemble(cores(implementation))
+    return assemble(cores(implementation, THREADED_CORE_MODULES))
 
 
 @functools.lru_cache(maxsize=None)
 def aio_classes(implementation: str) -> AioClasses:
     """The public classes of ``dq_core.aio`` for ``implementation``, built once."""
-    return assemble_aio(cores(implementation))
+    return assemble_aio(cores(implementation, AIO_CORE_MODULES))

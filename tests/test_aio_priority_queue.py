@@ -511,3 +511,21 @@ def test_put_and_get_make_coroutines_that_tasks_accept(impl, run):
         assert q.empty() and not q._getters
 
     run(main())
+
+
+@pytest.mark.parametrize("no_extensions", ["", "1"])
+def test_import_dq_core_imports_neither_asyncio_nor_the_aio_cores(no_extensions):
+    # the aio cores (dq_core._aioqueue and its twin) import asyncio: only
+    # dq_core.aio's first use imports them
+    import os
+    import subprocess
+
+    code = ("import sys, dq_core; "
+            "print(sorted(m for m in sys.modules if m == 'asyncio' or m.startswith('dq_core._aio'))); "
+            "from dq_core import aio; aio.PriorityQueue; "
+            "print(sorted(m for m in sys.modules if m.startswith('dq_core._aio')))")
+    env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": no_extensions}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.splitlines()
+    assert out[0] == "[]"
+    assert out[1] == ("['dq_core._aioqueue_py']" if no_extensions else "['dq_core._aioqueue']")
