@@ -11,9 +11,11 @@ get a face, a pure-Python class holding what both implementations share
 - a face that holds a core (``Timer`` holds a ``TimingWheel``,
   ``PriorityExecutor`` a ``PriorityQueue``) gets the class as an attribute.
 
-The asyncio faces (``dq_core.aio``) hold cores too: ``aio.PriorityQueue``
-an ``ItemHeap``, ``aio.DelayQueue`` a ``Heap``.  ``aio_classes`` builds them
-apart from ``classes``, whose fields are exactly ``dq_core``'s public names.
+The asyncio faces (``dq_core.aio``) extend the cores of ``_aioqueue``:
+``aio.PriorityQueue`` its ``AioQueueCore`` (over an ``ItemHeap``),
+``aio.DelayQueue`` its ``AioDelayCore`` (over a ``Heap``).  ``aio_classes``
+builds them apart from ``classes``, whose fields are exactly ``dq_core``'s
+public names.
 
 ``dq_core/__init__`` exports ``classes(dq_core.implementation)``; the test
 matrix runs on ``classes("cython")`` and ``classes("python")``, so for the
@@ -31,26 +33,31 @@ from typing import Any, NamedTuple
 from . import _delayqueue, _executor, _queues, _timer, _ttldict
 
 __all__ = [
-    "CORE_MODULES", "IMPLEMENTATIONS", "AioClasses", "Classes", "aio_classes", "assemble",
-    "assemble_aio", "classes", "cores",
+    "AIO_CORE_MODULES", "CORE_MODULES", "IMPLEMENTATIONS", "THREADED_CORE_MODULES", "AioClasses",
+    "Classes", "aio_classes", "assemble", "assemble_aio", "classes", "cores",
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+CORE_MODULES = ("_aioqueue", "_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+
+#: The cores of ``dq_core.aio``: they import asyncio, so only ``aio_classes`` imports them
+#: (``import dq_core`` never imports asyncio).
+AIO_CORE_MODULES = ("_aioqueue",)
+THREADED_CORE_MODULES = tuple(name for name in CORE_MODULES if name not in AIO_CORE_MODULES)
 
 #: The implementations, by the name ``dq_core.implementation`` gives them.
 IMPLEMENTATIONS = ("cython", "python")
 
 
-def cores(implementation: str) -> dict[str, ModuleType]:
-    """The core modules of ``implementation`` ("cython" or "python"), by core name.
+def cores(implementation: str, names: tuple[str, ...] = CORE_MODULES) -> dict[str, ModuleType]:
+    """The core modules ``names`` of ``implementation`` ("cython" or "python"), by core name.
 
     Raises ImportError if the compiled cores are asked for and not built.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
     suffix = "" if implementation == "cython" else "_py"
-    return {name: importlib.import_module(f"dq_core.{name}{suffix}") for name in CORE_MODULES}
+    return {name: importlib.import_module(f"dq_core.{name}{suffix}") for name in names}
 
 
 class AioClasses(NamedTuple):
@@ -84,7 +91,8 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    delayq, heap, pqueue, ring, ttlmap, wheel = (modules[name] for name in CORE_MODULES)
+    delayq, heap, pqueue, ring, ttlmap, wheel = (
+        modules[name] for name in ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
     priority_queue = _public(_queues.PriorityQueue, pqueue.QueueCore)
     return Classes(
         Heap=heap.Heap,
@@ -104,11 +112,10 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     from .aio import _timer as _aio_timer
     from .aio import _pool as _aio_pool, _ratelimit as _aio_ratelimit
 
-    heap, pqueue, wheel = modules["_heap"], modules["_pqueue"], modules["_wheel"]
+    heap, wheel, aioqueue = modules["_heap"], modules["_wheel"], modules["_aioqueue"]
     return AioClasses(
-        PriorityQueue=_public(
-            _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
-        DelayQueue=_public(_aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
+        PriorityQueue=_public(_aio_queue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio"),
+        DelayQueue=_public(_aio_delay.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio"),
         Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, __module__="dq_core.aio"),
         RateLimiter=_public(_aio_ratelimit.RateLimiter, __module__="dq_core.aio"),
         PriorityTaskPool=_public(
@@ -122,10 +129,10 @@ def classes(implementation: str) -> Classes:
 
     Raises ImportError for "cython" when the compiled cores are not built.
     """
-    return assemble(cores(implementation))
+    return assemble(cores(implementation, THREADED_CORE_MODULES))
 
 
 @functools.lru_cache(maxsize=None)
 def aio_classes(implementation: str) -> AioClasses:
     """The public classes of ``dq_core.aio`` for ``implementation``, built once."""
-    return assemble_aio(cores(implementation))
+    return assemble_aio(cores(implementation, AIO_CORE_MODULES + ("_heap", "_wheel")))

@@ -23,10 +23,10 @@ BUILT_PURE = os.path.exists(os.path.join(os.path.dirname(__file__), "PURE_BUILD"
 def _pick() -> str:
     if NO_EXTENSIONS:
         return "python"
-    from ._assemble import cores
+    from ._assemble import THREADED_CORE_MODULES, cores
 
     try:
-        cores("cython")
+        cores("cython", THREADED_CORE_MODULES)  # the asyncio cores on first use of dq_core.aio
     except ImportError as exc:
         if BUILT_PURE:
             return "python"

@@ -468,3 +468,64 @@ def test_doctests_of_the_aio_faces(impl, module):
     public = {"PriorityQueue": impl.aio.PriorityQueue, "DelayQueue": impl.aio.DelayQueue}
     result = doctest.testmod(mod, extraglobs=public, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_core_twins_agree_on_docs_parameters_and_coroutine_kinds(both):
+    # the compiled core (dq_core._aioqueue) and its pure twin give the public
+    # classes the same methods: docstrings, parameter names, and whether each is
+    # a coroutine function (put/get are, in both)
+    import inspect
+
+    c, py = both
+    for name in ("PriorityQueue", "DelayQueue"):
+        C, P = getattr(c.aio, name), getattr(py.aio, name)
+        public = sorted(n for n in dir(P) if not n.startswith("_") and callable(getattr(P, n)))
+        assert public == sorted(n for n in dir(C) if not n.startswith("_") and callable(getattr(C, n)))
+        for attr in public:
+            cm, pm = getattr(C, attr), getattr(P, attr)
+            assert inspect.getdoc(cm) == inspect.getdoc(pm), (name, attr)
+            assert inspect.iscoroutinefunction(cm) == inspect.iscoroutinefunction(pm), (name, attr)
+            assert asyncio.iscoroutinefunction(cm) == asyncio.iscoroutinefunction(pm), (name, attr)
+            names = [p for p in inspect.signature(pm).parameters if p != "self"]
+            assert [p for p in inspect.signature(cm).parameters if p != "self"] == names, (name, attr)
+        assert inspect.iscoroutinefunction(C.get) and inspect.iscoroutinefunction(C().get)
+
+
+def test_put_and_get_make_coroutines_that_tasks_accept(impl, run):
+    async def main():
+        q = impl.aio.PriorityQueue(maxsize=1)
+        dq = impl.aio.DelayQueue()
+        put = asyncio.create_task(q.put((1, "a")))
+        await put
+        blocked = asyncio.create_task(q.put((2, "b")))  # full: waits
+        await settle()
+        assert not blocked.done()
+        assert await asyncio.create_task(q.get()) == (1, "a")
+        await blocked
+        assert await asyncio.create_task(q.get()) == (2, "b")
+        dq.put_nowait("due")
+        assert await asyncio.create_task(dq.get()) == "due"
+        coro = q.get()
+        assert asyncio.iscoroutine(coro)
+        coro.close()  # never started: nothing taken, nothing waits
+        assert q.empty() and not q._getters
+
+    run(main())
+
+
+@pytest.mark.parametrize("no_extensions", ["", "1"])
+def test_import_dq_core_imports_neither_asyncio_nor_the_aio_cores(no_extensions):
+    # the aio cores (dq_core._aioqueue and its twin) import asyncio: only
+    # dq_core.aio's first use imports them
+    import os
+    import subprocess
+
+    code = ("import sys, dq_core; "
+            "print(sorted(m for m in sys.modules if m == 'asyncio' or m.startswith('dq_core._aio'))); "
+            "from dq_core import aio; aio.PriorityQueue; "
+            "print(sorted(m for m in sys.modules if m.startswith('dq_core._aio')))")
+    env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": no_extensions}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.splitlines()
+    assert out[0] == "[]"
+    assert out[1] == ("['dq_core._aioqueue_py']" if no_extensions else "['dq_core._aioqueue']")

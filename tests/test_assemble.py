@@ -71,7 +71,8 @@ def test_a_pickle_loads_on_the_implementation_in_use(impl):
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # A structure built on another takes that one's core of the same implementation.
-BUILT_ON = {"_ttlmap_py": {"._ring_py"}, "_delayq_py": {"._heap_py"}}
+BUILT_ON = {"_ttlmap_py": {"._ring_py"}, "_delayq_py": {"._heap_py"},
+            "_aioqueue_py": {"._heap_py", "._pqueue_py"}}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:
@@ -97,3 +98,10 @@ def core_files() -> list[pathlib.Path]:
 def test_no_compiled_core_imports_a_twin_nor_a_twin_another(path):
     twins = {m for m in imported_modules(path) if m.endswith("_py")}
     assert twins <= BUILT_ON.get(path.stem, set()), f"{path.name} imports {sorted(twins)}"
+
+
+def test_the_aio_cores_arm_loop_timers_as_far_as_the_faces(impl):
+    # one value in three places: the faces' (Timer, RateLimiter) and each DelayQueue core's
+    from dq_core.aio._base import MAX_ARM
+
+    assert impl.aioqueue.MAX_ARM == MAX_ARM == 86400.0

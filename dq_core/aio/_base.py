@@ -11,14 +11,19 @@ from __future__ import annotations
 import asyncio
 from asyncio import Future, QueueEmpty, QueueFull
 from collections import deque
-from typing import Any, Callable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
 
 from .._waiting import check_maxsize
 
 __all__ = [
     "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "park", "wakeup_next", "wakeup_all",
-    "check_maxsize",
+    "check_maxsize", "MAX_ARM",
 ]
+
+#: The longest a loop timer is armed ahead (Timer, RateLimiter; the DelayQueue
+#: cores keep the same value as their own ``MAX_ARM``): a later deadline
+#: re-arms on firing, since some loops (uvloop) refuse a far or infinite ``call_at``.
+MAX_ARM = 86400.0
 
 if hasattr(asyncio, "QueueShutDown"):  # Python >= 3.13
     QueueShutDown = asyncio.QueueShutDown
@@ -75,9 +80,12 @@ class LoopBound:
     """Binds an object to the first event loop it waits on, as asyncio's queues do.
 
     Also refuses copy and pickle: the object owns the futures of waiting tasks.
+    The ``_loop`` slot itself is the subclass's: the queues' cores
+    (``dq_core._aioqueue``) hold it, and RateLimiter and PriorityTaskPool list it.
     """
 
-    __slots__ = ("_loop",)
+    if not TYPE_CHECKING:  # the core's slot holds _loop, which mypy would refuse here
+        __slots__ = ()
     _loop: Optional[asyncio.AbstractEventLoop]
 
     def _get_loop(self) -> asyncio.AbstractEventLoop:

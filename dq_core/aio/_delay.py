@@ -20,35 +20,30 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import types
-from asyncio import AbstractEventLoop, Future, TimerHandle
-from collections import deque
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Optional, TypeVar
+from asyncio import AbstractEventLoop
+from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
 
 from .. import _delayqueue as _threaded
 from .._convert import to_count, to_real
-from ._base import (
-    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, park, wakeup_all, wakeup_next,
-)
+from ._base import LoopBound, QueueEmpty, QueueShutDown, park, wakeup_all, wakeup_next
 
 if TYPE_CHECKING:
-    from .._heap_py import Heap
+    from .._aioqueue_py import AioDelayCore as _Core
+else:
+    # The core (dq_core._aioqueue's AioDelayCore, compiled or pure) is joined
+    # as a further base by dq_core._assemble.
+    _Core = Generic
 
 __all__ = ["DelayQueue"]
 
 T = TypeVar("T")
-
-_get_running_loop = asyncio.get_running_loop
-
-#: The longest the queue's timer is armed ahead; a later head re-arms on firing
-#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
-MAX_ARM = 86400.0
 
 
 def _delay(delay: object) -> float:
     return delay if type(delay) is float and delay == delay else to_real(delay, "delay")
 
 
-class DelayQueue(LoopBound, Generic[T]):
+class DelayQueue(LoopBound, _Core[T]):
     """A queue for coroutines whose items can be taken only once their deadline passed.
 
     ``put_nowait(item, delay)`` makes ``item`` due at ``loop.time() +
@@ -77,76 +72,21 @@ class DelayQueue(LoopBound, Generic[T]):
     ['now', 'later']
     """
 
-    __slots__ = (
-        "_heap", "_maxsize", "_guarded", "_is_shutdown", "_getters", "_putters", "_pending", "_timer",
-        "_timer_when", "__weakref__",
-    )
-
-    #: The keyed heap class of the implementation: set by dq_core._assemble.
-    _Heap: ClassVar[type[Heap[Any]]]
+    # The heap, the waiter deques, the one timer and the paths that never wait
+    # (put_nowait, get_nowait, the sizes, next_deadline, and get up to its
+    # first wait) are the core's.
+    __slots__ = ()
 
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
 
     def __init__(self, maxsize: int = 0) -> None:
-        self._maxsize = check_maxsize(maxsize)
-        self._heap: Heap[T] = self._Heap()
-        self._is_shutdown = False
-        self._guarded = self._maxsize > 0  # or shut down: put_nowait checks
-        self._getters: deque[Future[None]] = deque()
-        self._putters: deque[Future[None]] = deque()
-        self._pending = 0  # getters woken that have not run yet
-        self._timer: Optional[TimerHandle] = None
-        self._timer_when = 0.0
-        self._loop: Optional[AbstractEventLoop] = None
-
-    # -- sizes ----------------------------------------------------------------
+        super().__init__(maxsize)
 
     @property
     def maxsize(self) -> int:
         """The most items held at once, due or not (0 or less: no bound)."""
         return self._maxsize
-
-    def qsize(self) -> int:
-        """Number of items held, due or not.  O(1)."""
-        return len(self._heap)
-
-    def __len__(self) -> int:
-        return len(self._heap)
-
-    def empty(self) -> bool:
-        """Return True if no item is held, due or not.  O(1)."""
-        return not self._heap
-
-    def full(self) -> bool:
-        """Return True if ``maxsize`` items are held.  O(1)."""
-        return 0 < self._maxsize <= len(self._heap)
-
-    def _has_room(self) -> bool:
-        return not 0 < self._maxsize <= len(self._heap)
-
-    def next_deadline(self) -> Optional[float]:
-        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
-        heap = self._heap
-        return heap.peekitem()[0] if heap else None
-
-    # -- put ------------------------------------------------------------------
-
-    def put_nowait(self, item: T, delay: float = 0.0) -> int:
-        """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
-
-        A ``delay`` <= 0 makes it due at once, ``inf`` never (until
-        rescheduled).  Raises ``QueueFull`` if ``maxsize`` items are held,
-        ``QueueShutDown`` once the queue is shut down.
-        """
-        if type(delay) is not float or delay != delay:
-            delay = to_real(delay, "delay")
-        loop = _get_running_loop()
-        if loop is not self._loop:
-            self._get_loop()
-        if self._guarded or self._getters:
-            return self._add(item, loop.time() + delay)
-        return self._heap.push(loop.time() + delay, item)
 
     def put_at_nowait(self, item: T, deadline: float) -> int:
         """Add ``item``, due at ``deadline`` on ``loop.time()``; return its handle.  O(log n).
@@ -180,34 +120,12 @@ class DelayQueue(LoopBound, Generic[T]):
             await park(self._get_loop(), self._putters, self._has_room)
         return self._add(item, deadline)
 
-    def _add(self, item: T, deadline: float) -> int:
-        heap = self._heap
-        if self._is_shutdown:
-            raise QueueShutDown
-        if 0 < self._maxsize <= len(heap):
-            raise QueueFull
-        if self._getters and (not heap or deadline < heap.peekitem()[0]):
-            handle = heap.push(deadline, item)
-            self._schedule()  # a new head
-            return handle
-        return heap.push(deadline, item)
-
     # -- get ------------------------------------------------------------------
 
-    async def get(self) -> T:
-        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
-
-        Raises ``QueueShutDown`` once the queue is shut down and holds no
-        item, or at once after an immediate shutdown.
-        """
-        loop: Optional[AbstractEventLoop] = None
+    async def _wait_get(self) -> T:
+        # get() once get_nowait() raised QueueEmpty: park on a future until woken, retry
+        loop = self._get_loop()  # bound by get_nowait: the same loop
         while True:
-            try:
-                return self.get_nowait()  # QueueShutDown once shut down and empty
-            except QueueEmpty:
-                pass
-            if loop is None:
-                loop = self._get_loop()  # bound by get_nowait: the same loop
             getter = loop.create_future()
             self._getters.append(getter)
             self._schedule()
@@ -226,25 +144,10 @@ class DelayQueue(LoopBound, Generic[T]):
                     self._disarm()
                 raise
             self._pending -= 1
-
-    def get_nowait(self) -> T:
-        """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
-
-        Raises ``QueueShutDown`` once the queue is shut down and holds no item.
-        """
-        loop = _get_running_loop()
-        if loop is not self._loop:
-            self._get_loop()
-        heap = self._heap
-        if heap:
-            if heap.peekitem()[0] <= loop.time():
-                item = heap.pop()
-                if self._putters or self._getters:
-                    self._taken()
-                return item
-        elif self._is_shutdown:
-            raise QueueShutDown
-        raise QueueEmpty
+            try:
+                return self.get_nowait()  # QueueShutDown once shut down and empty
+            except QueueEmpty:
+                pass
 
     def get_many(self, max_items: Optional[int] = None) -> list[T]:
         """Remove and return every item due now (at most ``max_items``), earliest first.  O(k log n).
@@ -261,17 +164,6 @@ class DelayQueue(LoopBound, Generic[T]):
             out.append(heap.pop())
             self._taken()
         return out
-
-    def _taken(self) -> None:
-        # The head was taken: let the waiters know what changed.
-        heap = self._heap
-        if self._putters:
-            wakeup_next(self._putters)
-        if self._getters:
-            if self._is_shutdown and not heap:
-                self._wake_all()  # they raise QueueShutDown now
-            else:
-                self._schedule()
 
     def __aiter__(self) -> DelayQueue[T]:
         return self
@@ -371,7 +263,6 @@ class DelayQueue(LoopBound, Generic[T]):
         Waiting ``put`` calls raise ``QueueShutDown``.
         """
         self._is_shutdown = True
-        self._guarded = True
         dropped: list[T] = []
         if immediate:
             dropped = self._heap.pop_many(len(self._heap))
@@ -380,59 +271,11 @@ class DelayQueue(LoopBound, Generic[T]):
         wakeup_all(self._putters)
         del dropped  # item finalisers run with the queue consistent
 
-    # -- the one timer ------------------------------------------------------------
-
-    def _schedule(self) -> None:
-        """Make sure a waiting getter will learn that the head is due: wake one or arm the timer."""
-        heap = self._heap
-        if not self._getters or not heap or self._pending:
-            # nobody to wake, nothing to wait for, or a woken getter will call again
-            self._disarm()
-            return
-        deadline = heap.peekitem()[0]
-        loop = self._loop
-        assert loop is not None
-        now = loop.time()
-        if deadline <= now:
-            self._disarm()
-            if wakeup_next(self._getters):
-                self._pending += 1
-            return
-        when = min(deadline, now + MAX_ARM)
-        timer = self._timer
-        if timer is not None:
-            if self._timer_when == when:
-                return
-            timer.cancel()
-        self._timer = loop.call_at(when, self._on_timer)
-        self._timer_when = when
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._schedule()  # re-reads the clock: never wakes early
-
-    def _disarm(self) -> None:
-        timer = self._timer
-        if timer is not None:
-            self._timer = None
-            timer.cancel()
-
-    def _wake_all(self) -> None:
-        # shutdown: every getter re-checks and raises QueueShutDown
-        self._disarm()
-        getters = self._getters
-        while getters:
-            getter = getters.popleft()
-            if not getter.done():
-                getter.set_result(None)
-                self._pending += 1
-
     # -- checks and representation -----------------------------------------------------
 
     def _check(self) -> None:
         """Assert the invariants (call between loop steps, not inside one)."""
         self._heap._check()
-        assert self._guarded == (self._is_shutdown or self._maxsize > 0)
         assert self._pending >= 0
         waiting = [g for g in self._getters if not g.done()]
         if self._timer is not None:

@@ -137,7 +137,7 @@ class PriorityTaskPool(LoopBound):
 
     __slots__ = (
         "_max", "_limiter", "_pending", "_running", "_tasks", "_unfinished", "_permit_task", "_soon",
-        "_closed", "_idle", "__weakref__",
+        "_closed", "_idle", "_loop", "__weakref__",  # _loop: LoopBound's binding
     )
 
     #: The keyed heap class of the implementation: set by dq_core._assemble.

@@ -14,20 +14,23 @@ was (heapq leaves the new item in).
 from __future__ import annotations
 
 import asyncio
+import types
 from collections import deque
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Iterable, NoReturn, Optional
 
 from .._convert import to_count
-from ._base import (
-    LoopBound, QueueEmpty, QueueFull, QueueShutDown, check_maxsize, park, wakeup_all, wakeup_next,
-)
+from ._base import LoopBound, QueueFull, QueueShutDown, park, wakeup_all, wakeup_next
 
 if TYPE_CHECKING:
-    from .._pqueue_py import ItemHeap, T
+    from .._aioqueue_py import AioQueueCore as _Core
+    from .._pqueue_py import T
 else:
     from typing import TypeVar
 
     T = TypeVar("T")
+    # The core (dq_core._aioqueue's AioQueueCore, compiled or pure, itself an
+    # asyncio.PriorityQueue) is joined as a further base by dq_core._assemble.
+    _Core = asyncio.PriorityQueue
 
 __all__ = ["PriorityQueue"]
 
@@ -35,7 +38,7 @@ __all__ = ["PriorityQueue"]
 _HOOKS = ("_init", "_put", "_get")
 
 
-class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
+class PriorityQueue(LoopBound, _Core[T]):
     """A priority queue for coroutines: lowest item first, by the items' own ``<``.
 
     A drop-in for :class:`asyncio.PriorityQueue` of Python 3.13 (typically
@@ -61,27 +64,16 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
     [(1, 'a'), (2, 'b')]
     """
 
-    __slots__ = (
-        "_heap", "_push", "_pop", "_maxsize", "_guarded", "_getters", "_putters", "_joiners",
-        "_unfinished_tasks", "_is_shutdown",
-    )
+    # The heap, the waiter deques, the counters and the paths that never wait
+    # (put_nowait, get_nowait, qsize, empty, full, task_done, and put and get
+    # up to their first wait) are the core's.
+    __slots__ = ()
 
-    #: heapq's algorithm over the items, compiled or pure: set by dq_core._assemble.
-    _ItemHeap: ClassVar[type[ItemHeap[Any]]]
+    if not TYPE_CHECKING:  # asyncio's, not typing.Generic's (the pure core is one)
+        __class_getitem__ = classmethod(types.GenericAlias)
 
     def __init__(self, maxsize: int = 0) -> None:
-        self._maxsize = check_maxsize(maxsize)
-        self._guarded = self._maxsize > 0
-        heap: ItemHeap[T] = self._ItemHeap()
-        self._heap = heap
-        self._push = heap.push
-        self._pop = heap.pop
-        self._getters: deque[asyncio.Future[None]] = deque()
-        self._putters: deque[asyncio.Future[None]] = deque()
-        self._joiners: deque[asyncio.Future[None]] = deque()
-        self._unfinished_tasks = 0
-        self._is_shutdown = False
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        super().__init__(maxsize)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -102,62 +94,20 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
     def _get(self) -> NoReturn:
         raise TypeError("dq_core.aio.PriorityQueue does not use asyncio.Queue's _get() hook")
 
-    # -- sizes ----------------------------------------------------------------
-
-    def qsize(self) -> int:
-        """Number of items in the queue.  O(1)."""
-        return len(self._heap)
-
     @property
     def maxsize(self) -> int:
         """Number of items allowed in the queue (0 or less: no bound)."""
         return self._maxsize
 
-    def empty(self) -> bool:
-        """Return True if the queue is empty, False otherwise.  O(1)."""
-        return not self._heap
-
-    def full(self) -> bool:
-        """Return True if there are ``maxsize`` items in the queue.  O(1).
-
-        With ``maxsize`` 0 (the default) or less, never true.
-        """
-        return 0 < self._maxsize <= len(self._heap)
-
-    def _has_room(self) -> bool:
-        return not 0 < self._maxsize <= len(self._heap)
-
     # -- put ------------------------------------------------------------------
 
-    async def put(self, item: T) -> None:
-        """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
-
-        Raises ``QueueShutDown`` if the queue has been shut down.
-        """
-        while 0 < self._maxsize <= len(self._heap):
+    async def _wait_put(self, item: T) -> None:
+        # put() once the queue was full: asyncio's wait for a free slot
+        while self.full():
             if self._is_shutdown:
                 raise QueueShutDown
             await park(self._get_loop(), self._putters, self._has_room)
         return self.put_nowait(item)
-
-    def put_nowait(self, item: T) -> None:
-        """Put ``item`` into the queue without waiting.  O(log n).
-
-        Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
-        the queue has been shut down.
-        """
-        if self._guarded:  # bounded or shut down
-            self._admit()
-        self._push(item)
-        self._unfinished_tasks += 1
-        if self._getters:
-            wakeup_next(self._getters)
-
-    def _admit(self) -> None:
-        if self._is_shutdown:
-            raise QueueShutDown
-        if 0 < self._maxsize <= len(self._heap):
-            raise QueueFull
 
     def put_many(self, items: Iterable[T]) -> None:
         """Put every item, in order, without waiting.  O(k log n).
@@ -171,7 +121,7 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
             raise QueueShutDown
         if 0 < self._maxsize < len(self._heap) + len(batch):
             raise QueueFull
-        push = self._push
+        push = self._heap.push
         getters = self._getters
         for item in batch:
             push(item)
@@ -181,35 +131,13 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
 
     # -- get ------------------------------------------------------------------
 
-    async def get(self) -> T:
-        """Remove and return the lowest item, waiting until there is one.  O(log n).
-
-        Raises ``QueueShutDown`` if the queue has been shut down and is
-        empty, or shut down immediately.
-        """
-        while not self._heap:
+    async def _wait_get(self) -> T:
+        # get() once the queue was empty: asyncio's wait for an item
+        while self.empty():
             if self._is_shutdown:
                 raise QueueShutDown
             await park(self._get_loop(), self._getters, self._heap.__bool__)
         return self.get_nowait()
-
-    def get_nowait(self) -> T:
-        """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
-
-        Raises ``QueueShutDown`` if the queue has been shut down and is
-        empty, or shut down immediately.
-        """
-        try:
-            item = self._pop()
-        except IndexError:
-            if self._heap:  # raised by a comparison, not by an empty heap
-                raise
-            if self._is_shutdown:
-                raise QueueShutDown from None
-            raise QueueEmpty from None
-        if self._putters:
-            wakeup_next(self._putters)
-        return item
 
     def get_many(self, max_items: Optional[int] = None) -> list[T]:
         """Remove and return up to ``max_items`` items (all if None), lowest first.  O(k log n).
@@ -226,7 +154,7 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
             raise QueueShutDown
         k = len(heap) if limit is None else min(limit, len(heap))
         out: list[T] = []
-        pop = self._pop
+        pop = self._heap.pop
         try:
             for _ in range(k):  # one by one: a raising comparison loses nothing
                 out.append(pop())
@@ -240,18 +168,6 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
         return out
 
     # -- tasks and shutdown -----------------------------------------------------
-
-    def task_done(self) -> None:
-        """Indicate that an item taken by ``get`` has been processed.  O(1).
-
-        When every item put has been marked done, ``join`` returns.  Raises
-        ``ValueError`` if called more times than there were items put.
-        """
-        if self._unfinished_tasks <= 0:
-            raise ValueError("task_done() called too many times")
-        self._unfinished_tasks -= 1
-        if self._unfinished_tasks == 0:
-            wakeup_all(self._joiners)
 
     async def join(self) -> None:
         """Wait until every item put has been taken and marked done by ``task_done``."""
@@ -274,7 +190,6 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
         which may end ``join``).  Every waiting ``put`` and ``get`` wakes.
         """
         self._is_shutdown = True
-        self._guarded = True
         dropped: list[T] = []
         if immediate:
             dropped = self._heap.clear()
@@ -315,4 +230,3 @@ class PriorityQueue(LoopBound, asyncio.PriorityQueue[T]):
         """Assert the invariants: heap order and the counters."""
         self._heap._check()
         assert self._unfinished_tasks >= 0
-        assert self._guarded == (self._is_shutdown or self._maxsize > 0)

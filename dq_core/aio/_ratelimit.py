@@ -31,7 +31,7 @@ from typing import Optional
 from .._convert import MAX_EXACT_INT
 from .._ratelimit import TokenBucket, _positive
 from ._base import LoopBound
-from ._delay import MAX_ARM
+from ._base import MAX_ARM
 
 __all__ = ["RateLimiter"]
 
@@ -75,7 +75,7 @@ class RateLimiter(LoopBound, TokenBucket):
 
     __slots__ = (
         "_rate", "_burst", "_full_at", "_granted", "_waiters", "_dead", "_timer", "_timer_when",
-        "__weakref__",
+        "_loop", "__weakref__",  # _loop: LoopBound's binding (its subclasses hold the slot)
     )
 
     def __init__(self, rate: float, burst: float = 1) -> None:

@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, Optional
 
 from .._convert import to_real
+from ._base import MAX_ARM
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVarTuple, Unpack
@@ -56,9 +57,6 @@ _INF = math.inf
 # keeps first-in first-out among equal deadlines (equal deadlines share a tick).
 _order = operator.attrgetter("_when")
 
-#: The longest the loop timer is armed ahead; a later deadline re-arms on firing
-#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
-MAX_ARM = 86400.0
 
 # TimerHandle states
 PENDING = "pending"      # in the wheel, or handed out and waiting its turn in the batch

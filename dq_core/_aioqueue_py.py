@@ -1,0 +1,327 @@
+"""dq_core.aio's cores: the pure-Python twin of the compiled ``dq_core._aioqueue``.
+
+``AioQueueCore`` holds aio.PriorityQueue's heap (an ``ItemHeap``), its
+waiter deques and counters, and every path that never waits: ``put_nowait``,
+``get_nowait``, ``qsize``/``empty``/``full`` and ``task_done``.
+``AioDelayCore`` does the same for aio.DelayQueue (a keyed ``Heap`` of
+deadlines on the loop's clock) and owns its one loop timer.  The waiting
+coroutines (``put``, ``get``, ``join``) and the rare paths live in the
+faces, ``dq_core.aio._queue`` and ``dq_core.aio._delay``, shared by both
+implementations; they park futures on the deques held here.
+
+Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
+``set_result(None)`` and re-checks when its task runs.
+
+>>> q = AioQueueCore()
+>>> q.put_nowait((2, "b")); q.put_nowait((1, "a"))
+>>> q.get_nowait(), q.qsize()
+((1, 'a'), 1)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from asyncio import AbstractEventLoop, Future, QueueEmpty, QueueFull, TimerHandle
+from collections import deque
+from typing import TYPE_CHECKING, Generic, Optional, TypeVar
+
+from ._convert import to_real
+from ._heap_py import Heap
+from ._pqueue_py import ItemHeap, T
+from ._waiting import check_maxsize
+from .aio._base import QueueShutDown, wakeup_all, wakeup_next
+
+__all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
+
+D = TypeVar("D")
+
+_get_running_loop = asyncio.get_running_loop
+
+#: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
+#: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
+MAX_ARM = 86400.0
+
+
+class _AioQueueCore(Generic[T]):
+    """_AioQueueCore(maxsize=0)\n--\n\nThe non-waiting half of aio.PriorityQueue: heap, waiters, counters."""
+
+    __slots__ = (
+        "_heap", "_getters", "_putters", "_joiners", "_maxsize", "_unfinished_tasks",
+        "_is_shutdown", "_loop", "__weakref__",
+    )
+
+    def __init__(self, maxsize: int = 0) -> None:
+        self._maxsize = check_maxsize(maxsize)
+        self._heap: ItemHeap[T] = ItemHeap()
+        self._getters: deque[Future[None]] = deque()
+        self._putters: deque[Future[None]] = deque()
+        self._joiners: deque[Future[None]] = deque()
+        self._unfinished_tasks = 0
+        self._is_shutdown = False
+        self._loop: Optional[AbstractEventLoop] = None
+
+    if TYPE_CHECKING:  # the face's
+        async def _wait_put(self, item: T) -> None: ...
+        async def _wait_get(self) -> T: ...
+
+    def qsize(self) -> int:
+        """Number of items in the queue.  O(1)."""
+        return len(self._heap)
+
+    def empty(self) -> bool:
+        """Return True if the queue is empty, False otherwise.  O(1)."""
+        return not self._heap
+
+    def full(self) -> bool:
+        """Return True if there are ``maxsize`` items in the queue.  O(1).
+
+        With ``maxsize`` 0 (the default) or less, never true.
+        """
+        return 0 < self._maxsize <= len(self._heap)
+
+    def _has_room(self) -> bool:
+        """True unless ``maxsize`` items are held (what a woken putter waits for)."""
+        return not 0 < self._maxsize <= len(self._heap)
+
+    def put_nowait(self, item: T) -> None:
+        """Put ``item`` into the queue without waiting.  O(log n).
+
+        Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
+        the queue has been shut down.
+        """
+        if self._is_shutdown:
+            raise QueueShutDown
+        if 0 < self._maxsize <= len(self._heap):
+            raise QueueFull
+        self._heap.push(item)
+        self._unfinished_tasks += 1
+        if self._getters:
+            wakeup_next(self._getters)
+
+    def get_nowait(self) -> T:
+        """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        if not self._heap:
+            if self._is_shutdown:
+                raise QueueShutDown
+            raise QueueEmpty
+        item = self._heap.pop()
+        if self._putters:
+            wakeup_next(self._putters)
+        return item
+
+    async def put(self, item: T) -> None:
+        """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down.
+        """
+        if 0 < self._maxsize <= len(self._heap):
+            return await self._wait_put(item)  # the face's: waits on the loop
+        return self.put_nowait(item)
+
+    async def get(self) -> T:
+        """Remove and return the lowest item, waiting until there is one.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        if not self._heap:
+            return await self._wait_get()  # the face's: waits on the loop
+        return self.get_nowait()
+
+    def task_done(self) -> None:
+        """Indicate that an item taken by ``get`` has been processed.  O(1).
+
+        When every item put has been marked done, ``join`` returns.  Raises
+        ``ValueError`` if called more times than there were items put.
+        """
+        if self._unfinished_tasks <= 0:
+            raise ValueError("task_done() called too many times")
+        self._unfinished_tasks -= 1
+        if self._unfinished_tasks == 0:
+            wakeup_all(self._joiners)
+
+
+class AioQueueCore(_AioQueueCore[T], asyncio.PriorityQueue[T]):
+    """The heap, the waiters and the non-waiting paths of aio.PriorityQueue.
+
+    An ``asyncio.PriorityQueue`` by inheritance only: every method of the
+    standard library's class is overridden here or in ``dq_core.aio._queue``
+    (the waiting coroutines, ``shutdown``), and its ``__init__`` never runs.
+    """
+
+    __slots__ = ()
+
+
+class AioDelayCore(Generic[D]):
+    """AioDelayCore(maxsize=0)\n--\n\nThe non-waiting half of aio.DelayQueue: heap, waiters, the one timer."""
+
+    __slots__ = (
+        "_heap", "_maxsize", "_is_shutdown", "_getters", "_putters", "_pending", "_timer",
+        "_timer_when", "_loop", "__weakref__",
+    )
+
+    def __init__(self, maxsize: int = 0) -> None:
+        self._maxsize = check_maxsize(maxsize)
+        self._heap: Heap[D] = Heap()
+        self._is_shutdown = False
+        self._getters: deque[Future[None]] = deque()
+        self._putters: deque[Future[None]] = deque()
+        self._pending = 0  # getters woken that have not run yet
+        self._timer: Optional[TimerHandle] = None
+        self._timer_when = 0.0
+        self._loop: Optional[AbstractEventLoop] = None
+
+    if TYPE_CHECKING:  # the face's
+        def _get_loop(self) -> AbstractEventLoop: ...
+        async def _wait_get(self) -> D: ...
+
+    # -- sizes ----------------------------------------------------------------
+
+    def qsize(self) -> int:
+        """Number of items held, due or not.  O(1)."""
+        return len(self._heap)
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def empty(self) -> bool:
+        """Return True if no item is held, due or not.  O(1)."""
+        return not self._heap
+
+    def full(self) -> bool:
+        """Return True if ``maxsize`` items are held.  O(1)."""
+        return 0 < self._maxsize <= len(self._heap)
+
+    def _has_room(self) -> bool:
+        """True unless ``maxsize`` items are held (what a woken putter waits for)."""
+        return not 0 < self._maxsize <= len(self._heap)
+
+    def next_deadline(self) -> Optional[float]:
+        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
+        heap = self._heap
+        return heap.peekitem()[0] if heap else None
+
+    # -- put and get ------------------------------------------------------------
+
+    def put_nowait(self, item: D, delay: float = 0.0) -> int:
+        """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
+
+        A ``delay`` <= 0 makes it due at once, ``inf`` never (until
+        rescheduled).  Raises ``QueueFull`` if ``maxsize`` items are held,
+        ``QueueShutDown`` once the queue is shut down.
+        """
+        if type(delay) is not float or delay != delay:
+            delay = to_real(delay, "delay")
+        loop = _get_running_loop()
+        if loop is not self._loop:
+            self._get_loop()
+        if self._is_shutdown or self._maxsize > 0 or self._getters:
+            return self._add(item, loop.time() + delay)
+        return self._heap.push(loop.time() + delay, item)
+
+    def _add(self, item: D, deadline: float) -> int:
+        """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
+        heap = self._heap
+        if self._is_shutdown:
+            raise QueueShutDown
+        if 0 < self._maxsize <= len(heap):
+            raise QueueFull
+        if self._getters and (not heap or deadline < heap.peekitem()[0]):
+            handle = heap.push(deadline, item)
+            self._schedule()  # a new head
+            return handle
+        return heap.push(deadline, item)
+
+    def get_nowait(self) -> D:
+        """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no item.
+        """
+        loop = _get_running_loop()
+        if loop is not self._loop:
+            self._get_loop()
+        heap = self._heap
+        if heap:
+            if heap.peekitem()[0] <= loop.time():
+                item = heap.pop()
+                if self._putters or self._getters:
+                    self._taken()
+                return item
+        elif self._is_shutdown:
+            raise QueueShutDown
+        raise QueueEmpty
+
+    async def get(self) -> D:
+        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no
+        item, or at once after an immediate shutdown.
+        """
+        try:
+            return self.get_nowait()  # QueueShutDown once shut down and empty
+        except QueueEmpty:
+            pass
+        return await self._wait_get()  # the face's: waits on the loop
+
+    def _taken(self) -> None:
+        """The head was taken: wake a putter, and the next getter or the timer."""
+        if self._putters:
+            wakeup_next(self._putters)
+        if self._getters:
+            if self._is_shutdown and not self._heap:
+                self._wake_all()  # they raise QueueShutDown now
+            else:
+                self._schedule()
+
+    # -- the one timer ------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        """Make sure a waiting getter will learn that the head is due: wake one or arm the timer."""
+        heap = self._heap
+        if not self._getters or not heap or self._pending:
+            # nobody to wake, nothing to wait for, or a woken getter will call again
+            self._disarm()
+            return
+        deadline = heap.peekitem()[0]
+        loop = self._loop
+        assert loop is not None
+        now = loop.time()
+        if deadline <= now:
+            self._disarm()
+            if wakeup_next(self._getters):
+                self._pending += 1
+            return
+        when = min(deadline, now + MAX_ARM)
+        timer = self._timer
+        if timer is not None:
+            if self._timer_when == when:
+                return
+            timer.cancel()
+        self._timer = loop.call_at(when, self._on_timer)
+        self._timer_when = when
+
+    def _on_timer(self) -> None:
+        """The timer fired: re-read the clock (never wake early) and wake or re-arm."""
+        self._timer = None
+        self._schedule()
+
+    def _disarm(self) -> None:
+        """Cancel the timer, if armed."""
+        timer = self._timer
+        if timer is not None:
+            self._timer = None
+            timer.cancel()
+
+    def _wake_all(self) -> None:
+        """Wake every getter (shutdown: each re-checks and raises QueueShutDown)."""
+        self._disarm()
+        getters = self._getters
+        while getters:
+            getter = getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                self._pending += 1

@@ -1,0 +1,503 @@
+# cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
+"""dq_core.aio's cores: the compiled twin of ``dq_core._aioqueue_py``.
+
+``AioQueueCore`` holds aio.PriorityQueue's heap (an ``ItemHeap``), its
+waiter deques and counters, and every path that never waits: ``put_nowait``,
+``get_nowait``, ``qsize``/``empty``/``full`` and ``task_done``.
+``AioDelayCore`` does the same for aio.DelayQueue (a keyed ``Heap`` of
+deadlines on the loop's clock) and owns its one loop timer.  The waiting
+coroutines (``put``, ``get``, ``join``) and the rare paths live in the
+faces, ``dq_core.aio._queue`` and ``dq_core.aio._delay``, shared by both
+implementations; they park futures on the deques held here.
+
+Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
+``set_result(None)`` and re-checks when its task runs.
+"""
+
+cimport cython
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION
+from cpython.object cimport PyObject
+from cpython.pyport cimport PY_SSIZE_T_MAX
+from cpython.version cimport PY_VERSION_HEX
+
+from _clock cimport dq_monotonic
+
+import asyncio
+import os
+import time as _time
+from asyncio import QueueEmpty, QueueFull
+from collections import deque
+
+from dq_core._heap cimport Heap
+from dq_core._convert import to_real
+from dq_core._pqueue import ItemHeap
+from dq_core._waiting import check_maxsize
+from dq_core.aio._base import QueueShutDown
+
+cdef extern from "Python.h":
+    object PyObject_CallNoArgs(object)
+    object PyObject_CallOneArg(object, object)
+    PyObject* PyThreadState_GetDict()
+    PyObject* PyDict_GetItem(object, object)
+
+__all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
+
+cdef object _get_running_loop = asyncio.get_running_loop
+
+
+# -- the running loop and its clock, as asyncio.get_running_loop() and loop.time() ----
+
+# Before Python 3.12, asyncio's C get_running_loop() asks the OS for the process
+# id on every call (a system call, costlier than the rest of a put or a get).  It
+# finds the loop in an entry of the thread state's dict, a new object each time
+# a loop starts or stops running in the thread.  A DelayCore remembers the entry
+# it saw when get_running_loop() last returned its own loop: while the entry is
+# that object (its strong reference keeps the object from being reused) and no
+# fork happened since (asyncio's process id check), its loop is still the one
+# running.  Python 3.12+ keeps no such entry: there, always the call.
+cdef str _HOLDER_KEY = "__asyncio_running_event_loop__"
+cdef Py_ssize_t _forks = 0
+
+
+def _count_fork():
+    """After a fork, in the child: no remembered running loop holds any more."""
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_count_fork)
+
+
+cdef inline PyObject* _holder() noexcept:
+    cdef PyObject* d
+    if PY_VERSION_HEX >= 0x030C0000:
+        return NULL
+    d = PyThreadState_GetDict()
+    if d == NULL:
+        return NULL
+    return PyDict_GetItem(<object>d, _HOLDER_KEY)  # borrowed, or NULL
+
+
+# asyncio's own loops read time.monotonic() in a Python method: for them (the
+# method neither overridden nor replaced on the loop, time.monotonic not
+# replaced), the same clock is read in C.
+cdef object _base_time = asyncio.BaseEventLoop.time
+cdef object _monotonic = _time.monotonic
+cdef dict _time_dict = vars(_time)
+
+
+cdef object _loop_time(object loop):
+    """loop.time()."""
+    cdef double t
+    method = loop.time
+    if (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) == <PyObject*>_base_time
+            and PyDict_GetItem(_time_dict, "monotonic") == <PyObject*>_monotonic):
+        dq_monotonic(&t)
+        return t
+    return method()
+
+#: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
+#: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
+MAX_ARM = 86400.0
+cdef double _MAX_ARM = MAX_ARM
+
+
+cdef bint _wakeup_next(object waiters) except -1:
+    # The first waiter not done yet gets set_result(None): dq_core.aio._base.wakeup_next.
+    while waiters:
+        waiter = waiters.popleft()  # held: set_result may run a loop's own code
+        if not waiter.done():
+            waiter.set_result(None)
+            return True
+    return False
+
+
+cdef int _wakeup_all(object waiters) except -1:
+    while waiters:
+        waiter = waiters.popleft()
+        if not waiter.done():
+            waiter.set_result(None)
+    return 0
+
+
+cdef Py_ssize_t _cap_of(object maxsize) except -1:
+    # maxsize as the size that makes the queue full, or 0 when none can
+    if maxsize <= 0 or maxsize > PY_SSIZE_T_MAX:
+        return 0
+    return maxsize
+
+
+cdef inline bint _le(double a, object b) except -1:
+    # a <= b as Python compares a float with the loop's time (a float, unless a
+    # custom loop says otherwise)
+    if type(b) is float:
+        return a <= PyFloat_AS_DOUBLE(b)
+    return a <= b
+
+
+# -- AioQueueCore: aio.PriorityQueue -----------------------------------------------
+
+# no_gc_clear: the collector never sets the heap or the deques to None under a
+# method (a cycle through the queue is broken at a future, a task or a dict).
+@cython.no_gc_clear
+@cython.auto_pickle(False)
+cdef class _AioQueueCore:
+    """_AioQueueCore(maxsize=0)\n--\n\nThe non-waiting half of aio.PriorityQueue: heap, waiters, counters."""
+
+    cdef readonly object _heap
+    cdef object _push, _pop                 # the heap's bound push and pop
+    cdef readonly object _getters, _putters, _joiners
+    cdef readonly object _maxsize
+    cdef Py_ssize_t _cap                    # maxsize when it can be reached, else 0
+    cdef public Py_ssize_t _unfinished_tasks
+    cdef public bint _is_shutdown
+    cdef public object _loop
+    cdef object __weakref__
+
+    def __cinit__(self, *args, **kwargs):
+        heap = ItemHeap()
+        self._heap = heap
+        self._push = heap.push
+        self._pop = heap.pop
+        self._getters = deque()
+        self._putters = deque()
+        self._joiners = deque()
+        self._maxsize = 0
+        self._loop = None
+
+    def __init__(self, maxsize=0):
+        m = check_maxsize(maxsize)
+        self._maxsize = m
+        self._cap = _cap_of(m)
+        self._unfinished_tasks = 0
+        self._is_shutdown = False
+
+    cdef inline bint _full(self) except -1:
+        return self._cap > 0 and len(self._heap) >= self._cap
+
+    def qsize(self):
+        """Number of items in the queue.  O(1)."""
+        return len(self._heap)
+
+    def empty(self):
+        """Return True if the queue is empty, False otherwise.  O(1)."""
+        return len(self._heap) == 0
+
+    def full(self):
+        """Return True if there are ``maxsize`` items in the queue.  O(1).
+
+        With ``maxsize`` 0 (the default) or less, never true.
+        """
+        return self._full()
+
+    def _has_room(self):
+        """True unless ``maxsize`` items are held (what a woken putter waits for)."""
+        return not self._full()
+
+    def put_nowait(self, item):
+        """Put ``item`` into the queue without waiting.  O(log n).
+
+        Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
+        the queue has been shut down.
+        """
+        if self._is_shutdown:
+            raise QueueShutDown
+        if self._full():
+            raise QueueFull
+        PyObject_CallOneArg(self._push, item)
+        self._unfinished_tasks += 1
+        if self._getters:
+            _wakeup_next(self._getters)
+
+    def get_nowait(self):
+        """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        if len(self._heap) == 0:
+            if self._is_shutdown:
+                raise QueueShutDown
+            raise QueueEmpty
+        item = PyObject_CallNoArgs(self._pop)
+        if self._putters:
+            _wakeup_next(self._putters)
+        return item
+
+    @cython.binding(True)  # a coroutine function to inspect, as the pure twin's
+    async def put(self, item):
+        """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down.
+        """
+        if self._full():
+            return await self._wait_put(item)  # the face's: waits on the loop
+        return self.put_nowait(item)
+
+    @cython.binding(True)
+    async def get(self):
+        """Remove and return the lowest item, waiting until there is one.  O(log n).
+
+        Raises ``QueueShutDown`` if the queue has been shut down and is
+        empty, or shut down immediately.
+        """
+        if len(self._heap) == 0:
+            return await self._wait_get()  # the face's: waits on the loop
+        return self.get_nowait()
+
+    def task_done(self):
+        """Indicate that an item taken by ``get`` has been processed.  O(1).
+
+        When every item put has been marked done, ``join`` returns.  Raises
+        ``ValueError`` if called more times than there were items put.
+        """
+        if self._unfinished_tasks <= 0:
+            raise ValueError("task_done() called too many times")
+        self._unfinished_tasks -= 1
+        if self._unfinished_tasks == 0:
+            _wakeup_all(self._joiners)
+
+
+class AioQueueCore(_AioQueueCore, asyncio.PriorityQueue):
+    """The heap, the waiters and the non-waiting paths of aio.PriorityQueue.
+
+    An ``asyncio.PriorityQueue`` by inheritance only: every method of the
+    standard library's class is overridden here or in ``dq_core.aio._queue``
+    (the waiting coroutines, ``shutdown``), and its ``__init__`` never runs.
+    """
+
+    __slots__ = ()
+
+
+# -- AioDelayCore: aio.DelayQueue ---------------------------------------------------
+
+@cython.no_gc_clear  # as above: _heap is typed, never None under a method
+@cython.auto_pickle(False)
+cdef class AioDelayCore:
+    """AioDelayCore(maxsize=0)\n--\n\nThe non-waiting half of aio.DelayQueue: heap, waiters, the one timer."""
+
+    cdef readonly Heap _heap
+    cdef readonly object _maxsize
+    cdef Py_ssize_t _cap                    # maxsize when it can be reached, else 0
+    cdef public bint _is_shutdown
+    cdef readonly object _getters, _putters
+    cdef public Py_ssize_t _pending         # getters woken that have not run yet
+    cdef readonly object _timer
+    cdef readonly double _timer_when
+    cdef object _bound                      # the loop it is bound to (LoopBound's _loop)
+    cdef object _seen_holder                # see _holder(): None, or the entry for _bound
+    cdef Py_ssize_t _seen_forks
+    cdef object __weakref__
+
+    def __cinit__(self, *args, **kwargs):
+        self._heap = Heap()
+        self._getters = deque()
+        self._putters = deque()
+        self._maxsize = 0
+        self._bound = None
+        self._seen_holder = None
+
+    @property
+    def _loop(self):
+        return self._bound
+
+    @_loop.setter
+    def _loop(self, loop):
+        self._bound = loop
+        self._seen_holder = None
+
+    def __init__(self, maxsize=0):
+        m = check_maxsize(maxsize)
+        self._maxsize = m
+        self._cap = _cap_of(m)
+        self._is_shutdown = False
+        self._pending = 0
+        self._timer = None
+        self._timer_when = 0.0
+
+    # -- sizes ----------------------------------------------------------------
+
+    def qsize(self):
+        """Number of items held, due or not.  O(1)."""
+        return self._heap._n
+
+    def __len__(self):
+        return self._heap._n
+
+    def empty(self):
+        """Return True if no item is held, due or not.  O(1)."""
+        return self._heap._n == 0
+
+    cdef inline bint _full(self) noexcept:
+        return self._cap > 0 and self._heap._n >= self._cap
+
+    def full(self):
+        """Return True if ``maxsize`` items are held.  O(1)."""
+        return self._full()
+
+    def _has_room(self):
+        """True unless ``maxsize`` items are held (what a woken putter waits for)."""
+        return not self._full()
+
+    def next_deadline(self):
+        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
+        heap = self._heap
+        return heap._hkey[0] if heap._n else None
+
+    # -- put and get ------------------------------------------------------------
+
+    cdef inline object _bound_loop(self):
+        # asyncio.get_running_loop(), checked against (or bound as) the queue's loop
+        cdef PyObject* h = _holder()
+        if h != NULL and h == <PyObject*>self._seen_holder and self._seen_forks == _forks:
+            return self._bound
+        loop = _get_running_loop()
+        if loop is not self._bound:
+            self._get_loop()  # LoopBound's, in the face: binds, or raises
+        h = _holder()
+        if h != NULL and loop is self._bound:
+            self._seen_holder = <object>h
+            self._seen_forks = _forks
+        return loop
+
+    def put_nowait(self, item, delay=0.0):
+        """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
+
+        A ``delay`` <= 0 makes it due at once, ``inf`` never (until
+        rescheduled).  Raises ``QueueFull`` if ``maxsize`` items are held,
+        ``QueueShutDown`` once the queue is shut down.
+        """
+        if type(delay) is not float or delay != delay:
+            delay = to_real(delay, "delay")
+        loop = self._bound_loop()
+        if self._is_shutdown or self._cap > 0 or self._getters:
+            return self._c_add(item, _loop_time(loop) + delay)
+        return self._heap._push_key(_loop_time(loop) + delay, item)
+
+    def _add(self, item, double deadline):
+        """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
+        return self._c_add(item, deadline)
+
+    cdef object _c_add(self, object item, double deadline):
+        heap = self._heap
+        if self._is_shutdown:
+            raise QueueShutDown
+        if self._full():
+            raise QueueFull
+        if self._getters and (not heap._n or deadline < heap._hkey[0]):
+            handle = heap._push_key(deadline, item)
+            self._c_schedule()  # a new head
+            return handle
+        return heap._push_key(deadline, item)
+
+    def get_nowait(self):
+        """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no item.
+        """
+        cdef double head
+        loop = self._bound_loop()
+        heap = self._heap
+        if heap._n:
+            head = heap._hkey[0]
+            if _le(head, _loop_time(loop)):
+                item = heap._pop_head()
+                if self._putters or self._getters:
+                    self._c_taken()
+                return item
+        elif self._is_shutdown:
+            raise QueueShutDown
+        raise QueueEmpty
+
+    @cython.binding(True)
+    async def get(self):
+        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
+
+        Raises ``QueueShutDown`` once the queue is shut down and holds no
+        item, or at once after an immediate shutdown.
+        """
+        try:
+            return self.get_nowait()  # QueueShutDown once shut down and empty
+        except QueueEmpty:
+            pass
+        return await self._wait_get()  # the face's: waits on the loop
+
+    def _taken(self):
+        """The head was taken: wake a putter, and the next getter or the timer."""
+        self._c_taken()
+
+    cdef int _c_taken(self) except -1:
+        if self._putters:
+            _wakeup_next(self._putters)
+        if self._getters:
+            if self._is_shutdown and not self._heap._n:
+                self._c_wake_all()  # they raise QueueShutDown now
+            else:
+                self._c_schedule()
+        return 0
+
+    # -- the one timer ------------------------------------------------------------
+
+    def _schedule(self):
+        """Make sure a waiting getter will learn that the head is due: wake one or arm the timer."""
+        self._c_schedule()
+
+    cdef int _c_schedule(self) except -1:
+        cdef double deadline
+        heap = self._heap
+        if not self._getters or not heap._n or self._pending:
+            # nobody to wake, nothing to wait for, or a woken getter will call again
+            self._c_disarm()
+            return 0
+        deadline = heap._hkey[0]
+        loop = self._loop
+        assert loop is not None
+        now = _loop_time(loop)
+        if _le(deadline, now):
+            self._c_disarm()
+            if _wakeup_next(self._getters):
+                self._pending += 1
+            return 0
+        limit = now + _MAX_ARM
+        when = limit if limit < deadline else deadline  # min(deadline, limit)
+        timer = self._timer
+        if timer is not None:
+            if self._timer_when == when:
+                return 0
+            timer.cancel()
+        self._timer = loop.call_at(when, self._on_timer)
+        self._timer_when = when
+        return 0
+
+    def _on_timer(self):
+        """The timer fired: re-read the clock (never wake early) and wake or re-arm."""
+        self._timer = None
+        self._c_schedule()
+
+    def _disarm(self):
+        """Cancel the timer, if armed."""
+        self._c_disarm()
+
+    cdef int _c_disarm(self) except -1:
+        timer = self._timer
+        if timer is not None:
+            self._timer = None
+            timer.cancel()
+        return 0
+
+    def _wake_all(self):
+        """Wake every getter (shutdown: each re-checks and raises QueueShutDown)."""
+        self._c_wake_all()
+
+    cdef int _c_wake_all(self) except -1:
+        self._c_disarm()
+        getters = self._getters
+        while getters:
+            getter = getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                self._pending += 1
+        return 0
