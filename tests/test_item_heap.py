@@ -253,6 +253,10 @@ def test_tied_tuples_come_out_as_heapq_gives_them(impl, program):
             ref = before
         snap = h.snapshot()
         assert len(snap) == len(ref) and all(a is b for a, b in zip(snap, ref))
+    if any(x != x for _, item in program for x in item):
+        # NaN breaks the transitivity heap order rests on: heapq's list, which
+        # ours matches item for item (above), need not be in heap order either
+        return
     try:
         h._check()
     except TypeError:  # _check compares with <: mixed kinds raise there too
