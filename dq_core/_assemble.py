@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+CORE_MODULES = ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel", "_aiotimer")
 
 #: The implementations, by the name ``dq_core.implementation`` gives them.
 IMPLEMENTATIONS = ("cython", "python")
@@ -82,7 +82,7 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    delayq, heap, pqueue, ring, ttlmap, wheel = (modules[name] for name in CORE_MODULES)
+    delayq, heap, pqueue, ring, ttlmap, wheel = (modules[name] for name in CORE_MODULES[:6])
     priority_queue = _public(_queues.PriorityQueue, pqueue.QueueCore)
     return Classes(
         Heap=heap.Heap,
@@ -106,7 +106,7 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
         PriorityQueue=_public(
             _aio_queue.PriorityQueue, _ItemHeap=pqueue.ItemHeap, __module__="dq_core.aio"),
         DelayQueue=_public(_aio_delay.DelayQueue, _Heap=heap.Heap, __module__="dq_core.aio"),
-        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, __module__="dq_core.aio"),
+        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=modules["_aiotimer"], __module__="dq_core.aio"),
     )
 
 
