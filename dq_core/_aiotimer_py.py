@@ -26,13 +26,18 @@ if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
 __all__ = [
-    "TimerHandle", "call_at", "call_later", "pending", "run_batch", "schedule", "take_due", "unrun",
+    "MAX_ARM", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
+    "schedule", "take_due", "unrun",
 ]
 
 _get_running_loop = asyncio.get_running_loop
 _copy_context = contextvars.copy_context
 _nextafter = math.nextafter
 _INF = math.inf
+
+#: The longest the loop timer is armed ahead; a later deadline re-arms on firing
+#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
+MAX_ARM = 86400.0
 # Deadline order: a stable sort by deadline of what the wheel hands out (or
 # drains), which is earliest tick first and first-in first-out within a tick,
 # keeps first-in first-out among equal deadlines (equal deadlines share a tick).
@@ -198,3 +203,39 @@ def unrun(batch: deque[TimerHandle], drained: list[TimerHandle]) -> list[TimerHa
     for h in out:
         h._state = UNRUN
     return out
+
+
+def arm(self: Any) -> None:
+    """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
+    loop = self._loop
+    if self._batch:  # an interrupted batch (KeyboardInterrupt): go on at once
+        nxt = loop.time()
+    else:
+        deadline = self._wheel.next_deadline()
+        if deadline is None:
+            return
+        nxt = deadline
+    if nxt >= self._armed:
+        return
+    handle = self._handle
+    if handle is not None:
+        handle.cancel()
+    at = min(nxt, loop.time() + MAX_ARM)
+    self._handle = loop.call_at(at, self._on_timer)
+    self._armed = at
+
+
+def on_timer(self: Any) -> None:
+    """The loop timer: run what is due, then arm for the next deadline."""
+    self._handle = None
+    self._armed = _INF
+    loop = self._loop
+    batch = self._batch
+    take_due(self._wheel, loop.time(), batch)  # re-reads the clock: never early
+    self._firing = True
+    try:
+        run_batch(batch, loop)
+    finally:
+        self._firing = False
+        if not self._closed:
+            self._arm()

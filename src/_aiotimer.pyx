@@ -19,7 +19,7 @@ cdef extern from "Python.h":
     object PyContext_CopyCurrent()
     int PyContext_Enter(object ctx) except -1
     int PyContext_Exit(object ctx) except -1
-from libc.math cimport INFINITY, nextafter
+from libc.math cimport INFINITY, fmin, nextafter
 
 import asyncio
 import contextvars
@@ -28,12 +28,18 @@ import operator
 from dq_core._convert import to_real
 
 __all__ = [
-    "TimerHandle", "call_at", "call_later", "pending", "run_batch", "schedule", "take_due", "unrun",
+    "MAX_ARM", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
+    "schedule", "take_due", "unrun",
 ]
 
 cdef object _get_running_loop = asyncio.get_running_loop
 cdef object Context = contextvars.Context
 cdef object _order = operator.attrgetter("_when")
+
+#: The longest the loop timer is armed ahead; a later deadline re-arms on firing
+#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
+MAX_ARM = 86400.0
+cdef double _MAX_ARM = MAX_ARM
 
 # TimerHandle states
 cdef str PENDING = "pending"      # in the wheel, or handed out and waiting its turn in the batch
@@ -161,6 +167,45 @@ def take_due(wheel, double now, batch):
         if len(due) > 1:
             due.sort(key=_order)  # the wheel orders by tick; within a tick, by deadline too
         batch.extend(due)
+
+
+@cython.binding(True)
+def arm(self):
+    """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
+    cdef double nxt, at
+    loop = self._loop
+    if self._batch:  # an interrupted batch (KeyboardInterrupt): go on at once
+        nxt = loop.time()
+    else:
+        deadline = self._wheel.next_deadline()
+        if deadline is None:
+            return
+        nxt = deadline
+    if nxt >= <double>self._armed:
+        return
+    handle = self._handle
+    if handle is not None:
+        handle.cancel()
+    at = fmin(nxt, <double>loop.time() + _MAX_ARM)
+    self._handle = loop.call_at(at, self._on_timer)
+    self._armed = at
+
+
+@cython.binding(True)
+def on_timer(self):
+    """The loop timer: run what is due, then arm for the next deadline."""
+    self._handle = None
+    self._armed = INFINITY
+    loop = self._loop
+    batch = self._batch
+    take_due(self._wheel, loop.time(), batch)  # re-reads the clock: never early
+    self._firing = True
+    try:
+        run_batch(batch, loop)
+    finally:
+        self._firing = False
+        if not self._closed:
+            self._arm()
 
 
 def run_batch(batch, loop):

@@ -35,7 +35,7 @@ from collections import deque
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, Optional
 
-from .._aiotimer_py import TimerHandle
+from .._aiotimer_py import MAX_ARM, TimerHandle
 from .._convert import to_real
 
 if TYPE_CHECKING:
@@ -52,11 +52,6 @@ __all__ = ["Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeo
 _get_running_loop = asyncio.get_running_loop
 _nextafter = math.nextafter
 _INF = math.inf
-
-#: The longest the loop timer is armed ahead; a later deadline re-arms on firing
-#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
-MAX_ARM = 86400.0
-
 
 def _zero() -> float:
     return 0.0
@@ -133,8 +128,10 @@ class Timer:
         if core is not None:  # the public class of an implementation: its compiled (or pure) fast paths
             cls.call_later = core.call_later  # type: ignore[method-assign]
             cls.call_at = core.call_at  # type: ignore[method-assign]
+            cls._arm = core.arm  # type: ignore[method-assign]
+            cls._on_timer = core.on_timer  # type: ignore[method-assign]
 
-    # call_later and call_at are the _aiotimer core's (set above); these give their types.
+    # call_later, call_at, _arm and _on_timer are the _aiotimer core's (set above); these give their types.
     if TYPE_CHECKING:
         def call_later(self, delay: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
                        context: Optional[contextvars.Context] = None) -> TimerHandle:
@@ -144,40 +141,11 @@ class Timer:
                     context: Optional[contextvars.Context] = None) -> TimerHandle:
             """Run ``callback(*args)`` at ``when`` (on ``loop.time()``), in the loop; return its handle.  O(1)."""
 
-    def _arm(self) -> None:
-        """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
-        loop = self._loop
-        assert loop is not None
-        if self._batch:  # an interrupted batch (KeyboardInterrupt): go on at once
-            nxt = loop.time()
-        else:
-            deadline = self._wheel.next_deadline()
-            if deadline is None:
-                return
-            nxt = deadline
-        if nxt >= self._armed:
-            return
-        handle = self._handle
-        if handle is not None:
-            handle.cancel()
-        at = min(nxt, loop.time() + MAX_ARM)
-        self._handle = loop.call_at(at, self._on_timer)
-        self._armed = at
+        def _arm(self) -> None:
+            """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
 
-    def _on_timer(self) -> None:
-        self._handle = None
-        self._armed = _INF
-        loop = self._loop
-        assert loop is not None
-        core = self._core
-        core.take_due(self._wheel, loop.time(), self._batch)  # re-reads the clock: never early
-        self._firing = True
-        try:
-            core.run_batch(self._batch, loop)
-        finally:
-            self._firing = False
-            if not self._closed:
-                self._arm()
+        def _on_timer(self) -> None:
+            """The loop timer: run what is due, then arm for the next deadline."""
 
     def close(self) -> list[TimerHandle]:
         """Cancel the loop timer and return the timers not run, in deadline order.  O(n log n).
