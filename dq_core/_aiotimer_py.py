@@ -187,7 +187,12 @@ def run_batch(batch: deque[TimerHandle], loop: AbstractEventLoop) -> None:
 
 
 def pending(batch: deque[TimerHandle]) -> int:
-    """How many handles of ``batch`` are still to run."""
+    """How many handles of ``batch`` are still to run (not cancelled, not started).
+
+    >>> from collections import deque
+    >>> pending(deque())
+    0
+    """
     return sum(h._state is PENDING for h in batch)
 
 

@@ -247,7 +247,12 @@ cdef int _run(TimerHandle h) except -1:
 
 
 def pending(batch):
-    """How many handles of ``batch`` are still to run."""
+    """How many handles of ``batch`` are still to run (not cancelled, not started).
+
+    >>> from collections import deque
+    >>> pending(deque())
+    0
+    """
     cdef Py_ssize_t n = 0
     cdef TimerHandle h
     for h in list(batch):
