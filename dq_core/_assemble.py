@@ -38,11 +38,11 @@ __all__ = [
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_aioqueue", "_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+CORE_MODULES = ("_aioqueue", "_aiotimer", "_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
 
 #: The cores of ``dq_core.aio``: they import asyncio, so only ``aio_classes`` imports them
 #: (``import dq_core`` never imports asyncio).
-AIO_CORE_MODULES = ("_aioqueue",)
+AIO_CORE_MODULES = ("_aioqueue", "_aiotimer")
 THREADED_CORE_MODULES = tuple(name for name in CORE_MODULES if name not in AIO_CORE_MODULES)
 
 #: The implementations, by the name ``dq_core.implementation`` gives them.
@@ -66,6 +66,7 @@ class AioClasses(NamedTuple):
     PriorityQueue: Any
     DelayQueue: Any
     Timer: Any
+    TimerHandle: Any
     RateLimiter: Any
     PriorityTaskPool: Any
 
@@ -116,7 +117,9 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     return AioClasses(
         PriorityQueue=_public(_aio_queue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio"),
         DelayQueue=_public(_aio_delay.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio"),
-        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, __module__="dq_core.aio"),
+        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=modules["_aiotimer"],
+                      __module__="dq_core.aio"),
+        TimerHandle=modules["_aiotimer"].TimerHandle,
         RateLimiter=_public(_aio_ratelimit.RateLimiter, __module__="dq_core.aio"),
         PriorityTaskPool=_public(
             _aio_pool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),

@@ -17,11 +17,13 @@ import gc
 import math
 import pickle
 import random
+import sys
 import weakref
 
 import pytest
 from hypothesis import given, settings, strategies as st
 from test_aio_loops import LOOPS, new_loop, run, run_on, settle  # noqa: F401 -- the loop fixture
+from test_heap import assert_no_leak
 
 from dq_core.aio._benchtimer import VirtualClockLoop
 
@@ -143,6 +145,23 @@ def test_refuses_copy_and_pickle(impl, run):
 
     run(main())
 
+
+
+def test_handles_are_instances_of_the_exported_timer_handle(impl, run):
+    # aio.TimerHandle is the implementation's own class, as aio.Timer is
+    import dq_core
+    from conftest import IMPLEMENTATIONS
+    from dq_core import aio
+
+    async def main():
+        t = impl.aio.Timer()
+        h = t.call_later(1, print)
+        assert isinstance(h, impl.aio.TimerHandle)
+        if IMPLEMENTATIONS[impl.name] == dq_core.implementation:
+            assert isinstance(h, aio.TimerHandle) and aio.TimerHandle is impl.aio.TimerHandle
+        t.close()
+
+    run(main())
 
 # -- order and time ----------------------------------------------------------------------------
 
@@ -511,7 +530,106 @@ def test_close_from_a_callback_returns_the_rest_of_the_batch(impl, run):
     run(main())
 
 
+def test_hostile_callbacks_never_crash(impl, run):
+    # One batch whose callbacks re-enter the Timer, cancel others of the batch (and
+    # themselves), collect garbage, raise, and close the Timer halfway through.
+    class Reenters:
+        def __del__(self):  # runs inside cancel(), when the handle lets go of its args
+            t.call_later(5, out.append, "from __del__").cancel()
+            out.append("del")
+
+    async def main():
+        nonlocal t
+        loop = asyncio.get_running_loop()
+        contexts = []
+        loop.set_exception_handler(lambda lp, ctx: contexts.append(ctx))
+        t = impl.aio.Timer()
+        when = loop.time() + 0.005
+        hs = []
+
+        def reenter():
+            out.append(0)
+            hs.append(t.call_at(when, out.append, "again"))  # into the next tick
+            assert len(t) >= 1 and "pending" in repr(hs[-1])
+
+        def cancel_others():
+            out.append(1)
+            assert hs[2].cancel() and not hs[1].cancel() and not hs[0].cancel()
+            assert hs[7].cancel()  # its args go: Reenters.__del__ runs here
+            gc.collect()
+
+        def boom():
+            out.append(3)
+            raise ValueError("boom")
+
+        def close():
+            out.append(4)
+            got.extend(t.close())
+            with pytest.raises(RuntimeError, match="after close"):
+                t.call_later(0, out.append, "closed")
+
+        got = []
+        hs += [t.call_at(when, f) for f in (reenter, cancel_others)]
+        hs.append(t.call_at(when, out.append, 2))  # cancelled by cancel_others
+        hs += [t.call_at(when, f) for f in (boom, close)]
+        rest = [t.call_at(when, out.append, 5), t.call_at(when + 1, out.append, 6)]
+        hs += rest
+        hs.append(t.call_at(when + 2, out.append, Reenters()))
+        await asyncio.sleep(0.05)
+        assert out == [0, 1, "del", 3, 4]
+        assert got == rest[:1] + [hs[8]] + rest[1:]  # "again" was due with the first
+        assert [h.cancelled() for h in hs[:6]] == [False, False, True, False, False, False]
+        assert len(contexts) == 1 and contexts[0]["handle"] is hs[3]
+        assert len(t) == 0 and t.closed
+        t._check()
+
+    t = None
+    out = []
+    run(main())
+
+
 # -- no leaks -----------------------------------------------------------------------------------
+
+
+def test_no_reference_or_memory_leak_over_a_million_operations(impl):
+    # ~550,000 schedule/cancel/fire operations on the compiled core (55,000 on the pure twin)
+    payload = object()
+    base = sys.getrefcount(payload)
+    var = contextvars.ContextVar("var")
+
+    async def main(rounds):
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda lp, ctx: None)
+        t = impl.aio.Timer()
+        seen = []
+
+        def boom(x):
+            raise ValueError(x)
+
+        for r in range(rounds):
+            var.set(r)
+            now = loop.time()
+            hs = [t.call_at(now + (i % 7) * 0.002, seen.append, payload) for i in range(90)]
+            hs.append(t.call_later(0.001, boom, payload))
+            hs.append(t.call_at(now, seen.append, payload, context=contextvars.copy_context()))
+            for h in hs[::3]:
+                h.cancel()
+            repr(hs[1])
+            await asyncio.sleep(0.02)
+            assert len(t) == 0
+            seen.clear()
+        t.call_later(1, seen.append, payload)
+        assert len(t.close()) == 1
+
+    def churn(rounds):
+        loop = VirtualClockLoop()
+        try:
+            loop.run_until_complete(main(rounds))
+        finally:
+            loop.close()
+
+    assert_no_leak(churn, 3000 if impl.name == "c" else 300)  # 184 operations a round
+    assert sys.getrefcount(payload) == base
 
 
 def test_nothing_kept_after_firing_or_cancel(impl, run):

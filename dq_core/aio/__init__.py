@@ -19,21 +19,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._base import QueueEmpty, QueueFull, QueueShutDown
-from ._timer import Timeout, TimerHandle, default_timer, timeout, timeout_at
+from ._timer import Timeout, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
     from ._delay import DelayQueue
     from ._pool import PriorityTaskPool
     from ._queue import PriorityQueue
     from ._ratelimit import RateLimiter
-    from ._timer import Timer
+    from ._timer import Timer, TimerHandle
 
 __all__ = [
     "DelayQueue", "PriorityQueue", "PriorityTaskPool", "QueueEmpty", "QueueFull", "QueueShutDown",
     "RateLimiter", "Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at",
 ]
 
-_CLASSES = ("DelayQueue", "PriorityQueue", "PriorityTaskPool", "RateLimiter", "Timer")
+_CLASSES = ("DelayQueue", "PriorityQueue", "PriorityTaskPool", "RateLimiter", "Timer", "TimerHandle")
 
 
 def __getattr__(name: str) -> Any:

@@ -20,8 +20,8 @@ __all__ = [
     "check_maxsize", "MAX_ARM",
 ]
 
-#: The longest a loop timer is armed ahead (Timer, RateLimiter; the DelayQueue
-#: cores keep the same value as their own ``MAX_ARM``): a later deadline
+#: The longest a loop timer is armed ahead (RateLimiter; the DelayQueue and
+#: Timer cores keep the same value as their own ``MAX_ARM``): a later deadline
 #: re-arms on firing, since some loops (uvloop) refuse a far or infinite ``call_at``.
 MAX_ARM = 86400.0
 

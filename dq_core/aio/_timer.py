@@ -29,18 +29,19 @@ import asyncio
 import contextvars
 import enum
 import math
-import operator
 import sys
 from asyncio import AbstractEventLoop
 from collections import deque
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, Optional
 
+from .._aiotimer_py import TimerHandle
 from .._convert import to_real
-from ._base import MAX_ARM
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVarTuple, Unpack
+
+    from types import ModuleType
 
     from .._wheel_py import TimingWheel
 
@@ -49,21 +50,8 @@ if TYPE_CHECKING:
 __all__ = ["Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at"]
 
 _get_running_loop = asyncio.get_running_loop
-_copy_context = contextvars.copy_context
 _nextafter = math.nextafter
 _INF = math.inf
-# Deadline order: a stable sort by deadline of what the wheel hands out (or
-# drains), which is earliest tick first and first-in first-out within a tick,
-# keeps first-in first-out among equal deadlines (equal deadlines share a tick).
-_order = operator.attrgetter("_when")
-
-
-# TimerHandle states
-PENDING = "pending"      # in the wheel, or handed out and waiting its turn in the batch
-DONE = "done"            # started (and perhaps finished)
-CANCELLED = "cancelled"
-UNRUN = "unrun"          # returned by close()
-
 
 def _zero() -> float:
     return 0.0
@@ -71,61 +59,6 @@ def _zero() -> float:
 
 def _real(value: object, name: str) -> float:
     return value if type(value) is float and value == value else to_real(value, name)
-
-
-class TimerHandle:
-    """A callback scheduled on an ``aio.Timer``: asyncio ``TimerHandle``'s ``cancel()``,
-    ``cancelled()`` and ``when()``."""
-
-    __slots__ = ("_when", "_callback", "_args", "_context", "_timer", "_key", "_state", "__weakref__")
-
-    def __init__(self, timer: Timer, when: float, callback: Optional[Callable[..., object]],
-                 args: Optional[tuple[Any, ...]], context: contextvars.Context) -> None:
-        self._timer = timer
-        self._when = when
-        self._callback = callback
-        self._args = args
-        self._context = context
-        self._key = -1  # the wheel's handle
-        self._state = PENDING
-
-    def when(self) -> float:
-        """The deadline, on the loop's clock (``loop.time()``)."""
-        return self._when
-
-    def cancelled(self) -> bool:
-        """True once ``cancel()`` has stopped the callback from running."""
-        return self._state is CANCELLED
-
-    def cancel(self) -> bool:
-        """Stop the callback from running; False if it already ran, was cancelled or unrun.  O(1).
-
-        A timer cancelled by a callback of the same batch (due together) does
-        not run.  Call it from the Timer's loop (as asyncio's handles).
-        """
-        if self._state is not PENDING:
-            return False
-        self._state = CANCELLED
-        # False when it already left the wheel for the batch: it is skipped there
-        self._timer._wheel.cancel(self._key)
-        self._callback = self._args = None  # as asyncio: a cancelled handle keeps nothing alive
-        return True
-
-    def __repr__(self) -> str:
-        return f"<TimerHandle {self._state} when={self._when!r} {_describe(self)}>"
-
-    def __reduce_ex__(self, protocol: object) -> NoReturn:
-        # a copy would be a second handle on the same timer
-        raise TypeError("cannot pickle or copy 'TimerHandle' object: it belongs to a Timer")
-
-
-def _describe(h: TimerHandle) -> str:
-    cb = h._callback
-    if cb is None:
-        return "None"
-    name = getattr(cb, "__qualname__", None) or repr(cb)
-    args = ", ".join(map(repr, h._args or ()))
-    return f"{name}({args})"
 
 
 class Timer:
@@ -163,8 +96,9 @@ class Timer:
     __slots__ = ("_wheel", "_loop", "_batch", "_handle", "_armed", "_closed", "_firing",
                  "__weakref__")
 
-    #: The TimingWheel class of the implementation: set by dq_core._assemble.
+    #: The TimingWheel class and the ``_aiotimer`` core of the implementation: set by dq_core._assemble.
     _TimingWheel: ClassVar[type[TimingWheel[Any]]]
+    _core: ClassVar[ModuleType]
 
     def __init__(self, tick: float = 0.001, wheel_size: int = 256) -> None:
         # Checks tick and wheel_size now; replaced by a wheel on the loop's clock on binding.
@@ -188,100 +122,30 @@ class Timer:
         self._wheel = self._TimingWheel(wheel.tick, wheel.wheel_size, clock=loop.time)
         self._loop = loop
 
-    def call_later(self, delay: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
-                   context: Optional[contextvars.Context] = None) -> TimerHandle:
-        """Run ``callback(*args)`` ``delay`` seconds from now, in the loop; return its handle.  O(1)."""
-        if type(delay) is not float or delay != delay:
-            delay = to_real(delay, "delay")
-        loop = _get_running_loop()
-        if loop is not self._loop:
-            self._bind(loop)
-        return self._schedule(loop.time() + delay, callback, args, context)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        core = cls.__dict__.get("_core")
+        if core is not None:  # the public class of an implementation: its compiled (or pure) fast paths
+            cls.call_later = core.call_later  # type: ignore[method-assign]
+            cls.call_at = core.call_at  # type: ignore[method-assign]
+            cls._arm = core.arm  # type: ignore[method-assign]
+            cls._on_timer = core.on_timer  # type: ignore[method-assign]
 
-    def call_at(self, when: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
-                context: Optional[contextvars.Context] = None) -> TimerHandle:
-        """Run ``callback(*args)`` at ``when`` (on ``loop.time()``), in the loop; return its handle.  O(1)."""
-        if type(when) is not float or when != when:
-            when = to_real(when, "when")
-        loop = _get_running_loop()
-        if loop is not self._loop:
-            self._bind(loop)
-        return self._schedule(when, callback, args, context)
+    # call_later, call_at, _arm and _on_timer are the _aiotimer core's (set above); these give their types.
+    if TYPE_CHECKING:
+        def call_later(self, delay: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
+                       context: Optional[contextvars.Context] = None) -> TimerHandle:
+            """Run ``callback(*args)`` ``delay`` seconds from now, in the loop; return its handle.  O(1)."""
 
-    def _schedule(self, when: float, callback: Callable[..., object], args: tuple[Any, ...],
-                  context: Optional[contextvars.Context]) -> TimerHandle:
-        if self._closed:
-            raise RuntimeError("cannot schedule new timers after close()")
-        if not callable(callback):
-            raise TypeError(f"callback must be callable, not {type(callback).__name__!r}")
-        if context is None:
-            context = _copy_context()
-        elif type(context) is not contextvars.Context:
-            raise TypeError(f"context must be a contextvars.Context, not {type(context).__name__!r}")
-        h = TimerHandle(self, when, callback, args, context)
-        wheel = self._wheel
-        now = wheel.wheel_time
-        # Never into the wheel's list of already-due timers: that list goes
-        # out ahead of timers of the next tick whose deadlines passed too.
-        # In that tick, the batch sort by deadline puts it in its place.
-        h._key = wheel.schedule_at(h, when if when > now else _nextafter(now, _INF))
-        if when < self._armed and not self._firing:
-            self._arm()
-        return h
+        def call_at(self, when: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
+                    context: Optional[contextvars.Context] = None) -> TimerHandle:
+            """Run ``callback(*args)`` at ``when`` (on ``loop.time()``), in the loop; return its handle.  O(1)."""
 
-    def _arm(self) -> None:
-        """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
-        loop = self._loop
-        assert loop is not None
-        if self._batch:  # an interrupted batch (KeyboardInterrupt): go on at once
-            nxt = loop.time()
-        else:
-            deadline = self._wheel.next_deadline()
-            if deadline is None:
-                return
-            nxt = deadline
-        if nxt >= self._armed:
-            return
-        handle = self._handle
-        if handle is not None:
-            handle.cancel()
-        at = min(nxt, loop.time() + MAX_ARM)
-        self._handle = loop.call_at(at, self._on_timer)
-        self._armed = at
+        def _arm(self) -> None:
+            """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
 
-    def _on_timer(self) -> None:
-        self._handle = None
-        self._armed = _INF
-        loop = self._loop
-        assert loop is not None
-        batch = self._batch
-        due = self._wheel.advance(loop.time())  # re-reads the clock: never early
-        if due:
-            if len(due) > 1:
-                due.sort(key=_order)  # the wheel orders by tick; within a tick, by deadline too
-            batch.extend(due)
-            del due
-        self._firing = True
-        try:
-            while batch:
-                h = batch.popleft()
-                if h._state is not PENDING:  # cancelled by a callback before it
-                    continue
-                h._state = DONE
-                try:
-                    h._context.run(h._callback, *h._args)  # type: ignore[arg-type, misc]
-                except (SystemExit, KeyboardInterrupt):
-                    raise  # as asyncio; the rest of the batch runs on the next loop step
-                except BaseException as exc:
-                    loop.call_exception_handler({
-                        "message": f"Exception in callback {_describe(h)}",
-                        "exception": exc,
-                        "handle": h,
-                    })
-        finally:
-            self._firing = False
-            if not self._closed:
-                self._arm()
+        def _on_timer(self) -> None:
+            """The loop timer: run what is due, then arm for the next deadline."""
 
     def close(self) -> list[TimerHandle]:
         """Cancel the loop timer and return the timers not run, in deadline order.  O(n log n).
@@ -305,13 +169,7 @@ class Timer:
             self._handle = None
             self._armed = _INF
             handle.cancel()
-        unrun = [h for h in self._batch if h._state is PENDING]
-        self._batch.clear()
-        unrun += self._wheel.drain()
-        unrun.sort(key=_order)
-        for h in unrun:
-            h._state = UNRUN
-        return unrun
+        return self._core.unrun(self._batch, self._wheel.drain())  # type: ignore[no-any-return]
 
     @property
     def closed(self) -> bool:
@@ -319,7 +177,7 @@ class Timer:
         return self._closed
 
     def __len__(self) -> int:
-        return len(self._wheel) + sum(h._state is PENDING for h in self._batch)
+        return len(self._wheel) + self._core.pending(self._batch)  # type: ignore[no-any-return]
 
     def _check(self) -> None:
         """Assert the invariants (call between loop steps, not inside one)."""

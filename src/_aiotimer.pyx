@@ -1,0 +1,276 @@
+# cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
+# boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
+"""The hot paths of ``aio.Timer`` (twin of ``_aiotimer_py``): its handle, scheduling, firing.
+
+``TimerHandle`` is the handle ``aio.Timer.call_later``/``call_at`` return;
+``schedule`` makes one and puts it on the Timer's wheel, ``take_due`` moves
+what the wheel hands out into the Timer's batch in deadline order, and
+``run_batch`` runs that batch.  The Timer (``dq_core.aio._timer``) keeps
+what faces asyncio: binding to the loop, arming its one loop timer, close.
+
+A callback may do anything (schedule, cancel others of its batch, close
+the Timer, raise): the batch is a deque read afresh after every callback,
+and each handle is held by a reference of our own while it runs.
+"""
+
+cimport cython
+
+cdef extern from "Python.h":
+    object PyContext_CopyCurrent()
+    int PyContext_Enter(object ctx) except -1
+    int PyContext_Exit(object ctx) except -1
+from libc.math cimport INFINITY, fmin, nextafter
+
+import asyncio
+import contextvars
+import operator
+
+from dq_core._convert import to_real
+
+__all__ = [
+    "MAX_ARM", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
+    "schedule", "take_due", "unrun",
+]
+
+cdef object _get_running_loop = asyncio.get_running_loop
+cdef object Context = contextvars.Context
+cdef object _order = operator.attrgetter("_when")
+
+#: The longest the loop timer is armed ahead; a later deadline re-arms on firing
+#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
+MAX_ARM = 86400.0
+cdef double _MAX_ARM = MAX_ARM
+
+# TimerHandle states
+cdef str PENDING = "pending"      # in the wheel, or handed out and waiting its turn in the batch
+cdef str DONE = "done"            # started (and perhaps finished)
+cdef str CANCELLED = "cancelled"
+cdef str UNRUN = "unrun"          # returned by close()
+
+
+@cython.final
+@cython.freelist(64)
+cdef class TimerHandle:
+    """A callback scheduled on an ``aio.Timer``: asyncio ``TimerHandle``'s ``cancel()``,
+    ``cancelled()`` and ``when()``."""
+
+    cdef readonly double _when
+    cdef object _callback
+    cdef tuple _args
+    cdef object _context
+    cdef object _timer
+    cdef object _key
+    cdef str _state
+    cdef object __weakref__
+
+    def __cinit__(self):
+        self._state = PENDING
+        self._key = -1
+
+    def when(self):
+        """The deadline, on the loop's clock (``loop.time()``)."""
+        return self._when
+
+    def cancelled(self):
+        """True once ``cancel()`` has stopped the callback from running."""
+        return self._state is CANCELLED
+
+    def cancel(self):
+        """Stop the callback from running; False if it already ran, was cancelled or unrun.  O(1).
+
+        A timer cancelled by a callback of the same batch (due together) does
+        not run.  Call it from the Timer's loop (as asyncio's handles).
+        """
+        if self._state is not PENDING:
+            return False
+        self._state = CANCELLED
+        # False when it already left the wheel for the batch: it is skipped there
+        self._timer._wheel.cancel(self._key)
+        self._callback = self._args = None  # as asyncio: a cancelled handle keeps nothing alive
+        return True
+
+    def __repr__(self):
+        return f"<TimerHandle {self._state} when={self._when!r} {_describe(self)}>"
+
+    def __reduce_ex__(self, protocol):
+        # a copy would be a second handle on the same timer
+        raise TypeError("cannot pickle or copy 'TimerHandle' object: it belongs to a Timer")
+
+
+cdef str _describe(TimerHandle h):
+    cb = h._callback
+    if cb is None:
+        return "None"
+    name = getattr(cb, "__qualname__", None) or repr(cb)
+    args = ", ".join(map(repr, h._args or ()))
+    return f"{name}({args})"
+
+
+# bound as methods of aio.Timer (its face takes them from here)
+@cython.binding(True)
+def call_later(self, delay, callback, *args, context=None):
+    """Run ``callback(*args)`` ``delay`` seconds from now, in the loop; return its handle.  O(1)."""
+    if type(delay) is not float or delay != delay:
+        delay = to_real(delay, "delay")
+    loop = _get_running_loop()
+    if loop is not self._loop:
+        self._bind(loop)
+    return _schedule(self, loop.time() + delay, callback, args, context)
+
+
+@cython.binding(True)
+def call_at(self, when, callback, *args, context=None):
+    """Run ``callback(*args)`` at ``when`` (on ``loop.time()``), in the loop; return its handle.  O(1)."""
+    if type(when) is not float or when != when:
+        when = to_real(when, "when")
+    loop = _get_running_loop()
+    if loop is not self._loop:
+        self._bind(loop)
+    return _schedule(self, when, callback, args, context)
+
+
+def schedule(timer, when, callback, args, context):
+    """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
+    return _schedule(timer, when, callback, args, context)
+
+
+cdef TimerHandle _schedule(timer, double when, callback, tuple args, context):
+    if timer._closed:
+        raise RuntimeError("cannot schedule new timers after close()")
+    if not callable(callback):
+        raise TypeError(f"callback must be callable, not {type(callback).__name__!r}")
+    if context is None:
+        context = PyContext_CopyCurrent()
+    elif type(context) is not Context:
+        raise TypeError(f"context must be a contextvars.Context, not {type(context).__name__!r}")
+    cdef TimerHandle h = TimerHandle.__new__(TimerHandle)
+    h._timer = timer
+    h._when = when
+    h._callback = callback
+    h._args = args
+    h._context = context
+    wheel = timer._wheel
+    cdef double now = wheel.wheel_time
+    # Never into the wheel's list of already-due timers: that list goes
+    # out ahead of timers of the next tick whose deadlines passed too.
+    # In that tick, the batch sort by deadline puts it in its place.
+    h._key = wheel.schedule_at(h, when if when > now else nextafter(now, INFINITY))
+    if when < <double>timer._armed and not timer._firing:
+        timer._arm()
+    return h
+
+
+def take_due(wheel, double now, batch):
+    """Advance ``wheel`` to ``now`` and append what comes due to ``batch``, in deadline order."""
+    due = wheel.advance(now)
+    if due:
+        if len(due) > 1:
+            due.sort(key=_order)  # the wheel orders by tick; within a tick, by deadline too
+        batch.extend(due)
+
+
+@cython.binding(True)
+def arm(self):
+    """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
+    cdef double nxt, at
+    loop = self._loop
+    if self._batch:  # an interrupted batch (KeyboardInterrupt): go on at once
+        nxt = loop.time()
+    else:
+        deadline = self._wheel.next_deadline()
+        if deadline is None:
+            return
+        nxt = deadline
+    if nxt >= <double>self._armed:
+        return
+    handle = self._handle
+    if handle is not None:
+        handle.cancel()
+    at = fmin(nxt, <double>loop.time() + _MAX_ARM)
+    self._handle = loop.call_at(at, self._on_timer)
+    self._armed = at
+
+
+@cython.binding(True)
+def on_timer(self):
+    """The loop timer: run what is due, then arm for the next deadline."""
+    self._handle = None
+    self._armed = INFINITY
+    loop = self._loop
+    batch = self._batch
+    take_due(self._wheel, loop.time(), batch)  # re-reads the clock: never early
+    self._firing = True
+    try:
+        run_batch(batch, loop)
+    finally:
+        self._firing = False
+        if not self._closed:
+            self._arm()
+
+
+def run_batch(batch, loop):
+    """Run the callbacks of ``batch`` in order, taking each out first; skip the cancelled.
+
+    An exception goes to ``loop.call_exception_handler``; SystemExit and
+    KeyboardInterrupt propagate, the rest of the batch left in it.
+    """
+    cdef TimerHandle h
+    popleft = batch.popleft
+    while batch:
+        h = <TimerHandle?>popleft()  # our own reference while it runs
+        if h._state is not PENDING:  # cancelled by a callback before it
+            continue
+        h._state = DONE
+        try:
+            _run(h)
+        except (SystemExit, KeyboardInterrupt):
+            raise  # as asyncio; the rest of the batch runs on the next loop step
+        except BaseException as exc:
+            loop.call_exception_handler({
+                "message": f"Exception in callback {_describe(h)}",
+                "exception": exc,
+                "handle": h,
+            })
+
+
+cdef int _run(TimerHandle h) except -1:
+    # Context.run(callback, *args), without the bound method and the argument tuple
+    context = h._context
+    callback = h._callback
+    args = h._args
+    PyContext_Enter(context)
+    try:
+        callback(*args)
+    finally:
+        PyContext_Exit(context)
+    return 0
+
+
+def pending(batch):
+    """How many handles of ``batch`` are still to run (not cancelled, not started).
+
+    >>> from collections import deque
+    >>> pending(deque())
+    0
+    """
+    cdef Py_ssize_t n = 0
+    cdef TimerHandle h
+    for h in list(batch):
+        if h._state is PENDING:
+            n += 1
+    return n
+
+
+def unrun(batch, list drained):
+    """The handles of ``batch`` still to run and ``drained``, in deadline order, marked unrun.
+
+    ``batch`` is emptied.
+    """
+    cdef TimerHandle h
+    cdef list out = [h for h in list(batch) if h._state is PENDING]
+    batch.clear()
+    out += drained
+    out.sort(key=_order)
+    for h in out:
+        h._state = UNRUN
+    return out
