@@ -4,6 +4,7 @@
     python perf/compare.py aio.json
     python perf/bench_aio.py --lateness     # DelayQueue lateness p50/p99, both loops (no pyperf)
     python perf/bench_aio.py --fast --timers-only -o timers.json   # aio.Timer vs call_later only
+    python perf/bench_aio.py --fast --no-timers -o queues.json     # all the rest
     python perf/bench_aio.py --limiter-behaviour   # aio.RateLimiter vs aiolimiter, real time
 
 Each workload runs on the default loop and on uvloop (where installed); times
@@ -54,13 +55,17 @@ def benchmarks() -> None:
     import pyperf
 
     def pass_on(cmd: list[str], args: object) -> None:  # to pyperf's worker processes
-        if getattr(args, "timers_only", False):
-            cmd.append("--timers-only")
+        for flag in ("timers_only", "no_timers"):
+            if getattr(args, flag, False):
+                cmd.append("--" + flag.replace("_", "-"))
 
     runner = pyperf.Runner(add_cmdline_args=pass_on)
     runner.argparser.add_argument("--timers-only", action="store_true",
                                   help="run only the aio.Timer vs call_later benchmarks")
-    if runner.parse_args().timers_only:
+    runner.argparser.add_argument("--no-timers", action="store_true",
+                                  help="all but the aio.Timer benchmarks (their run-through is long)")
+    args = runner.parse_args()
+    if args.timers_only:
         timer_benchmarks(runner)
         return
     runner.metadata["description"] = "dq_core.aio vs asyncio.PriorityQueue and heapq+asyncio.Event"
@@ -81,7 +86,8 @@ def benchmarks() -> None:
                                    a.delay_put_get, dq, past, new_loop, inner_loops=2 * n)
             runner.bench_time_func(f"aio DelayQueue 4 waiting consumers {loop_name} {label}",
                                    a.delay_waiting_consumers, dq, n, new_loop, inner_loops=n)
-    timer_benchmarks(runner)
+    if not args.no_timers:
+        timer_benchmarks(runner)
     limiter_benchmarks(runner, loops())
 
 
