@@ -22,11 +22,12 @@ from ._base import QueueEmpty, QueueFull, QueueShutDown
 from ._timer import Timeout, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
+    from .._aiotimer_py import TimerHandle
     from ._delay import DelayQueue
     from ._pool import PriorityTaskPool
     from ._queue import PriorityQueue
     from ._ratelimit import RateLimiter
-    from ._timer import Timer, TimerHandle
+    from ._timer import Timer
 
 __all__ = [
     "DelayQueue", "PriorityQueue", "PriorityTaskPool", "QueueEmpty", "QueueFull", "QueueShutDown",

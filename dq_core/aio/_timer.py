@@ -35,19 +35,19 @@ from collections import deque
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, Optional
 
-from .._aiotimer_py import TimerHandle
 from .._convert import to_real
 
 if TYPE_CHECKING:
-    from typing_extensions import TypeVarTuple, Unpack
-
     from types import ModuleType
 
+    from typing_extensions import TypeVarTuple, Unpack
+
+    from .._aiotimer_py import TimerHandle  # the implementation's own is aio.TimerHandle
     from .._wheel_py import TimingWheel
 
     Ts = TypeVarTuple("Ts")  # only in annotations: TypeVarTuple is Python >= 3.11
 
-__all__ = ["Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at"]
+__all__ = ["Timeout", "Timer", "default_timer", "timeout", "timeout_at"]
 
 _get_running_loop = asyncio.get_running_loop
 _nextafter = math.nextafter
@@ -277,7 +277,7 @@ else:  # Python 3.10: no asyncio.Timeout, no Task.uncancel
     class _TimeoutError(asyncio.TimeoutError, TimeoutError):
         """asyncio.TimeoutError (what 3.10 code catches) that is TimeoutError too (as on 3.11+)."""
 
-    class Timeout:  # type: ignore[no-redef]
+    class Timeout:  # type: ignore[no-redef, unused-ignore]  # redefined on 3.11+ only
         """``asyncio.Timeout`` of Python 3.11, for Python 3.10, armed on ``default_timer()``.
 
         Without ``Task.uncancel``, a cancellation from outside that arrives
