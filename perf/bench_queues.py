@@ -14,6 +14,7 @@ The workloads live in dq_core.bench, shared with ``python -m dq_core.bench``.
 from __future__ import annotations
 
 import queue
+import random
 
 import pyperf
 
@@ -37,6 +38,12 @@ def main() -> None:
                                    pq, jobs, inner_loops=2 * n)
             runner.bench_time_func(f"PQ fill-drain N={n} levels={levels} {label}",
                                    w.pq_fill_drain, pq, jobs, inner_loops=2 * n)
+    # issue #15's workload: (random int 0..1000, int), ties decided by the second int
+    rng = random.Random(5)
+    int_pairs = [(rng.randrange(1001), i) for i in range(n)]
+    for label, pq, _ in classes + [("queue", queue.PriorityQueue, None)]:
+        runner.bench_time_func(f"PQ alternating (int 0..1000, int) {label}", w.pq_alternating,
+                               pq, int_pairs, inner_loops=2 * n)
     jobs = w.pq_items(n)
     for label, pq, _ in classes + [("queue", queue.PriorityQueue, None)]:
         runner.bench_time_func(f"PQ 1P1C threads N={n} {label}", w.pq_threads, pq, jobs,
