@@ -21,8 +21,8 @@ from typing import Any, Callable, Generic, Optional, TypeVar
 
 from ._convert import to_real
 from ._ringstate import (
-    COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, max_items_of, reading, reentered,
-    segment_size_of, ttl_of,
+    COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
+    reentered, segment_size_of, ttl_of,
 )
 
 __all__ = ["TTLRing"]
@@ -30,6 +30,9 @@ __all__ = ["TTLRing"]
 K = TypeVar("K")
 
 Segment = tuple[list[Any], list[float]]  # (keys, created_at) by slot
+
+
+_FIELDS = ("_segs", "_spare", "_clock")  # what a re-initialisation releases after it
 
 
 class TTLRing(Generic[K]):
@@ -68,11 +71,8 @@ class TTLRing(Generic[K]):
         ttl = ttl_of(ttl)
         size = segment_size_of(segment_size)
         clock = clock_of(clock)
-        if getattr(self, "_busy", False):
-            raise reentered("TTLRing")
         # what a re-initialised ring held goes after the change is complete
-        old = [getattr(self, name, None) for name in ("_segs", "_spare", "_clock")]
-        self._busy = True
+        old = enter_anew(self, "TTLRing", _FIELDS)
         self._clock = clock
         self._ttl = ttl
         self._size = size
@@ -87,6 +87,14 @@ class TTLRing(Generic[K]):
         self._busy = False
         del old
 
+    def _time(self, value: Optional[float], name: str) -> float:
+        # ``value`` as a time, ``clock()`` when None (user code may run: before _enter)
+        if value is None:
+            return reading(self._clock)
+        if type(value) is float and value == value:
+            return value
+        return to_real(value, name)
+
     @property
     def ttl(self) -> float:
         """Seconds every entry lives; a new value applies to all from the next ``expire``."""
@@ -98,15 +106,8 @@ class TTLRing(Generic[K]):
 
     def push(self, key: K, created_at: Optional[float] = None) -> None:
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
-        if created_at is None:
-            t = reading(self._clock)
-        elif type(created_at) is float and created_at == created_at:
-            t = created_at
-        else:
-            t = to_real(created_at, "created_at")
-        if self._busy:
-            raise reentered("TTLRing")
-        self._busy = True
+        t = self._time(created_at, "created_at")
+        enter(self, "TTLRing")
         try:
             tail = self._tail
             if tail == self._size:
@@ -131,16 +132,9 @@ class TTLRing(Generic[K]):
         ``now`` defaults to ``clock()``; ``max_items`` >= 0 caps how many.
         O(1) when nothing is due, O(k) for k expired keys.
         """
-        if now is None:
-            t = reading(self._clock)
-        elif type(now) is float and now == now:
-            t = now
-        else:
-            t = to_real(now, "now")
+        t = self._time(now, "now")
         cap = max_items_of(max_items)
-        if self._busy:
-            raise reentered("TTLRing")
-        self._busy = True
+        enter(self, "TTLRing")
         try:
             return self._expire(t, cap, True)
         finally:
@@ -189,12 +183,10 @@ class TTLRing(Generic[K]):
 
         Raises ``IndexError`` when the ring is empty.
         """
-        if self._busy:
-            raise reentered("TTLRing")
-        if not self._len:
-            raise IndexError("pop from an empty ring")
-        self._busy = True
+        enter(self, "TTLRing")
         try:
+            if not self._len:
+                raise IndexError("pop from an empty ring")
             return self._expire(0.0, 1, False)[0]
         finally:
             self._busy = False
@@ -268,10 +260,7 @@ class TTLRing(Generic[K]):
             i += take
             tail = pos + take
             pos = 0
-        if getattr(self, "_busy", False):
-            raise reentered("TTLRing")
-        old = [getattr(self, name, None) for name in ("_segs", "_spare", "_clock")]
-        self._busy = True
+        old = enter_anew(self, "TTLRing", _FIELDS)
         self._ttl, self._size, self._clock = ttl, size, clock
         self._segs, self._first, self._head, self._tail = segs, 0, head, tail
         self._len, self._pushed, self._expired = len(keys), pushed, expired

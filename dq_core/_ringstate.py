@@ -86,6 +86,28 @@ def reentered(name: str) -> RuntimeError:
     return RuntimeError(f"{name} was re-entered while it was being changed")
 
 
+def enter(obj: Any, name: str) -> None:
+    """Begin a change of ``obj`` (a pure ``name``); RuntimeError if one is under way.
+
+    A clock, ``__float__``, ``__hash__`` or finaliser calling back into the
+    structure meets the error instead of a half-made change.  The caller
+    sets ``obj._busy = False`` when its change is complete.
+    """
+    if getattr(obj, "_busy", False):
+        raise reentered(name)
+    obj._busy = True
+
+
+def enter_anew(obj: Any, name: str, fields: tuple[str, ...]) -> list[Any]:
+    """``enter`` for a change replacing all of ``obj``: returns what ``fields`` held.
+
+    The caller releases that list after its change, so no finaliser runs
+    in the middle of it.
+    """
+    enter(obj, name)
+    return [getattr(obj, field, None) for field in fields]
+
+
 def signature(*params: tuple[str, Any]) -> inspect.Signature:
     """The Signature of a compiled class: ``(name, default)`` pairs, NO_DEFAULT for none.
 

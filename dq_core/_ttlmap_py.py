@@ -18,13 +18,16 @@ import types
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 from ._ring_py import TTLRing
-from ._ringstate import clock_of, reading, reentered, ttl_of
+from ._ringstate import clock_of, enter, enter_anew, reading, reentered, ttl_of
 from ._ttlmapstate import STATE_VERSION, Entry, check_dict_state, maxsize_of, on_expire_of
 
 __all__ = ["TTLDictCore"]
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+
+_FIELDS = ("_ring", "_data", "_clock", "_on_expire")  # what a re-initialisation releases after it
 
 
 class TTLDictCore(Generic[K, V]):
@@ -55,11 +58,8 @@ class TTLDictCore(Generic[K, V]):
         ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
         maxsize = maxsize_of(maxsize)
         on_expire = on_expire_of(on_expire)
-        if getattr(self, "_busy", False):
-            raise reentered("TTLDict")
         # what a re-initialised mapping held goes after the change is complete
-        old = [getattr(self, name, None) for name in ("_ring", "_data", "_clock", "_on_expire")]
-        self._busy = True
+        old = enter_anew(self, "TTLDict", _FIELDS)
         self._on_expire = on_expire
         self._maxsize = maxsize
         self._clock: Callable[[], float] = clock
@@ -69,16 +69,16 @@ class TTLDictCore(Generic[K, V]):
         self._busy = False
         del old
 
-    @property
-    def ttl(self) -> float:
-        """Seconds every entry lives; a new value applies to all entries at once."""
+    def _get_ttl(self) -> float:
         return self._ttl
 
-    @ttl.setter
-    def ttl(self, value: float) -> None:
+    def _set_ttl(self, value: float) -> None:
         ttl = ttl_of(value)  # user code (__float__) runs before anything changes
         self._ring._ttl = ttl
         self._ttl = ttl
+
+    ttl = property(_get_ttl, _set_ttl,
+                   doc="Seconds every entry lives; a new value applies to all entries at once.")
 
     @property
     def maxsize(self) -> Optional[int]:
@@ -123,9 +123,7 @@ class TTLDictCore(Generic[K, V]):
 
     def __setitem__(self, key: K, value: V) -> None:
         now = reading(self._clock)
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        enter(self, "TTLDict")
         try:
             data = self._data
             entry = (key, value, now)
@@ -148,9 +146,7 @@ class TTLDictCore(Generic[K, V]):
     def _take(self, key: K) -> V:
         """Remove ``key`` and return its value; KeyError if absent or expired."""
         now = reading(self._clock)
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        enter(self, "TTLDict")
         try:
             data = self._data
             entry = data[key]
@@ -164,9 +160,7 @@ class TTLDictCore(Generic[K, V]):
     def _popfirst(self) -> tuple[K, V]:
         """Remove and return the first live ``(key, value)`` in insertion order."""
         now = reading(self._clock)
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        enter(self, "TTLDict")
         try:
             data = self._data
             ttl = self._ttl
@@ -182,9 +176,7 @@ class TTLDictCore(Generic[K, V]):
 
     def clear(self) -> None:
         """Remove every entry, without calling ``on_expire``.  O(n)."""
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        enter(self, "TTLDict")
         try:
             ring, data = self._ring, self._data
             self._ring = TTLRing(self._ttl, clock=self._clock)
@@ -199,9 +191,7 @@ class TTLDictCore(Generic[K, V]):
 
     def _purge(self, now: float) -> list[tuple[K, V]]:
         """Drop the expired entries still held; return them as (key, value)."""
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        enter(self, "TTLDict")
         try:
             return self._drop_due(now)
         finally:
@@ -249,10 +239,7 @@ class TTLDictCore(Generic[K, V]):
         ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
         for e in entries:
             ring.push(e, e[2])
-        if getattr(self, "_busy", False):
-            raise reentered("TTLDict")
-        old = [getattr(self, name, None) for name in ("_ring", "_data", "_clock", "_on_expire")]
-        self._busy = True
+        old = enter_anew(self, "TTLDict", _FIELDS)
         self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
         self._ring, self._data = ring, data
         self._busy = False

@@ -88,11 +88,9 @@ cdef class TTLRing:
         cdef double t = ttl_of(ttl)
         cdef Py_ssize_t size = segment_size_of(segment_size)
         clock = clock_of(clock)
-        if self._busy:
-            raise reentered("TTLRing")
+        _begin_change(&self._busy, "TTLRing")
         # what a re-initialised ring held goes after the change is complete
         old = (self._segs, self._spare, self._clock)
-        self._busy = True
         self._clock = clock
         self._ttl = t
         self._size = size
@@ -107,6 +105,13 @@ cdef class TTLRing:
         self._hseg = None
         self._tseg = None
         self._busy = False
+
+    cdef double _time(self, value, str name) except? -1.0:
+        # ``value`` as a time, ``clock()`` when None (user code may run: before _enter)
+        if value is None:
+            clock = self._clock
+            return _reading(clock)
+        return _real(value, name)
 
     @property
     def ttl(self):
@@ -123,15 +128,8 @@ cdef class TTLRing:
     @cython.critical_section
     def push(self, key, created_at=None):
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
-        cdef double t
-        if created_at is None:
-            clock = self._clock
-            t = _reading(clock)
-        else:
-            t = _real(created_at, "created_at")
-        if self._busy:
-            raise reentered("TTLRing")
-        self._busy = True
+        cdef double t = self._time(created_at, "created_at")
+        _begin_change(&self._busy, "TTLRing")
         try:
             self._push(key, t)
         finally:
@@ -166,17 +164,10 @@ cdef class TTLRing:
         ``now`` defaults to ``clock()``; ``max_items`` >= 0 caps how many.
         O(1) when nothing is due, O(k) for k expired keys.
         """
-        cdef double t
+        cdef double t = self._time(now, "now")
         cdef Py_ssize_t cap
-        if now is None:
-            clock = self._clock
-            t = _reading(clock)
-        else:
-            t = _real(now, "now")
         cap = -1 if type(max_items) is int and max_items == -1 else max_items_of(max_items)
-        if self._busy:
-            raise reentered("TTLRing")
-        self._busy = True
+        _begin_change(&self._busy, "TTLRing")
         try:
             return self._expire(t, cap, True)
         finally:
@@ -228,12 +219,10 @@ cdef class TTLRing:
 
         Raises ``IndexError`` when the ring is empty.
         """
-        if self._busy:
-            raise reentered("TTLRing")
-        if not self._len:
-            raise IndexError("pop from an empty ring")
-        self._busy = True
+        _begin_change(&self._busy, "TTLRing")
         try:
+            if not self._len:
+                raise IndexError("pop from an empty ring")
             return self._expire(0.0, 1, False)[0]
         finally:
             self._busy = False
@@ -309,10 +298,8 @@ cdef class TTLRing:
             i += take
             tail = pos + take
             pos = 0
-        if self._busy:
-            raise reentered("TTLRing")
+        _begin_change(&self._busy, "TTLRing")
         old = (self._segs, self._spare, self._clock)  # released after the change
-        self._busy = True
         self._ttl, self._size, self._clock = ttl, size, clock
         self._segs, self._first, self._head, self._tail = segs, 0, head, tail
         self._len, self._pushed, self._expired = n, pushed, expired

@@ -20,7 +20,7 @@ from cpython.dict cimport PyDict_SetItem, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.tuple cimport PyTuple_GET_ITEM
 
-from dq_core._ring cimport TTLRing, _reading
+from dq_core._ring cimport TTLRing, _begin_change, _reading
 
 import time
 import types
@@ -106,11 +106,9 @@ cdef class TTLDictCore:
         ring = TTLRing(ttl, clock=clock)
         maxsize = maxsize_of(maxsize)
         on_expire = on_expire_of(on_expire)
-        if self._busy:
-            raise reentered("TTLDict")
+        _begin_change(&self._busy, "TTLDict")
         # what a re-initialised mapping held goes after the change is complete
         old = (self._rng, self._map, self._clk, self._on_expire)
-        self._busy = True
         self._on_expire = on_expire
         self._maxsize = maxsize
         self._clk = clock
@@ -119,18 +117,18 @@ cdef class TTLDictCore:
         self._map = {}
         self._busy = False
 
-    @property
-    def ttl(self):
-        """Seconds every entry lives; a new value applies to all entries at once."""
+    def _get_ttl(self):
         with cython.critical_section(self):
             return self._ttl
 
-    @ttl.setter
-    def ttl(self, value):
+    def _set_ttl(self, value):
         cdef double t = ttl_of(value)  # user code (__float__) runs before anything changes
         with cython.critical_section(self):
             self._rng._ttl = t
             self._ttl = t
+
+    ttl = property(_get_ttl, _set_ttl,
+                   doc="Seconds every entry lives; a new value applies to all entries at once.")
 
     @property
     def maxsize(self):
@@ -222,9 +220,7 @@ cdef class TTLDictCore:
         cdef list removed = None
         with cython.critical_section(self):
             now = self._now()
-            if self._busy:
-                raise reentered("TTLDict")
-            self._busy = True
+            _begin_change(&self._busy, "TTLDict")
             try:
                 data = self._map
                 entry = (key, value, now)
@@ -248,9 +244,7 @@ cdef class TTLDictCore:
     def _take(self, key):
         """Remove ``key`` and return its value; KeyError if absent or expired."""
         cdef double now = self._now()
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        _begin_change(&self._busy, "TTLDict")
         try:
             data = self._map
             entry = data[key]
@@ -266,9 +260,7 @@ cdef class TTLDictCore:
         """Remove and return the first live ``(key, value)`` in insertion order."""
         cdef double now = self._now()
         cdef double ttl
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        _begin_change(&self._busy, "TTLDict")
         try:
             data = self._map
             ttl = self._ttl
@@ -285,9 +277,7 @@ cdef class TTLDictCore:
     @cython.critical_section
     def clear(self):
         """Remove every entry, without calling ``on_expire``.  O(n)."""
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        _begin_change(&self._busy, "TTLDict")
         try:
             ring, data = self._rng, self._map
             self._rng = TTLRing(self._ttl, clock=self._clk)
@@ -299,9 +289,7 @@ cdef class TTLDictCore:
     @cython.critical_section
     def _purge(self, double now):
         """Drop the expired entries still held; return them as (key, value)."""
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        _begin_change(&self._busy, "TTLDict")
         try:
             return self._drop_due(now)
         finally:
@@ -348,10 +336,8 @@ cdef class TTLDictCore:
         for e in entries:
             ring.push(e, e[2])
         with cython.critical_section(self):
-            if self._busy:
-                raise reentered("TTLDict")
+            _begin_change(&self._busy, "TTLDict")
             old = (self._rng, self._map, self._clk, self._on_expire)  # released after the change
-            self._busy = True
             self._ttl, self._maxsize, self._clk, self._on_expire = ttl, maxsize, clock, on_expire
             self._rng, self._map = ring, data
             self._busy = False

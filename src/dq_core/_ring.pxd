@@ -18,6 +18,15 @@ cdef inline double _reading(object clock) except? -1.0:
     return _real(clock(), "clock()")
 
 
+cdef inline int _begin_change(bint *busy, str name) except -1:
+    # A change begins (as _ringstate.enter): a clock, __float__, __hash__ or
+    # finaliser re-entering the structure meets RuntimeError, not a half-made change.
+    if busy[0]:
+        raise RuntimeError(f"{name} was re-entered while it was being changed")
+    busy[0] = True
+    return 0
+
+
 @cython.final
 cdef class _Segment:
     cdef list keys
@@ -36,6 +45,7 @@ cdef class TTLRing:
     cdef bint _busy              # a change is under way
     cdef object __weakref__
 
+    cdef double _time(self, value, str name) except? -1.0
     cdef int _push(self, object key, double t) except -1
     cdef list _expire(self, double t, Py_ssize_t max_items, bint due_only)
     cdef list _entries(self)
