@@ -8,7 +8,7 @@ in one place.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, TypeVar
 
 #: Largest integer magnitude a C double holds exactly.
 MAX_EXACT_INT = 2**53
@@ -48,6 +48,16 @@ def to_count(value: object, name: str) -> int:
     if n < 0:
         raise ValueError(f"{name} must be non-negative, got {n!r}")
     return n
+
+
+N = TypeVar("N", int, float)
+
+
+def at_least(value: N, low: N, name: str, rule: str) -> N:
+    """``value`` if it is ``>= low``, else ValueError: "``name`` must be ``rule``"."""
+    if value < low:
+        raise ValueError(f"{name} must be {rule}, got {value!r}")
+    return value
 
 
 def keys_of(values: object, name: str) -> list[float]:

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable, Optional
 
-from ._convert import to_real
+from ._convert import at_least, to_real
 from ._waiting import Uncopyable, check_clock, check_timeout, read_clock, sleep
 
 __all__ = ["RateLimiter", "TokenBucket"]
@@ -38,10 +38,7 @@ def _positive(value: object, name: str) -> float:
 
 def task_burst(burst: object) -> float:
     """``burst`` of a pool whose tasks take one token each: a number of at least 1."""
-    b = _positive(burst, "burst")
-    if b < 1:
-        raise ValueError(f"burst must be at least 1 (each task takes one token), got {b!r}")
-    return b
+    return at_least(_positive(burst, "burst"), 1.0, "burst", "at least 1 (each task takes one token)")
 
 
 class TokenBucket:

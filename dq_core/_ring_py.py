@@ -19,10 +19,9 @@ import copy
 import time
 from typing import Any, Callable, Generic, Optional, TypeVar
 
-from ._convert import to_real
 from ._ringstate import (
     COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
-    reentered, segment_size_of, ttl_of,
+    real, reentered, segment_size_of, ttl_of,
 )
 
 __all__ = ["TTLRing"]
@@ -89,11 +88,7 @@ class TTLRing(Generic[K]):
 
     def _time(self, value: Optional[float], name: str) -> float:
         # ``value`` as a time, ``clock()`` when None (user code may run: before _enter)
-        if value is None:
-            return reading(self._clock)
-        if type(value) is float and value == value:
-            return value
-        return to_real(value, name)
+        return reading(self._clock) if value is None else real(value, name)
 
     @property
     def ttl(self) -> float:
@@ -240,10 +235,13 @@ class TTLRing(Generic[K]):
 
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
-        if getattr(self, "_busy", False):  # a change under way has no whole state yet
-            raise reentered("TTLRing")
-        return (STATE_VERSION, self._ttl, self._size, self._clock, self._pushed,
-                self._expired, self._head if self._len else 0, self._entries())
+        # a change under way has no whole state yet; none starts while it is read
+        enter(self, "TTLRing")
+        try:
+            return (STATE_VERSION, self._ttl, self._size, self._clock, self._pushed,
+                    self._expired, self._head if self._len else 0, self._entries())
+        finally:
+            self._busy = False
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         ttl, size, clock, pushed, expired, head, keys, times = check_ring_state(state)
@@ -286,8 +284,14 @@ class TTLRing(Generic[K]):
 
     def _check(self) -> None:
         """Assert the ring's bookkeeping: counts, head/tail, released slots."""
+        enter(self, "TTLRing")  # nothing changes while it is checked
+        try:
+            self._check_held()
+        finally:
+            self._busy = False
+
+    def _check_held(self) -> None:
         size, segs, first = self._size, self._segs, self._first
-        assert not self._busy
         assert 0 <= first <= len(segs)
         assert all(s is None for s in segs[:first])
         live = segs[first:]

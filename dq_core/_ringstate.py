@@ -15,7 +15,7 @@ import operator
 import sys
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from ._convert import to_count, to_real
+from ._convert import at_least, to_count, to_real
 
 if TYPE_CHECKING:
     import inspect
@@ -40,18 +40,12 @@ NO_DEFAULT: Any = object()
 
 def ttl_of(value: object) -> float:
     """``value`` as a ttl: a real number >= 0."""
-    ttl = to_real(value, "ttl")
-    if ttl < 0:
-        raise ValueError(f"ttl must be non-negative, got {ttl!r}")
-    return ttl
+    return at_least(to_real(value, "ttl"), 0.0, "ttl", "non-negative")
 
 
 def segment_size_of(value: object) -> int:
     """``value`` as a segment size: an int >= 1."""
-    size = to_count(value, "segment_size")
-    if size < 1:
-        raise ValueError(f"segment_size must be at least 1, got {size!r}")
-    return size
+    return at_least(to_count(value, "segment_size"), 1, "segment_size", "at least 1")
 
 
 def real(value: object, name: str) -> float:

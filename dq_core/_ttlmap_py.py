@@ -227,12 +227,15 @@ class TTLDictCore(Generic[K, V]):
 
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
-        if getattr(self, "_busy", False):  # a change under way has no whole state yet
-            raise reentered("TTLDict")
-        held = {id(e) for e in self._data.values()}
-        entries = [e for e, _ in self._ring._entries() if id(e) in held]
-        return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
-                entries)
+        # a change under way has no whole state yet; none starts while it is read
+        enter(self, "TTLDict")
+        try:
+            held = {id(e) for e in self._data.values()}
+            entries = [e for e, _ in self._ring._entries() if id(e) in held]
+            return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
+                    entries)
+        finally:
+            self._busy = False
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
@@ -247,10 +250,16 @@ class TTLDictCore(Generic[K, V]):
 
     def _check(self) -> None:
         """Assert every held entry is on the ring, and the bookkeeping around it."""
-        assert not self._busy
-        self._ring._check()
-        assert self._ring.ttl == self._ttl
-        on_ring = {id(e) for e, _ in self._ring._entries()}
-        for e in self._data.values():
+        enter(self, "TTLDict")  # nothing changes while it is read
+        try:
+            ring, ttl = self._ring, self._ttl
+            entries = ring._entries()
+            values = list(self._data.values())
+            ring._check()
+        finally:
+            self._busy = False
+        assert ring.ttl == ttl
+        on_ring = {id(e) for e, _ in entries}
+        for e in values:
             assert type(e) is tuple and len(e) == 3 and type(e[2]) is float, e
             assert id(e) in on_ring, e

@@ -277,10 +277,14 @@ cdef class TTLRing:
     @cython.critical_section
     def __getstate__(self):
         """The state both implementations pickle to and load from."""
-        if self._busy:  # a change under way has no whole state yet
-            raise reentered("TTLRing")
-        return (STATE_VERSION, self._ttl, self._size, self._clock, self._pushed,
-                self._expired, self._head if self._len else 0, self._entries())
+        # a change under way has no whole state yet; none starts while it is read
+        # (an allocation here may run a finaliser, and that another thread)
+        _begin_change(&self._busy, "TTLRing")
+        try:
+            return (STATE_VERSION, self._ttl, self._size, self._clock, self._pushed,
+                    self._expired, self._head if self._len else 0, self._entries())
+        finally:
+            self._busy = False
 
     @cython.critical_section
     def __setstate__(self, state):
@@ -327,8 +331,14 @@ cdef class TTLRing:
     @cython.critical_section
     def _check(self):
         """Assert the ring's bookkeeping: counts, head/tail, released slots."""
+        _begin_change(&self._busy, "TTLRing")  # nothing changes while it is checked
+        try:
+            self._check_held()
+        finally:
+            self._busy = False
+
+    cdef _check_held(self):
         cdef Py_ssize_t size = self._size, first = self._first
-        assert not self._busy
         segs = self._segs
         assert 0 <= first <= len(segs)
         assert all(s is None for s in segs[:first])

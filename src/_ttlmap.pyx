@@ -323,12 +323,16 @@ cdef class TTLDictCore:
     @cython.critical_section
     def __getstate__(self):
         """The state both implementations pickle to and load from."""
-        if self._busy:  # a change under way has no whole state yet
-            raise reentered("TTLDict")
-        held = {id(e) for e in self._map.values()}
-        entries = [e for e, _ in self._rng._entries() if id(e) in held]
-        return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
-                entries)
+        # a change under way has no whole state yet; none starts while it is read
+        # (an allocation here may run a finaliser, and that another thread)
+        _begin_change(&self._busy, "TTLDict")
+        try:
+            held = {id(e) for e in self._map.values()}
+            entries = [e for e, _ in self._rng._entries() if id(e) in held]
+            return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
+                    entries)
+        finally:
+            self._busy = False
 
     def __setstate__(self, state):
         ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
@@ -345,11 +349,14 @@ cdef class TTLDictCore:
     def _check(self):
         """Assert every held entry is on the ring, and the bookkeeping around it."""
         with cython.critical_section(self):
-            assert not self._busy
-            ring, data, ttl = self._rng, self._map, self._ttl
-            entries = ring._entries()
-            values = list(data.values())
-        ring._check()
+            _begin_change(&self._busy, "TTLDict")  # nothing changes while it is read
+            try:
+                ring, data, ttl = self._rng, self._map, self._ttl
+                entries = ring._entries()
+                values = list(data.values())
+                ring._check()
+            finally:
+                self._busy = False
         assert ring.ttl == ttl
         on_ring = {id(e) for e, _ in entries}
         for e in values:

@@ -12,6 +12,7 @@ import math
 
 import pytest
 
+from test_heap_reentry import collecting_constantly
 from ttl_helpers import Clock, Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
 
 
@@ -376,3 +377,31 @@ def test_old_keys_are_released_after_the_dict_is_replaced(impl, how):
     d._check()
     assert dict(d.items()) == {"from __del__": 0} and d.ttl == 7.0
     d._check()
+
+
+@pytest.mark.parametrize("read", ["__getstate__", "_check"])
+def test_set_from_a_collection_while_the_mapping_is_read_is_refused(impl, read):
+    # as the ring's: reading allocates, and a collection halfway through
+    # used to change the mapping under the read
+    d = impl.TTLDict(10, clock=Clock())
+    for i in range(50):
+        d[i] = i
+    outcomes: list[str] = []
+
+    def set_one() -> None:
+        try:
+            d[("gc", len(outcomes))] = 0
+            outcomes.append("set")
+        except RuntimeError as exc:
+            outcomes.append(str(exc))
+
+    with collecting_constantly(set_one):
+        if read == "__getstate__":
+            state = d.__getstate__()
+        else:
+            d._check()
+            state = d.__getstate__()
+    assert [e[0] for e in state[-1]][:50] == list(range(50))
+    d._check()
+    assert len(d) == 50 + outcomes.count("set")
+    assert "TTLDict was re-entered while it was being changed" in outcomes

@@ -12,6 +12,7 @@ import math
 
 import pytest
 
+from test_heap_reentry import collecting_constantly
 from ttl_helpers import Clock, Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
 
 
@@ -47,6 +48,41 @@ def test_finaliser_expiring_while_push_grows_the_ring(impl, eager_gc):
     out.extend(r.expire(math.inf))
     assert sorted(out) == list(range(n))
     r._check()
+
+
+@pytest.mark.parametrize("read", ["__getstate__", "copy", "_check"])
+def test_push_from_a_collection_while_the_state_is_read_is_refused(impl, read):
+    # Reading the state allocates (one tuple per entry), so a collection may
+    # run a finaliser or a gc callback, or switch to another thread, halfway
+    # through; a push there used to land in the middle, and the state's
+    # counters no longer matched its entries (a copy then raised ValueError).
+    import copy
+
+    r = impl.TTLRing(10, segment_size=4)
+    for i in range(50):
+        r.push(i, float(i))
+    outcomes: list[str] = []
+
+    def push() -> None:
+        try:
+            r.push("gc", 0.0)
+            outcomes.append("pushed")
+        except RuntimeError as exc:
+            outcomes.append(str(exc))
+
+    with collecting_constantly(push):
+        if read == "__getstate__":
+            state = r.__getstate__()
+        elif read == "copy":
+            state = copy.copy(r).__getstate__()
+        else:
+            r._check()
+            state = r.__getstate__()
+    assert state[4] - state[5] == len(state[7])  # pushed - expired == entries
+    r._check()
+    assert len(r) == 50 + outcomes.count("pushed")
+    assert "TTLRing was re-entered while it was being changed" in outcomes
+    assert set(outcomes) <= {"pushed", "TTLRing was re-entered while it was being changed"}
 
 
 # -- item 5: the number rules, once for both -----------------------------------

@@ -49,6 +49,7 @@ cdef class TTLRing:
     cdef int _push(self, object key, double t) except -1
     cdef list _expire(self, double t, Py_ssize_t max_items, bint due_only)
     cdef list _entries(self)
+    cdef _check_held(self)
 
     cdef inline object _next_expiry(self):
         # when the head entry expires, or None if empty (TTLRing.next_expiry)
