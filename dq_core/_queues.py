@@ -137,16 +137,14 @@ class PriorityQueue(QueueProtocol, _Core[T]):
 
     def _wait_for_item(self, block: bool, timeout: Optional[float]) -> None:
         heap = self._heap
-        if self.is_shutdown and not heap:
-            raise ShutDown
+        self._check_drained()
         if not block:
             if not heap:
                 raise Empty
         elif timeout is None:
             while not heap:
                 wait(self, self._getters, None)
-                if self.is_shutdown and not heap:
-                    raise ShutDown
+                self._check_drained()
         else:
             end = monotonic() + check_timeout(timeout)
             while not heap:
@@ -154,8 +152,7 @@ class PriorityQueue(QueueProtocol, _Core[T]):
                 if remaining <= 0.0:
                     raise Empty
                 wait(self, self._getters, remaining)
-                if self.is_shutdown and not heap:
-                    raise ShutDown
+                self._check_drained()
 
     # -- batches ---------------------------------------------------------------
 
@@ -196,8 +193,7 @@ class PriorityQueue(QueueProtocol, _Core[T]):
         self._lock()
         try:
             heap = self._heap
-            if self.is_shutdown and not heap:
-                raise ShutDown
+            self._check_drained()
             k = len(heap) if limit is None else min(limit, len(heap))
             out: list[T] = []
             try:

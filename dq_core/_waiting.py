@@ -203,6 +203,11 @@ class QueueProtocol:
         # len() (as the stdlib's has none), overrides it.
         return len(self)  # type: ignore[arg-type]
 
+    def _check_drained(self) -> None:
+        # What a taker meets once the queue is shut down and holds nothing.
+        if self.is_shutdown and not self._held():
+            raise ShutDown
+
     def _on_shutdown(self, immediate: bool) -> object:
         """Called with the lock held by shutdown: return what an immediate one drops."""
         raise NotImplementedError

@@ -279,10 +279,7 @@ cdef class DelayCore:
                 end += now
             return self._get(block, end)
         finally:
-            try:
-                self._hand_on()
-            finally:
-                self._release()
+            self._hand_on_and_release()
 
     def get_nowait(self):
         """Remove and return the earliest-due item if it is due, else ``Empty``.  O(log n)."""
@@ -290,10 +287,7 @@ cdef class DelayCore:
         try:
             return self._get(False, None)
         finally:
-            try:
-                self._hand_on()
-            finally:
-                self._release()
+            self._hand_on_and_release()
 
     @cython.final
     cdef object _get(self, bint block, object end):
@@ -326,6 +320,15 @@ cdef class DelayCore:
         # Someone must watch the head: hand the lead on.
         if self._leader is None and self._heap._n and Py_SIZE(self._getters):
             self._getters.popleft().release()
+        return 0
+
+    @cython.final
+    cdef inline int _hand_on_and_release(self) except -1:
+        # how every get ends: the lead handed on, then the lock released (whatever happens)
+        try:
+            self._hand_on()
+        finally:
+            self._release()
         return 0
 
     @cython.final
@@ -370,20 +373,11 @@ cdef class DelayCore:
     def cancel(self, handle):
         """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
         cdef Heap heap = self._heap
-        cdef double head
-        item = None
-        cdef bint moved
+        cdef list dropped = [None]
         self._acquire()
         try:
-            with cython.critical_section(heap):
-                head = heap._hkey[0]
-                try:
-                    item = heap._remove_handle(handle)
-                except KeyError:
-                    return False
-                moved = not heap._n or heap._hkey[0] != head
-            if moved:
-                self._head_changed()
+            if not self._by_handle(handle, True, 0.0, dropped):
+                return False
             if Py_SIZE(self._putters):
                 self._putters.popleft().release()
             if self.is_shutdown and not heap._n:
@@ -391,7 +385,7 @@ cdef class DelayCore:
             return True
         finally:
             self._release()
-        # item dies on return, after the lock: its finaliser may use the queue
+        # the item dies on return, after the lock: its finaliser may use the queue
 
     def reschedule(self, handle, delay):
         """Make the item behind ``handle`` due ``delay`` seconds from now.  O(log n).
@@ -399,25 +393,35 @@ cdef class DelayCore:
         Returns False if the handle is stale.  The item goes behind others
         with the same deadline.
         """
-        cdef Heap heap = self._heap
         cdef double deadline = _real(delay, "delay")
-        cdef double head
         deadline += self._read()
-        cdef bint moved
         self._acquire()
         try:
-            with cython.critical_section(heap):
-                head = heap._hkey[0]
-                try:
-                    heap._update_key(handle, deadline)
-                except KeyError:
-                    return False
-                moved = heap._hkey[0] != head
-            if moved:
-                self._head_changed()
-            return True
+            return self._by_handle(handle, False, deadline, None)
         finally:
             self._release()
+
+    @cython.final
+    cdef bint _by_handle(self, handle, bint remove, double deadline, list dropped) except -1:
+        # With the lock held: take the item behind handle out (into dropped[0])
+        # or make it due at deadline; False if the handle is stale.  The
+        # leader hears of it when the head changed.
+        cdef Heap heap = self._heap
+        cdef double head
+        cdef bint moved
+        with cython.critical_section(heap):
+            head = heap._hkey[0]
+            try:
+                if remove:
+                    dropped[0] = heap._remove_handle(handle)
+                else:
+                    heap._update_key(handle, deadline)
+            except KeyError:
+                return False
+            moved = not heap._n or heap._hkey[0] != head
+        if moved:
+            self._head_changed()
+        return True
 
     def _check(self):
         """Assert the invariants: heap order, and no lock or leader left behind when idle."""
