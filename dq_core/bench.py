@@ -160,19 +160,20 @@ def pq_fill_drain(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
     return perf_counter() - t0
 
 
-def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
-    """One put_nowait and one get_nowait in turn, 100 items held."""
+def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any],
+                   clock: Callable[[], float] = perf_counter) -> float:
+    """One put_nowait and one get_nowait in turn, 100 items held (aio's runs it in a loop)."""
     q = queue_cls()
     for x in items[:100]:
         q.put_nowait(x)
     put = q.put_nowait
     get = q.get_nowait
-    t0 = perf_counter()
+    t0 = clock()
     for _ in range(loops):
         for x in items:
             put(x)
             get()
-    return perf_counter() - t0
+    return clock() - t0
 
 
 def pq_threads(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
@@ -204,12 +205,19 @@ def pq_threads(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
 # -- DelayQueue --------------------------------------------------------------
 
 
-class HeapqDelayQueue:
+class HeapqDelayBase:
+    """What the hand-made delay queues (threads here, asyncio in aio/_bench) hold."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Any]] = []  # (deadline, seq, item)
+        self._count = itertools.count()
+
+
+class HeapqDelayQueue(HeapqDelayBase):
     """The usual hand-made delay queue: heapq under a threading.Condition."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Any]] = []
-        self._count = itertools.count()
+        super().__init__()
         self._cond = threading.Condition()
 
     def put(self, item: Any, delay: float = 0.0) -> None:
@@ -321,9 +329,11 @@ def make_ttlcache(timer: FakeTimer) -> Any:
 # -- TimingWheel ----------------------------------------------------------------
 
 #: The timer workload: tick 1 ms, delays uniform in 0-60 s, every other timer
-#: cancelled, then the clock advanced tick by tick through 61 s.
+#: cancelled, then the clock advanced tick by tick through 61 s (``steps``
+#: equal steps: perf/sweep.py takes N steps for N timers).
 WHEEL_TICK = 0.001
 WHEEL_TICKS = 61_000  # 61 s of ticks
+HORIZON = WHEEL_TICKS * WHEEL_TICK
 
 
 def timer_delays(n: int, seed: int = 4) -> list[float]:
@@ -331,8 +341,9 @@ def timer_delays(n: int, seed: int = 4) -> list[float]:
     return [rnd.uniform(0.0, 60.0) for _ in range(n)]
 
 
-def wheel_timers(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
-    """Schedule every delay, cancel every other timer, advance tick by tick to the end."""
+def wheel_timers(loops: int, wheel_cls: Any, delays: Sequence[float],
+                 steps: int = WHEEL_TICKS) -> float:
+    """Schedule every delay, cancel every other timer, advance in ``steps`` steps to the end."""
     total = 0.0
     for _ in range(loops):
         timer = FakeTimer()
@@ -345,14 +356,15 @@ def wheel_timers(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
             cancel(h)
         advance = w.advance
         fired = 0
-        for k in range(1, WHEEL_TICKS + 1):
-            fired += len(advance(k * WHEEL_TICK))
+        step = HORIZON / steps  # WHEEL_TICK itself for the default
+        for k in range(1, steps + 1):
+            fired += len(advance(k * step))
         total += perf_counter() - t0
         assert fired == len(delays) // 2
     return total
 
 
-def heapq_timers(loops: int, delays: Sequence[float]) -> float:
+def heapq_timers(loops: int, delays: Sequence[float], steps: int = WHEEL_TICKS) -> float:
     """The same with heapq and lazy cancellation (the heapq docs' recipe)."""
     total = 0.0
     push, pop = heapq.heappush, heapq.heappop
@@ -367,8 +379,9 @@ def heapq_timers(loops: int, delays: Sequence[float]) -> float:
         for entry in entries[::2]:
             entry[2] = None  # cancelled: skipped when it surfaces
         fired = 0
-        for k in range(1, WHEEL_TICKS + 1):
-            now = k * WHEEL_TICK
+        step = HORIZON / steps
+        for k in range(1, steps + 1):
+            now = k * step
             out = []
             while q and q[0][0] <= now:
                 item = pop(q)[2]
@@ -380,7 +393,7 @@ def heapq_timers(loops: int, delays: Sequence[float]) -> float:
     return total
 
 
-def sched_timers(loops: int, delays: Sequence[float]) -> float:
+def sched_timers(loops: int, delays: Sequence[float], steps: int = WHEEL_TICKS) -> float:
     """The same with sched.scheduler (its cancel is O(n)) and no-op actions."""
     import sched
 
@@ -394,8 +407,9 @@ def sched_timers(loops: int, delays: Sequence[float]) -> float:
         for ev in events[::2]:
             s.cancel(ev)
         run = s.run
-        for k in range(1, WHEEL_TICKS + 1):
-            timer.now = k * WHEEL_TICK
+        step = HORIZON / steps
+        for k in range(1, steps + 1):
+            timer.now = k * step
             run(blocking=False)
         total += perf_counter() - t0
         assert s.empty()

@@ -27,11 +27,8 @@ the README come from the other perf/ scripts.
 from __future__ import annotations
 
 import functools
-import heapq
 import queue
-import sched
 from collections.abc import Callable, Sequence
-from time import perf_counter
 from typing import Any
 
 import pyperf
@@ -40,78 +37,21 @@ from dq_core import bench as w
 
 SIZES = (100, 1_000, 10_000, 100_000, 1_000_000)
 SCHED_MAX = 10_000  # sched cancels by scanning its list: 1e5 timers take minutes
-HORIZON = 61.0  # seconds of clock the timer workload advances through
 
 
 def wheel_churn(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
-    """Schedule every delay, cancel every other timer, advance in len(delays) steps."""
-    total = 0.0
-    n = len(delays)
-    for _ in range(loops):
-        t0 = perf_counter()
-        wheel = wheel_cls(w.WHEEL_TICK, 256, clock=w.FakeTimer())
-        at = wheel.schedule_at
-        handles = [at(i, d) for i, d in enumerate(delays)]
-        cancel = wheel.cancel
-        for h in handles[::2]:
-            cancel(h)
-        advance = wheel.advance
-        fired = 0
-        for k in range(1, n + 1):
-            fired += len(advance(k * HORIZON / n))
-        total += perf_counter() - t0
-        assert fired == n // 2, fired
-    return total
+    """bench's timer workload advancing in len(delays) steps (the README's takes 61000)."""
+    return w.wheel_timers(loops, wheel_cls, delays, steps=len(delays))
 
 
 def heapq_churn(loops: int, delays: Sequence[float]) -> float:
     """The same with heapq and lazy cancellation (the heapq docs' recipe)."""
-    total = 0.0
-    n = len(delays)
-    push, pop = heapq.heappush, heapq.heappop
-    for _ in range(loops):
-        t0 = perf_counter()
-        q: list[list[Any]] = []
-        entries = []
-        for i, d in enumerate(delays):
-            entry: list[Any] = [d, i, i]
-            push(q, entry)
-            entries.append(entry)
-        for entry in entries[::2]:
-            entry[2] = None
-        fired = 0
-        for k in range(1, n + 1):
-            now = k * HORIZON / n
-            out = []
-            while q and q[0][0] <= now:
-                item = pop(q)[2]
-                if item is not None:
-                    out.append(item)
-            fired += len(out)
-        total += perf_counter() - t0
-        assert fired == n // 2, fired
-    return total
+    return w.heapq_timers(loops, delays, steps=len(delays))
 
 
 def sched_churn(loops: int, delays: Sequence[float]) -> float:
     """The same with sched.scheduler and no-op actions."""
-    total = 0.0
-    n = len(delays)
-    for _ in range(loops):
-        timer = w.FakeTimer()
-        t0 = perf_counter()
-        s = sched.scheduler(timer, lambda _: None)
-        enter = s.enterabs
-        events = [enter(d, 0, int) for d in delays]
-        for ev in events[::2]:
-            s.cancel(ev)
-        run = s.run
-        for k in range(1, n + 1):
-            timer.now = k * HORIZON / n
-            run(blocking=False)
-        total += perf_counter() - t0
-        assert s.empty()
-    return total
+    return w.sched_timers(loops, delays, steps=len(delays))
 
 
 def lazy(workload: Callable[..., float], data: Callable[[], tuple[Any, ...]],

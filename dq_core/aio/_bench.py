@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import itertools
 import statistics
 from time import process_time as perf_counter  # CPU time: see above
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
+
+from .. import bench
+from ..bench import HeapqDelayBase
 
 __all__ = [
     "AsyncHeapqDelayQueue", "pq_alternating", "pq_producers_consumers", "delay_put_get",
@@ -42,16 +44,7 @@ def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any],
                    new_loop: NewLoop = asyncio.new_event_loop) -> float:
     """One put_nowait and one get_nowait in turn, 100 items held."""
     async def main() -> float:
-        q = queue_cls()
-        for x in items[:100]:
-            q.put_nowait(x)
-        put, get = q.put_nowait, q.get_nowait
-        t0 = perf_counter()
-        for _ in range(loops):
-            for x in items:
-                put(x)
-                get()
-        return perf_counter() - t0
+        return bench.pq_alternating(loops, queue_cls, items, clock=perf_counter)
 
     return _run(new_loop, main())
 
@@ -86,12 +79,11 @@ def pq_producers_consumers(loops: int, queue_cls: Any, items: Sequence[Any],
     return _run(new_loop, main())
 
 
-class AsyncHeapqDelayQueue:
+class AsyncHeapqDelayQueue(HeapqDelayBase):
     """The usual hand-made asyncio delay queue: heapq, an Event, and wait_for."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Any]] = []
-        self._count = itertools.count()
+        super().__init__()
         self._changed = asyncio.Event()
 
     def put_nowait(self, item: Any, delay: float = 0.0) -> None:
