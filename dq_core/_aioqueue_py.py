@@ -29,7 +29,7 @@ from ._convert import to_real
 from ._heap_py import Heap
 from ._pqueue_py import ItemHeap, T
 from ._waiting import check_maxsize
-from .aio._base import QueueShutDown, wakeup_all, wakeup_next
+from .aio._base import LoopTimer, QueueShutDown, delay_get, wakeup_all, wakeup_next
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
@@ -156,7 +156,7 @@ class AioQueueCore(_AioQueueCore[T], asyncio.PriorityQueue[T]):
     __slots__ = ()
 
 
-class AioDelayCore(Generic[D]):
+class AioDelayCore(LoopTimer, Generic[D]):
     """AioDelayCore(maxsize=0)\n--\n\nThe non-waiting half of aio.DelayQueue: heap, waiters, the one timer."""
 
     __slots__ = (
@@ -255,17 +255,7 @@ class AioDelayCore(Generic[D]):
             raise QueueShutDown
         raise QueueEmpty
 
-    async def get(self) -> D:
-        """Remove and return the earliest-due item, waiting until one is due.  O(log n).
-
-        Raises ``QueueShutDown`` once the queue is shut down and holds no
-        item, or at once after an immediate shutdown.
-        """
-        try:
-            return self.get_nowait()  # QueueShutDown once shut down and empty
-        except QueueEmpty:
-            pass
-        return await self._wait_get()  # the face's: waits on the loop
+    get = delay_get  # try get_nowait(), else the face's _wait_get()
 
     def _taken(self) -> None:
         """The head was taken: wake a putter, and the next getter or the timer."""
@@ -295,26 +285,10 @@ class AioDelayCore(Generic[D]):
             if wakeup_next(self._getters):
                 self._pending += 1
             return
-        when = min(deadline, now + MAX_ARM)
-        timer = self._timer
-        if timer is not None:
-            if self._timer_when == when:
-                return
-            timer.cancel()
-        self._timer = loop.call_at(when, self._on_timer)
-        self._timer_when = when
+        self._arm(loop, min(deadline, now + MAX_ARM))
 
-    def _on_timer(self) -> None:
-        """The timer fired: re-read the clock (never wake early) and wake or re-arm."""
-        self._timer = None
-        self._schedule()
-
-    def _disarm(self) -> None:
-        """Cancel the timer, if armed."""
-        timer = self._timer
-        if timer is not None:
-            self._timer = None
-            timer.cancel()
+    # the timer (LoopTimer's _arm, _on_timer, _disarm): firing re-runs _schedule
+    _on_due = _schedule
 
     def _wake_all(self) -> None:
         """Wake every getter (shutdown: each re-checks and raises QueueShutDown)."""

@@ -17,8 +17,8 @@ Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
 
 cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION
-from cpython.object cimport PyObject
+from cpython.list cimport PyList_GET_SIZE
+from cpython.object cimport PyObject, PyTypeObject, Py_SIZE, Py_TYPE
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.version cimport PY_VERSION_HEX
 
@@ -32,13 +32,20 @@ from collections import deque
 
 from dq_core._heap cimport Heap
 from dq_core._convert import to_real
-from dq_core._pqueue import ItemHeap
+from dq_core._pqueue cimport ItemHeap
 from dq_core._waiting import check_maxsize
 from dq_core.aio._base import QueueShutDown
 
+cdef extern from *:
+    """
+    static void* dq_getattro(PyTypeObject* tp) { return (void*)tp->tp_getattro; }
+    """
+    void* _getattro "dq_getattro"(PyTypeObject* tp) noexcept
+
 cdef extern from "Python.h":
-    object PyObject_CallNoArgs(object)
-    object PyObject_CallOneArg(object, object)
+    PyObject* _PyType_Lookup(PyTypeObject* type, object name)  # borrowed, or NULL; never raises
+    PyObject** _PyObject_GetDictPtr(object)  # NULL, never an error set
+    PyObject* PyObject_GenericGetAttr(PyObject*, PyObject*)
     PyObject* PyThreadState_GetDict()
     PyObject* PyDict_GetItem(object, object)
 
@@ -85,19 +92,37 @@ cdef inline PyObject* _holder() noexcept:
 # method neither overridden nor replaced on the loop, time.monotonic not
 # replaced), the same clock is read in C.
 cdef object _base_time = asyncio.BaseEventLoop.time
+cdef void* _core_getattro = NULL  # the compiled classes' generic tp_getattro, set below
 cdef object _monotonic = _time.monotonic
 cdef dict _time_dict = vars(_time)
+
+
+cdef bint _own(object obj, str name, object method) noexcept:
+    # True if obj.<name> is sure to be ``method``, the class's own function
+    # (neither a subclass nor the instance overrides it, no __getattribute__):
+    # a caller may then run what it does in C, as obj.<name>(...) would.
+    # False when unsure: the caller does obj.<name>(...) itself.
+    cdef PyTypeObject* tp = Py_TYPE(obj)
+    cdef PyObject** dp
+    if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
+        return False
+    if _PyType_Lookup(tp, name) != <PyObject*>method:
+        return False
+    if tp.tp_dictoffset == 0:
+        return True
+    dp = _PyObject_GetDictPtr(obj)  # NULL: failed to make the dict (error cleared)
+    # (a lookup that runs a key's __eq__ changes nothing held here)
+    return dp != NULL and (dp[0] == NULL or PyDict_GetItem(<object>dp[0], name) == NULL)
 
 
 cdef object _loop_time(object loop):
     """loop.time()."""
     cdef double t
-    method = loop.time
-    if (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) == <PyObject*>_base_time
+    if (_own(loop, "time", _base_time)
             and PyDict_GetItem(_time_dict, "monotonic") == <PyObject*>_monotonic):
         dq_monotonic(&t)
         return t
-    return method()
+    return loop.time()
 
 #: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
 #: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
@@ -147,8 +172,7 @@ cdef inline bint _le(double a, object b) except -1:
 cdef class _AioQueueCore:
     """_AioQueueCore(maxsize=0)\n--\n\nThe non-waiting half of aio.PriorityQueue: heap, waiters, counters."""
 
-    cdef readonly object _heap
-    cdef object _push, _pop                 # the heap's bound push and pop
+    cdef readonly ItemHeap _heap
     cdef readonly object _getters, _putters, _joiners
     cdef readonly object _maxsize
     cdef Py_ssize_t _cap                    # maxsize when it can be reached, else 0
@@ -158,10 +182,7 @@ cdef class _AioQueueCore:
     cdef object __weakref__
 
     def __cinit__(self, *args, **kwargs):
-        heap = ItemHeap()
-        self._heap = heap
-        self._push = heap.push
-        self._pop = heap.pop
+        self._heap = ItemHeap()
         self._getters = deque()
         self._putters = deque()
         self._joiners = deque()
@@ -175,16 +196,18 @@ cdef class _AioQueueCore:
         self._unfinished_tasks = 0
         self._is_shutdown = False
 
-    cdef inline bint _full(self) except -1:
-        return self._cap > 0 and len(self._heap) >= self._cap
+    # The heap's size is its list's (ItemHeap.__len__); a deque's length is its
+    # Py_SIZE (the deques are the core's own, readonly).
+    cdef inline bint _full(self) noexcept:
+        return self._cap > 0 and PyList_GET_SIZE(self._heap._items) >= self._cap
 
     def qsize(self):
         """Number of items in the queue.  O(1)."""
-        return len(self._heap)
+        return PyList_GET_SIZE(self._heap._items)
 
     def empty(self):
         """Return True if the queue is empty, False otherwise.  O(1)."""
-        return len(self._heap) == 0
+        return PyList_GET_SIZE(self._heap._items) == 0
 
     def full(self):
         """Return True if there are ``maxsize`` items in the queue.  O(1).
@@ -203,14 +226,7 @@ cdef class _AioQueueCore:
         Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
         the queue has been shut down.
         """
-        if self._is_shutdown:
-            raise QueueShutDown
-        if self._full():
-            raise QueueFull
-        PyObject_CallOneArg(self._push, item)
-        self._unfinished_tasks += 1
-        if self._getters:
-            _wakeup_next(self._getters)
+        self._c_put_nowait(item)
 
     def get_nowait(self):
         """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
@@ -218,12 +234,26 @@ cdef class _AioQueueCore:
         Raises ``QueueShutDown`` if the queue has been shut down and is
         empty, or shut down immediately.
         """
-        if len(self._heap) == 0:
+        return self._c_get_nowait()
+
+    cdef int _c_put_nowait(self, object item) except -1:
+        if self._is_shutdown:
+            raise QueueShutDown
+        if self._full():
+            raise QueueFull
+        self._heap._push(item)
+        self._unfinished_tasks += 1
+        if Py_SIZE(self._getters):
+            _wakeup_next(self._getters)
+        return 0
+
+    cdef object _c_get_nowait(self):
+        if PyList_GET_SIZE(self._heap._items) == 0:
             if self._is_shutdown:
                 raise QueueShutDown
             raise QueueEmpty
-        item = PyObject_CallNoArgs(self._pop)
-        if self._putters:
+        item = self._heap._pop()
+        if Py_SIZE(self._putters):
             _wakeup_next(self._putters)
         return item
 
@@ -235,6 +265,9 @@ cdef class _AioQueueCore:
         """
         if self._full():
             return await self._wait_put(item)  # the face's: waits on the loop
+        if _own(self, "put_nowait", _put_nowait):
+            self._c_put_nowait(item)
+            return None
         return self.put_nowait(item)
 
     @cython.binding(True)
@@ -244,8 +277,10 @@ cdef class _AioQueueCore:
         Raises ``QueueShutDown`` if the queue has been shut down and is
         empty, or shut down immediately.
         """
-        if len(self._heap) == 0:
+        if PyList_GET_SIZE(self._heap._items) == 0:
             return await self._wait_get()  # the face's: waits on the loop
+        if _own(self, "get_nowait", _get_nowait):
+            return self._c_get_nowait()
         return self.get_nowait()
 
     def task_done(self):
@@ -259,6 +294,12 @@ cdef class _AioQueueCore:
         self._unfinished_tasks -= 1
         if self._unfinished_tasks == 0:
             _wakeup_all(self._joiners)
+
+
+# what put and get look for on self before taking the C paths (see _own)
+_core_getattro = _getattro(<PyTypeObject*>_AioQueueCore)
+cdef object _put_nowait = _AioQueueCore.__dict__["put_nowait"]
+cdef object _get_nowait = _AioQueueCore.__dict__["get_nowait"]
 
 
 class AioQueueCore(_AioQueueCore, asyncio.PriorityQueue):
@@ -398,6 +439,13 @@ cdef class AioDelayCore:
 
         Raises ``QueueShutDown`` once the queue is shut down and holds no item.
         """
+        item = self._c_get_due()
+        if item is _NOT_DUE:
+            raise QueueEmpty
+        return item
+
+    cdef object _c_get_due(self):
+        # get_nowait, returning _NOT_DUE where it raises QueueEmpty
         cdef double head
         loop = self._bound_loop()
         heap = self._heap
@@ -405,12 +453,19 @@ cdef class AioDelayCore:
             head = heap._hkey[0]
             if _le(head, _loop_time(loop)):
                 item = heap._pop_head()
-                if self._putters or self._getters:
+                if Py_SIZE(self._putters) or Py_SIZE(self._getters):
                     self._c_taken()
                 return item
         elif self._is_shutdown:
             raise QueueShutDown
-        raise QueueEmpty
+        return _NOT_DUE
+
+    cdef object _get_or_not_due(self):
+        # self.get_nowait() (a subclass's or the instance's), _NOT_DUE for QueueEmpty
+        try:
+            return self.get_nowait()
+        except QueueEmpty:
+            return _NOT_DUE
 
     @cython.binding(True)
     async def get(self):
@@ -419,10 +474,15 @@ cdef class AioDelayCore:
         Raises ``QueueShutDown`` once the queue is shut down and holds no
         item, or at once after an immediate shutdown.
         """
-        try:
-            return self.get_nowait()  # QueueShutDown once shut down and empty
-        except QueueEmpty:
-            pass
+        # ``try: return self.get_nowait() except QueueEmpty: pass`` with no try
+        # in the coroutine.  (From Python 3.12 the face's get, a Python
+        # coroutine, replaces this one: see dq_core.aio._delay.)
+        if _own(self, "get_nowait", _dq_get_nowait):
+            item = self._c_get_due()  # QueueShutDown once shut down and empty
+        else:
+            item = self._get_or_not_due()
+        if item is not _NOT_DUE:
+            return item
         return await self._wait_get()  # the face's: waits on the loop
 
     def _taken(self):
@@ -501,3 +561,7 @@ cdef class AioDelayCore:
                 getter.set_result(None)
                 self._pending += 1
         return 0
+
+
+cdef object _NOT_DUE = object()  # _c_get_due's "nothing due" (never an item: private)
+cdef object _dq_get_nowait = AioDelayCore.__dict__["get_nowait"]  # see _own

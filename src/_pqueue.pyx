@@ -108,17 +108,7 @@ cdef class ItemHeap:
     ``RuntimeError``, as re-entry does.
     """
 
-    # The one list for the heap's lifetime (clear() empties it in place):
-    # readers such as QueueCore.qsize() and QueueView take no lock.
-    cdef list _items
-    cdef double* _keys
-    cdef Py_ssize_t _kcap
-    # How many items the key cache covers.  Only the heap's own methods
-    # change the list, so this is len(_items) unless something reached the
-    # list itself (gc.get_referents): then the cache is rebuilt, and a
-    # comparison that sees the size change raises RuntimeError.
-    cdef Py_ssize_t _n
-    cdef bint _busy
+    # Its fields and cdef methods are declared in dq_core/_pqueue.pxd.
 
     def __cinit__(self):
         self._items = []

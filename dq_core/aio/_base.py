@@ -9,15 +9,15 @@ done (cancelled waiters can sit in the deque until their task runs its
 from __future__ import annotations
 
 import asyncio
-from asyncio import Future, QueueEmpty, QueueFull
+from asyncio import Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Protocol, TypeVar
 
 from .._waiting import check_maxsize
 
 __all__ = [
-    "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "park", "wakeup_next", "wakeup_all",
-    "check_maxsize", "MAX_ARM",
+    "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "LoopTimer", "delay_get", "park",
+    "wakeup_next", "wakeup_all", "check_maxsize", "MAX_ARM",
 ]
 
 #: The longest a loop timer is armed ahead (RateLimiter; the DelayQueue and
@@ -68,6 +68,29 @@ async def park(loop: asyncio.AbstractEventLoop, waiters: deque[Future[None]],
         raise
 
 
+T_co = TypeVar("T_co", covariant=True)
+
+
+class _DueSource(Protocol[T_co]):
+    def get_nowait(self) -> T_co: ...
+    async def _wait_get(self) -> T_co: ...
+
+
+async def delay_get(self: _DueSource[T_co]) -> T_co:
+    """Remove and return the earliest-due item, waiting until one is due.  O(log n).
+
+    Raises ``QueueShutDown`` once the queue is shut down and holds no
+    item, or at once after an immediate shutdown.
+    """
+    # aio.DelayQueue's get: the pure core's, and the face's from Python 3.12
+    # (see dq_core.aio._delay); the compiled core has its own before 3.12
+    try:
+        return self.get_nowait()  # QueueShutDown once shut down and empty
+    except QueueEmpty:
+        pass
+    return await self._wait_get()  # the face's: waits on the loop
+
+
 def wakeup_all(waiters: deque[Future[None]]) -> None:
     """Complete every waiter not done yet and empty the deque."""
     while waiters:
@@ -101,3 +124,46 @@ class LoopBound:
         raise TypeError(
             f"cannot pickle or copy {type(self).__name__!r} object: "
             "it owns the futures of the tasks waiting on it")
+
+
+class LoopTimer:
+    """The one loop timer of an object that waits on the loop's clock (a mixin).
+
+    ``_arm(loop, when)`` keeps a single ``loop.call_at`` armed, re-armed
+    only when ``when`` changes; when it fires, ``_on_due()`` runs, which
+    re-reads the clock (a loop may fire up to its clock resolution early)
+    and arms again or wakes.  The ``_timer`` and ``_timer_when`` slots are
+    the subclass's (the pure DelayQueue core, RateLimiter); the compiled
+    DelayQueue core does the same in C.
+    """
+
+    if not TYPE_CHECKING:  # the subclasses' slots hold them
+        __slots__ = ()
+    _timer: Optional[TimerHandle]
+    _timer_when: float
+
+    def _on_due(self) -> None:
+        """What the timer firing runs: the subclass's."""
+        raise NotImplementedError
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        """Have the timer fire at ``when`` on ``loop.time()``: re-armed only if it changes."""
+        timer = self._timer
+        if timer is not None:
+            if self._timer_when == when:
+                return
+            timer.cancel()
+        self._timer = loop.call_at(when, self._on_timer)
+        self._timer_when = when
+
+    def _on_timer(self) -> None:
+        """The timer fired: re-read the clock (never wake early) and wake or re-arm."""
+        self._timer = None
+        self._on_due()
+
+    def _disarm(self) -> None:
+        """Cancel the timer, if armed."""
+        timer = self._timer
+        if timer is not None:
+            self._timer = None
+            timer.cancel()

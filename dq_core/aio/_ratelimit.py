@@ -30,7 +30,7 @@ from typing import Optional
 
 from .._convert import MAX_EXACT_INT
 from .._ratelimit import TokenBucket, _positive
-from ._base import LoopBound
+from ._base import LoopBound, LoopTimer
 from ._base import MAX_ARM
 
 __all__ = ["RateLimiter"]
@@ -48,7 +48,7 @@ def _tokens(tokens: object) -> float:
     return _positive(tokens, "tokens")
 
 
-class RateLimiter(LoopBound, TokenBucket):
+class RateLimiter(LoopBound, LoopTimer, TokenBucket):
     """Token bucket for coroutines: ``rate`` tokens per second, at most ``burst`` stored; starts full.
 
     ``try_acquire`` never waits; ``await acquire(tokens)`` waits until its
@@ -192,14 +192,7 @@ class RateLimiter(LoopBound, TokenBucket):
                 continue
             wait = self._wait(now, k)
             if now + wait > now:  # not there yet, by more than the clock can tell
-                when = min(now + wait, now + MAX_ARM)
-                timer = self._timer
-                if timer is not None:
-                    if self._timer_when == when:
-                        return
-                    timer.cancel()
-                self._timer = loop.call_at(when, self._on_timer)
-                self._timer_when = when
+                self._arm(loop, min(now + wait, now + MAX_ARM))
                 return
             waiters.popleft()
             self._granted += k  # taken before its task resumes: nobody can jump in
@@ -207,15 +200,9 @@ class RateLimiter(LoopBound, TokenBucket):
         self._dead = 0
         self._disarm()
 
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._plan()  # re-reads the clock: never grants early
-
-    def _disarm(self) -> None:
-        timer = self._timer
-        if timer is not None:
-            self._timer = None
-            timer.cancel()
+    # the timer (LoopTimer's _arm, _on_timer, _disarm): firing re-runs _plan,
+    # which re-reads the clock, so never grants early
+    _on_due = _plan
 
     # -- checks and representation ---------------------------------------------------------
 

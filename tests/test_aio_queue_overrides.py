@@ -1,0 +1,191 @@
+"""What put and get call, and which clock the DelayQueue reads, when user code overrides them.
+
+The compiled cores take C paths for ``put_nowait``/``get_nowait`` inside
+``put``/``get`` and for ``loop.time()``, but only where the Python call
+would reach the very same code: a subclass or an instance that overrides
+them, or a loop whose ``time`` is replaced (on its class, on the instance,
+through ``__getattribute__``), is called as ``asyncio.Queue`` calls it.
+Both implementations (``impl``), both loops (``run``) where the loop allows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from test_aio_loops import run  # noqa: F401 -- the loop fixture
+
+FAKE_NOW = 1.0e6  # a loop clock far from the real one
+
+
+def test_put_and_get_call_a_subclass_s_put_nowait_and_get_nowait(impl, run):
+    log = []
+
+    class Spy(impl.aio.PriorityQueue):
+        def put_nowait(self, item):
+            log.append(("put", item))
+            super().put_nowait(item)
+
+        def get_nowait(self):
+            item = super().get_nowait()
+            log.append(("get", item))
+            return item
+
+    async def main():
+        q = Spy()
+        await q.put(2)
+        await q.put(1)
+        return [await q.get(), await q.get()]
+
+    assert run(main()) == [1, 2]
+    assert log == [("put", 2), ("put", 1), ("get", 1), ("get", 2)]
+
+
+def test_put_and_get_call_methods_set_on_the_instance(impl, run):
+    log = []
+
+    async def main():
+        q = impl.aio.PriorityQueue()
+        q.put_nowait(7)  # not empty: get calls get_nowait at once
+        q.put_nowait = lambda item: log.append(("put", item))
+        q.get_nowait = lambda: "from the instance"
+        await q.put(5)
+        return await q.get(), q.qsize()
+
+    assert run(main()) == ("from the instance", 1)
+    assert log == [("put", 5)]
+
+
+def test_delay_get_calls_an_overriding_get_nowait(impl, run):
+    log = []
+
+    class Spy(impl.aio.DelayQueue):
+        def get_nowait(self):
+            item = super().get_nowait()
+            log.append(item)
+            return item
+
+    async def main():
+        dq = Spy()
+        dq.put_nowait("a")
+        first = await dq.get()
+        other = impl.aio.DelayQueue()
+        other.put_nowait("b")
+        other.get_nowait = lambda: "from the instance"
+        return first, await other.get(), other.qsize()
+
+    assert run(main()) == ("a", "from the instance", 1)
+    assert log == ["a"]
+
+
+def test_delay_get_passes_on_a_get_nowait_that_raises_queue_empty(impl, run):
+    # an override raising QueueEmpty makes get wait, as the pure twin's try/except does
+    calls = []
+
+    class Shy(impl.aio.DelayQueue):
+        def get_nowait(self):
+            calls.append(1)
+            if len(calls) == 1:
+                raise asyncio.QueueEmpty
+            return super().get_nowait()
+
+    async def main():
+        dq = Shy()
+        dq.put_nowait("a")
+        return await asyncio.wait_for(dq.get(), 10)  # waits, is woken: "a" is due
+
+    assert run(main()) == "a"
+    assert len(calls) == 2
+
+
+class _FakeTimeLoop(asyncio.SelectorEventLoop):
+    def time(self):
+        return FAKE_NOW + super().time()
+
+
+class _GetattributeLoop(asyncio.SelectorEventLoop):
+    def __getattribute__(self, name):
+        if name == "time":
+            return lambda: FAKE_NOW + asyncio.SelectorEventLoop.time(self)
+        return super().__getattribute__(name)
+
+
+def _on(loop, coro):
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        loop.close()
+
+
+async def _deadline_and_take(impl):
+    dq = impl.aio.DelayQueue()
+    dq.put_nowait("x", 5.0)
+    deadline = dq.next_deadline()
+    with pytest.raises(asyncio.QueueEmpty):
+        dq.get_nowait()
+    return deadline
+
+
+@pytest.mark.parametrize("make", [_FakeTimeLoop, _GetattributeLoop], ids=["subclass", "getattribute"])
+def test_delay_queue_reads_a_loop_time_its_class_overrides(impl, make):
+    deadline = _on(make(), _deadline_and_take(impl))
+    assert FAKE_NOW < deadline < FAKE_NOW + 1e5  # the loop's own clock, not time.monotonic()
+
+
+def test_delay_queue_reads_a_loop_time_set_on_the_instance(impl):
+    async def main():
+        loop = asyncio.get_running_loop()
+        dq = impl.aio.DelayQueue()
+        dq.put_nowait("soon", 5.0)
+        real = dq.next_deadline()
+        loop.time = lambda: FAKE_NOW  # replaces the method on this loop only
+        try:
+            taken = dq.get_nowait()  # due on the replaced clock
+            dq.put_nowait("later", 1.0)
+            replaced = dq.next_deadline()
+        finally:
+            del loop.time
+        return real, taken, replaced
+
+    real, taken, replaced = _on(asyncio.new_event_loop(), main())
+    assert real < FAKE_NOW / 2 and taken == "soon" and replaced == FAKE_NOW + 1.0
+
+
+def test_the_c_paths_hold_no_reference_and_leak_nothing(impl):
+    # put/get (through the core's own put_nowait/get_nowait) and the DelayQueue's
+    # clock (loop.time() read in C) keep no reference to items, loop or queue
+    import gc
+    import sys
+    import tracemalloc
+
+    item = (1, "an item")
+
+    async def cycle(q, dq, n):
+        for _ in range(n):
+            await q.put(item)
+            await q.get()
+            dq.put_nowait(item)
+            await dq.get()
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        q, dq = impl.aio.PriorityQueue(), impl.aio.DelayQueue()
+        await cycle(q, dq, 100)  # warm up (the loop's instance dict, caches)
+        gc.collect()
+        counts = sys.getrefcount(item), sys.getrefcount(loop), sys.getrefcount(q), sys.getrefcount(dq)
+        tracemalloc.start()
+        try:
+            await cycle(q, dq, 200)
+            gc.collect()
+            start = tracemalloc.get_traced_memory()[0]
+            await cycle(q, dq, 5000)
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - start
+        finally:
+            tracemalloc.stop()
+        after = sys.getrefcount(item), sys.getrefcount(loop), sys.getrefcount(q), sys.getrefcount(dq)
+        return counts, after, grown
+
+    counts, after, grown = _on(asyncio.new_event_loop(), main())
+    assert after == counts
+    assert grown < 64 * 1024, grown  # 5,000 rounds of 4 calls: nothing kept per call
