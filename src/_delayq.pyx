@@ -15,13 +15,12 @@ by both implementations; they call back into ``_lock()``/``_unlock()`` and
 cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.object cimport Py_SIZE
-from _ownedlock cimport (
-    DQ_FREE_THREADED, dq_owned_lock, owned_acquire, owned_free, owned_init, owned_release, owned_try, owned_unlock,
-)
+from _ownedlock cimport DQ_FREE_THREADED, owned_release, owned_try
 
 from _clock cimport dq_monotonic
 from _number cimport _real
 from dq_core._heap cimport Heap
+from dq_core._pqueue cimport LockedBase
 
 import time
 import types
@@ -53,7 +52,7 @@ cdef inline Py_ssize_t _head(Heap heap, double* deadline) noexcept:
 
 @cython.no_gc_clear  # _heap and the waiter deques are never None under a method
 @cython.auto_pickle(False)
-cdef class DelayCore:
+cdef class DelayCore(LockedBase):
     """The lock, the heap and the uncontended paths of DelayQueue.
 
     Items are held in a keyed ``Heap`` with their deadline as priority, so
@@ -67,7 +66,6 @@ cdef class DelayCore:
     """
 
     cdef readonly Heap _heap
-    cdef dq_owned_lock _mutex
     # _clock and _maxsize are replaced by __init__ and the maxsize setter
     # while other threads may read them: without a GIL, reading such a field
     # while another thread replaces it could take a reference to a freed
@@ -88,7 +86,6 @@ cdef class DelayCore:
     __class_getitem__ = classmethod(types.GenericAlias)
 
     def __cinit__(self, *args, **kwargs):
-        owned_init(&self._mutex)
         self._heap = Heap()
         self._getters = deque()
         self._putters = deque()
@@ -104,26 +101,7 @@ cdef class DelayCore:
             self._clock = clock
         del old  # dies out of the critical section
 
-    def __dealloc__(self):
-        owned_free(&self._mutex)
-
-    # -- the lock ---------------------------------------------------------------
-
-    @cython.final
-    cdef inline int _acquire(self) except -1:
-        return owned_acquire(&self._mutex)
-
-    @cython.final
-    cdef inline void _release(self) noexcept:
-        owned_release(&self._mutex)
-
-    def _lock(self):
-        """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
-        self._acquire()
-
-    def _unlock(self):
-        """Release the queue's lock."""
-        owned_unlock(&self._mutex)
+    # -- the lock: LockedBase's (dq_core._pqueue) -------------------------------
 
     @property
     def maxsize(self):

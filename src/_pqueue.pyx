@@ -374,12 +374,29 @@ from collections.abc import Sequence
 from dq_core._exceptions import Empty, Full, ShutDown
 
 
+cdef class LockedBase:
+    """LockedBase()\n--\n\nThe C lock of a threaded queue core (QueueCore, DelayCore)."""
+
+    def __cinit__(self, *args, **kwargs):
+        owned_init(&self._mutex)
+
+    def __dealloc__(self):
+        owned_free(&self._mutex)
+
+    def _lock(self):
+        """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
+        self._acquire()
+
+    def _unlock(self):
+        """Release the queue's lock."""
+        owned_unlock(&self._mutex)
+
+
 @cython.no_gc_clear  # as ItemHeap: _heap and the waiter deques are never None
-cdef class _LockedCore:
+cdef class _LockedCore(LockedBase):
     """_LockedCore(maxsize=0)\n--\n\nThe C half of QueueCore: its lock, heap, counters and fast paths."""
 
     cdef readonly ItemHeap _heap
-    cdef dq_owned_lock _mutex
     cdef object _maxsize  # read and written in a critical section (the property)
     # maxsize as a C number when it is an exact int that fits (the usual
     # case), so that the room check makes no Python comparison; -1 otherwise
@@ -394,7 +411,6 @@ cdef class _LockedCore:
     __class_getitem__ = classmethod(types.GenericAlias)
 
     def __cinit__(self, *args, **kwargs):
-        owned_init(&self._mutex)
         self._limit = -1
         self._heap = ItemHeap()
         self._getters = deque()
@@ -406,24 +422,6 @@ cdef class _LockedCore:
         self.unfinished_tasks = 0
         self.is_shutdown = False
 
-    def __dealloc__(self):
-        owned_free(&self._mutex)
-
-    @cython.final
-    cdef inline int _acquire(self) except -1:
-        return owned_acquire(&self._mutex)
-
-    @cython.final
-    cdef inline void _release(self) noexcept:
-        owned_release(&self._mutex)
-
-    def _lock(self):
-        """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
-        self._acquire()
-
-    def _unlock(self):
-        """Release the queue's lock."""
-        owned_unlock(&self._mutex)
 
     # maxsize is any object, as in the standard library, and assignable
     # while other threads run: without a GIL, reading the field while

@@ -1,10 +1,12 @@
 # cython: language_level=3
-# The C interface of dq_core._pqueue's ItemHeap, cimported by _aioqueue
+# The C interface of dq_core._pqueue: its ItemHeap, cimported by _aioqueue
 # (aio.PriorityQueue's core pushes and pops through these cdef methods,
-# without a Python call).  This file's path names the module, dq_core._pqueue
+# without a Python call), and LockedBase, the lock of both threaded queue
+# cores (QueueCore here, DelayCore in _delayq).  This file's path names the module, dq_core._pqueue
 # (see dq_core/_ring.pxd).
 
 cimport cython
+from _ownedlock cimport dq_owned_lock, owned_acquire, owned_release
 
 
 @cython.final
@@ -38,3 +40,18 @@ cdef class ItemHeap:
     cdef object _pop(self)
     cdef object _pop_item(self)
     cdef void _reserve_shrink(self) noexcept
+
+
+cdef class LockedBase:
+    # The queue's C lock (see _ownedlock.pxd): made with the object, freed
+    # with it; _lock/_unlock are its Python face (dq_core._waiting's waits
+    # release and retake it).
+    cdef dq_owned_lock _mutex
+
+    @cython.final
+    cdef inline int _acquire(self) except -1:
+        return owned_acquire(&self._mutex)
+
+    @cython.final
+    cdef inline void _release(self) noexcept:
+        owned_release(&self._mutex)
