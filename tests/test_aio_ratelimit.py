@@ -421,8 +421,10 @@ def test_the_rate_is_never_exceeded(impl, run):
         return grants
 
     times, tokens = zip(*run(main()))
-    # margin: 2 tokens of skew between a grant and its task reading the clock
-    within_rate(times, tokens, rate, burst, 2)
+    # margin: 2 tokens of skew between a grant and its task reading the clock,
+    # and one tick of uvloop's clock, which counts whole milliseconds (a
+    # window 5.4 ms long can read as 5 ms: seen as 8.0 > 7.99999999895)
+    within_rate(times, tokens, rate, burst, 2 + rate * 0.001)
 
 
 def test_the_rate_is_never_exceeded_exactly_on_the_virtual_clock(impl):
