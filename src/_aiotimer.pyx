@@ -17,8 +17,72 @@ cimport cython
 
 cdef extern from "Python.h":
     object PyContext_CopyCurrent()
+    object PyContext_Copy(object ctx)
     int PyContext_Enter(object ctx) except -1
     int PyContext_Exit(object ctx) except -1
+
+cdef extern from *:
+    """
+    /* The context snapshot: what a callback scheduled with context=None runs in.
+       asyncio copies the current context for every callback (PyContext_CopyCurrent):
+       an allocation and one more object for the cyclic GC to walk per timer.  A
+       context copy is its variables (an immutable HAMT, shared by the copy) and
+       nothing else until entered, so while the current context's variables are
+       the very HAMT of the last snapshot, that snapshot is such a copy: timers
+       share it, and each callback runs in a fresh copy of it (made when it runs),
+       as each runs in its own copy in asyncio.  The snapshot's reference keeps
+       its HAMT alive, so an equal pointer is the same variables.
+       Reading ctx_vars needs the layout of CPython's PyContext (internal, the
+       same from 3.7 to 3.14): the module checks it once (dq_snap_check) and
+       copies every time if it does not hold, and on a free-threaded build. */
+    #if !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API) && PY_VERSION_HEX < 0x030F0000
+    #define DQ_SNAPSHOT 1
+    #else
+    #define DQ_SNAPSHOT 0
+    #endif
+    typedef struct { PyObject_HEAD PyObject *ctx_prev; PyObject *ctx_vars; } dq_ctx_head;
+    static PyObject *dq_snap = NULL;   /* the last snapshot (a context copy never entered) */
+    static int dq_snap_ok = 0;
+
+    static int dq_snap_check(PyObject *a, PyObject *b) {
+    #if DQ_SNAPSHOT
+        PyObject *va, *vb;
+        if (!PyContext_CheckExact(a) || !PyContext_CheckExact(b)) return 0;
+        va = ((dq_ctx_head *)a)->ctx_vars;
+        vb = ((dq_ctx_head *)b)->ctx_vars;
+        dq_snap_ok = va != NULL && va == vb && strcmp(Py_TYPE(va)->tp_name, "hamt") == 0;
+    #endif
+        return dq_snap_ok;
+    }
+
+    /* A new reference to a context holding the current variables; *shared is
+       set when it is the shared snapshot (the callback must run in a copy). */
+    static PyObject *dq_context_snapshot(int *shared) {
+    #if DQ_SNAPSHOT
+        PyObject *cur, *s;
+        if (dq_snap_ok) {
+            cur = PyThreadState_Get()->context;
+            if (cur != NULL && PyContext_CheckExact(cur)) {
+                *shared = 1;
+                if (dq_snap != NULL
+                        && ((dq_ctx_head *)cur)->ctx_vars == ((dq_ctx_head *)dq_snap)->ctx_vars) {
+                    Py_INCREF(dq_snap);
+                    return dq_snap;
+                }
+                s = PyContext_Copy(cur);
+                if (s == NULL) return NULL;
+                Py_INCREF(s);
+                Py_XSETREF(dq_snap, s);  /* the old one's variables may run __del__: set first */
+                return s;
+            }
+        }
+    #endif
+        *shared = 0;
+        return PyContext_CopyCurrent();
+    }
+    """
+    bint dq_snap_check(object a, object b)
+    object dq_context_snapshot(int* shared)
 from libc.math cimport INFINITY, fmin, nextafter
 
 import asyncio
@@ -35,6 +99,9 @@ __all__ = [
 cdef object _get_running_loop = asyncio.get_running_loop
 cdef object Context = contextvars.Context
 cdef object _order = operator.attrgetter("_when")
+_ctx = PyContext_CopyCurrent()
+dq_snap_check(_ctx, PyContext_Copy(_ctx))
+del _ctx
 
 #: The longest the loop timer is armed ahead; a later deadline re-arms on firing
 #: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
@@ -61,6 +128,7 @@ cdef class TimerHandle:
     cdef object _timer
     cdef object _key
     cdef str _state
+    cdef bint _shared  # _context is the shared snapshot: run in a copy of it
     cdef object __weakref__
 
     def __cinit__(self):
@@ -139,11 +207,13 @@ cdef TimerHandle _schedule(timer, double when, callback, tuple args, context):
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):
         raise TypeError(f"callback must be callable, not {type(callback).__name__!r}")
+    cdef int shared = 0
     if context is None:
-        context = PyContext_CopyCurrent()
+        context = dq_context_snapshot(&shared)
     elif type(context) is not Context:
         raise TypeError(f"context must be a contextvars.Context, not {type(context).__name__!r}")
     cdef TimerHandle h = TimerHandle.__new__(TimerHandle)
+    h._shared = shared
     h._timer = timer
     h._when = when
     h._callback = callback
@@ -235,7 +305,7 @@ def run_batch(batch, loop):
 
 cdef int _run(TimerHandle h) except -1:
     # Context.run(callback, *args), without the bound method and the argument tuple
-    context = h._context
+    context = PyContext_Copy(h._context) if h._shared else h._context
     callback = h._callback
     args = h._args
     PyContext_Enter(context)
