@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
 __all__ = [
-    "MAX_ARM", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
+    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
     "schedule", "take_due", "unrun",
 ]
 
@@ -48,6 +48,21 @@ PENDING = "pending"      # in the wheel, or handed out and waiting its turn in t
 DONE = "done"            # started (and perhaps finished)
 CANCELLED = "cancelled"
 UNRUN = "unrun"          # returned by close()
+
+
+class Pending:
+    """The pending handles of one Timer, kept off the cyclic GC's lists (see the module doc)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return 0  # the compiled core's count; here every handle stays an ordinary GC object
+
+    def release(self) -> None:
+        """Put every handle back on the GC's lists and let go of them."""
+
+    def __reduce_ex__(self, protocol: object) -> NoReturn:
+        raise TypeError("cannot pickle or copy 'Pending' object: it belongs to a Timer")
 
 
 class TimerHandle:

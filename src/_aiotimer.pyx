@@ -11,6 +11,19 @@ what faces asyncio: binding to the loop, arming its one loop timer, close.
 A callback may do anything (schedule, cancel others of its batch, close
 the Timer, raise): the batch is a deque read afresh after every callback,
 and each handle is held by a reference of our own while it runs.
+
+The cyclic GC and a million pending timers: a pending handle is held by the
+Timer's wheel (or batch), and the Timer by the loop, through its armed loop
+timer; walking a million live handles on every full collection is most of
+what scheduling costs.  So a pending handle is taken off the GC's lists
+(``Pending``, one per Timer, holds them) and put back on as it leaves
+pending: run, cancelled, unrun by ``close()``, or given back all at once
+(``Pending.release``) when the loop drops the Timer's loop timer without
+running it (the loop was closed: ``_Armed`` watches the loop's handle
+through a weak reference).  Until then no pending handle can be garbage:
+the loop holds the Timer.  (What stays uncollected: the cycles through
+pending timers of a loop dropped unclosed, whose callbacks hold that loop.)
+Neither happens on a free-threaded build.
 """
 
 cimport cython
@@ -21,8 +34,24 @@ cdef extern from "Python.h":
     int PyContext_Enter(object ctx) except -1
     int PyContext_Exit(object ctx) except -1
 
+cdef extern from "Python.h":
+    int PyObject_GC_IsTracked(object)
+    void PyObject_GC_Track(object)
+    void PyObject_GC_UnTrack(object)
+    ctypedef struct PyObject
+    void _decref "Py_DECREF"(PyObject*)
+    void _incref "Py_INCREF"(PyObject*)
+
 cdef extern from *:
     """
+    /* Pending handles off the GC's lists: not on a free-threaded build (its
+       collector and reference counts work otherwise), nor on untested CPythons. */
+    #if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030F0000
+    #define DQ_UNTRACK 1
+    #else
+    #define DQ_UNTRACK 0
+    #endif
+
     /* The context snapshot: what a callback scheduled with context=None runs in.
        asyncio copies the current context for every callback (PyContext_CopyCurrent):
        an allocation and one more object for the cyclic GC to walk per timer.  A
@@ -81,24 +110,28 @@ cdef extern from *:
         return PyContext_CopyCurrent();
     }
     """
+    bint DQ_UNTRACK
     bint dq_snap_check(object a, object b)
     object dq_context_snapshot(int* shared)
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.math cimport INFINITY, fmin, nextafter
 
 import asyncio
 import contextvars
 import operator
+import weakref
 
 from dq_core._convert import to_real
 
 __all__ = [
-    "MAX_ARM", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
+    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
     "schedule", "take_due", "unrun",
 ]
 
 cdef object _get_running_loop = asyncio.get_running_loop
 cdef object Context = contextvars.Context
 cdef object _order = operator.attrgetter("_when")
+cdef object _weakref = weakref.ref
 _ctx = PyContext_CopyCurrent()
 dq_snap_check(_ctx, PyContext_Copy(_ctx))
 del _ctx
@@ -115,6 +148,84 @@ cdef str CANCELLED = "cancelled"
 cdef str UNRUN = "unrun"          # returned by close()
 
 
+cdef class TimerHandle
+
+
+@cython.final
+cdef class Pending:
+    """The pending handles of one Timer, kept off the cyclic GC's lists (see the module doc)."""
+
+    cdef PyObject** _h  # owned references; a handle's _pos is its index
+    cdef Py_ssize_t _n, _cap
+
+    def __len__(self):
+        return self._n
+
+    def release(self):
+        """Put every handle back on the GC's lists and let go of them."""
+        self._release()
+
+    def __dealloc__(self):
+        self._release()  # (empty: each handle here holds this set)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle or copy 'Pending' object: it belongs to a Timer")
+
+    cdef int _add(self, TimerHandle h) except -1:
+        cdef PyObject** a
+        cdef Py_ssize_t cap
+        if not DQ_UNTRACK:
+            return 0
+        if self._n == self._cap:
+            cap = 2 * self._cap if self._cap else 64
+            a = <PyObject**>PyMem_Realloc(self._h, cap * sizeof(PyObject*))
+            if a is NULL:
+                raise MemoryError()
+            self._h = a
+            self._cap = cap
+        _incref(<PyObject*>h)
+        self._h[self._n] = <PyObject*>h
+        h._pos = self._n
+        h._pend = self
+        self._n += 1
+        if PyObject_GC_IsTracked(h):
+            PyObject_GC_UnTrack(h)
+        return 0
+
+    cdef void _remove(self, TimerHandle h) noexcept:
+        # h is here (h._pos >= 0) and the caller holds a reference: no code runs
+        cdef Py_ssize_t i = h._pos
+        cdef PyObject* last
+        self._n -= 1
+        last = self._h[self._n]
+        self._h[i] = last
+        (<TimerHandle>last)._pos = i
+        h._pos = -1
+        if not PyObject_GC_IsTracked(h):
+            PyObject_GC_Track(h)
+        _decref(<PyObject*>h)
+
+    cdef void _release(self) noexcept:
+        # detached first: letting go of a handle may run code (its callback's __del__)
+        cdef PyObject** a = self._h
+        cdef Py_ssize_t n = self._n, i
+        self._h = NULL
+        self._n = self._cap = 0
+        for i in range(n):
+            (<TimerHandle>a[i])._pos = -1
+            if not PyObject_GC_IsTracked(<TimerHandle>a[i]):
+                PyObject_GC_Track(<TimerHandle>a[i])
+        for i in range(n):
+            _decref(a[i])
+        PyMem_Free(a)
+
+
+cdef inline void _leave(TimerHandle h) noexcept:
+    # h leaves pending: back on the GC's lists
+    if h._pos >= 0:
+        h._pend._remove(h)
+
+
 @cython.final
 @cython.freelist(64)
 cdef class TimerHandle:
@@ -129,11 +240,14 @@ cdef class TimerHandle:
     cdef object _key
     cdef str _state
     cdef bint _shared  # _context is the shared snapshot: run in a copy of it
+    cdef Py_ssize_t _pos  # in _pend (off the GC's lists), or -1
+    cdef Pending _pend
     cdef object __weakref__
 
     def __cinit__(self):
         self._state = PENDING
         self._key = -1
+        self._pos = -1
 
     def when(self):
         """The deadline, on the loop's clock (``loop.time()``)."""
@@ -152,6 +266,7 @@ cdef class TimerHandle:
         if self._state is not PENDING:
             return False
         self._state = CANCELLED
+        _leave(self)
         # False when it already left the wheel for the batch: it is skipped there
         self._timer._wheel.cancel(self._key)
         self._callback = self._args = None  # as asyncio: a cancelled handle keeps nothing alive
@@ -219,12 +334,18 @@ cdef TimerHandle _schedule(timer, double when, callback, tuple args, context):
     h._callback = callback
     h._args = args
     h._context = context
+    cdef Pending pend = <Pending?>timer._pending
     wheel = timer._wheel
     cdef double now = wheel.wheel_time
     # Never into the wheel's list of already-due timers: that list goes
     # out ahead of timers of the next tick whose deadlines passed too.
     # In that tick, the batch sort by deadline puts it in its place.
     h._key = wheel.schedule_at(h, when if when > now else nextafter(now, INFINITY))
+    try:
+        pend._add(h)
+    except BaseException:  # MemoryError: the wheel gives it back
+        wheel.cancel(h._key)
+        raise
     if when < <double>timer._armed and not timer._firing:
         timer._arm()
     return h
@@ -257,13 +378,75 @@ def arm(self):
     if handle is not None:
         handle.cancel()
     at = fmin(nxt, <double>loop.time() + _MAX_ARM)
-    self._handle = loop.call_at(at, self._on_timer)
+    cdef _Armed armed = _Armed.__new__(_Armed)
+    armed._timer = self
+    armed._pend = <Pending?>self._pending
+    try:
+        armed._watch(loop.call_at(at, armed))
+    except BaseException:  # no loop timer: nothing would release the handles
+        armed._pend._release()
+        raise
+    self._handle = armed
     self._armed = at
+
+
+@cython.final
+cdef class _Armed:
+    """The Timer's loop timer: the callback of its ``loop.call_at``, and its ``cancel()``.
+
+    If the loop lets go of that loop timer without running or cancelling it
+    (``loop.close()``), the Timer's pending handles go back on the GC's lists.
+    """
+
+    cdef object _timer
+    cdef Pending _pend
+    cdef object _ref  # a weak reference to the loop's handle (or the handle, if it takes none)
+    cdef bint _live, _weak
+
+    cdef int _watch(self, handle) except -1:
+        try:
+            self._ref = _weakref(handle, self._dropped)
+            self._weak = True
+        except TypeError:  # a loop whose handles take no weak reference
+            self._ref = handle
+        self._live = True
+        return 0
+
+    def __call__(self):
+        self._live = False
+        self._ref = None  # (the weak reference holds self._dropped: no cycle left behind)
+        _fire(self._timer)
+
+    @property
+    def __self__(self):
+        """The Timer (as for the bound method ``Timer._on_timer`` it stands for)."""
+        return self._timer
+
+    def cancel(self):
+        """Cancel the loop timer."""
+        self._live = False
+        ref = self._ref
+        self._ref = None
+        handle = ref() if self._weak and ref is not None else ref
+        if handle is not None:
+            handle.cancel()
+
+    def _dropped(self, ref):
+        if self._live:
+            self._live = False
+            self._pend._release()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle or copy '_Armed' object: it belongs to a Timer")
 
 
 @cython.binding(True)
 def on_timer(self):
     """The loop timer: run what is due, then arm for the next deadline."""
+    _fire(self)
+
+
+cdef int _fire(self) except -1:
     self._handle = None
     self._armed = INFINITY
     loop = self._loop
@@ -276,6 +459,7 @@ def on_timer(self):
         self._firing = False
         if not self._closed:
             self._arm()
+    return 0
 
 
 def run_batch(batch, loop):
@@ -291,6 +475,7 @@ def run_batch(batch, loop):
         if h._state is not PENDING:  # cancelled by a callback before it
             continue
         h._state = DONE
+        _leave(h)
         try:
             _run(h)
         except (SystemExit, KeyboardInterrupt):
@@ -343,4 +528,5 @@ def unrun(batch, list drained):
     out.sort(key=_order)
     for h in out:
         h._state = UNRUN
+        _leave(h)
     return out
