@@ -298,7 +298,8 @@ def call_later(self, delay, callback, *args, context=None):
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return _schedule(self, loop.time() + delay, callback, args, context)
+    now = loop.time()
+    return _schedule(self, now + delay, callback, args, context, now)
 
 
 @cython.binding(True)
@@ -309,15 +310,17 @@ def call_at(self, when, callback, *args, context=None):
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return _schedule(self, when, callback, args, context)
+    return _schedule(self, when, callback, args, context, INFINITY)
 
 
 def schedule(timer, when, callback, args, context):
     """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
-    return _schedule(timer, when, callback, args, context)
+    return _schedule(timer, when, callback, args, context, INFINITY)
 
 
-cdef TimerHandle _schedule(timer, double when, callback, tuple args, context):
+cdef TimerHandle _schedule(timer, double when, callback, tuple args, context, double after):
+    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf: a later ``when``
+    # needs no look at the wheel's time
     if timer._closed:
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):
@@ -336,11 +339,15 @@ cdef TimerHandle _schedule(timer, double when, callback, tuple args, context):
     h._context = context
     cdef Pending pend = <Pending?>timer._pending
     wheel = timer._wheel
-    cdef double now = wheel.wheel_time
-    # Never into the wheel's list of already-due timers: that list goes
-    # out ahead of timers of the next tick whose deadlines passed too.
-    # In that tick, the batch sort by deadline puts it in its place.
-    h._key = wheel.schedule_at(h, when if when > now else nextafter(now, INFINITY))
+    cdef double now
+    if when > after:
+        h._key = wheel.schedule_at(h, when)
+    else:
+        now = wheel.wheel_time
+        # Never into the wheel's list of already-due timers: that list goes
+        # out ahead of timers of the next tick whose deadlines passed too.
+        # In that tick, the batch sort by deadline puts it in its place.
+        h._key = wheel.schedule_at(h, when if when > now else nextafter(now, INFINITY))
     try:
         pend._add(h)
     except BaseException:  # MemoryError: the wheel gives it back
