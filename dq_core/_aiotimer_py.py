@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
 __all__ = [
-    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
-    "schedule", "take_due", "unrun",
+    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending",
+    "run_batch", "schedule", "take_due", "unrun",
 ]
 
 _get_running_loop = asyncio.get_running_loop
@@ -149,8 +149,8 @@ def schedule(timer: Any, when: float, callback: Callable[..., object], args: tup
 
 def _schedule(timer: Any, when: float, callback: Callable[..., object], args: tuple[Any, ...],
               context: Optional[contextvars.Context], after: float) -> TimerHandle:
-    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf: a later ``when``
-    # needs no look at the wheel's time
+    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf:
+    # a ``when`` after it needs no look at the wheel's time
     if timer._closed:
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):

@@ -124,8 +124,8 @@ import weakref
 from dq_core._convert import to_real
 
 __all__ = [
-    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
-    "schedule", "take_due", "unrun",
+    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending",
+    "run_batch", "schedule", "take_due", "unrun",
 ]
 
 cdef object _get_running_loop = asyncio.get_running_loop
@@ -319,8 +319,8 @@ def schedule(timer, when, callback, args, context):
 
 
 cdef TimerHandle _schedule(timer, double when, callback, tuple args, context, double after):
-    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf: a later ``when``
-    # needs no look at the wheel's time
+    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf:
+    # a ``when`` after it needs no look at the wheel's time
     if timer._closed:
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):
