@@ -155,8 +155,14 @@ cdef class TimerHandle
 cdef class Pending:
     """The pending handles of one Timer, kept off the cyclic GC's lists (see the module doc)."""
 
-    cdef PyObject** _h  # owned references; a handle's _pos is its index
-    cdef Py_ssize_t _n, _cap
+    # owned references, a handle's _pos its index; a free place holds the next free
+    # place, tagged (odd: (next + 1) << 1 | 1, 1 ends the list), so leaving touches
+    # no other handle (a million of them are mostly out of the cache)
+    cdef PyObject** _h
+    cdef Py_ssize_t _n, _used, _cap, _free
+
+    def __cinit__(self):
+        self._free = -1
 
     def __len__(self):
         return self._n
@@ -173,19 +179,25 @@ cdef class Pending:
 
     cdef int _add(self, TimerHandle h) except -1:
         cdef PyObject** a
-        cdef Py_ssize_t cap
+        cdef Py_ssize_t cap, i
         if not DQ_UNTRACK:
             return 0
-        if self._n == self._cap:
-            cap = 2 * self._cap if self._cap else 64
-            a = <PyObject**>PyMem_Realloc(self._h, cap * sizeof(PyObject*))
-            if a is NULL:
-                raise MemoryError()
-            self._h = a
-            self._cap = cap
+        if self._free >= 0:
+            i = self._free
+            self._free = <Py_ssize_t>(<size_t>self._h[i] >> 1) - 1
+        else:
+            if self._used == self._cap:
+                cap = 2 * self._cap if self._cap else 64
+                a = <PyObject**>PyMem_Realloc(self._h, cap * sizeof(PyObject*))
+                if a is NULL:
+                    raise MemoryError()
+                self._h = a
+                self._cap = cap
+            i = self._used
+            self._used += 1
         _incref(<PyObject*>h)
-        self._h[self._n] = <PyObject*>h
-        h._pos = self._n
+        self._h[i] = <PyObject*>h
+        h._pos = i
         h._pend = self
         self._n += 1
         if PyObject_GC_IsTracked(h):
@@ -195,11 +207,9 @@ cdef class Pending:
     cdef void _remove(self, TimerHandle h) noexcept:
         # h is here (h._pos >= 0) and the caller holds a reference: no code runs
         cdef Py_ssize_t i = h._pos
-        cdef PyObject* last
+        self._h[i] = <PyObject*>(<size_t>(self._free + 1) << 1 | 1)
+        self._free = i
         self._n -= 1
-        last = self._h[self._n]
-        self._h[i] = last
-        (<TimerHandle>last)._pos = i
         h._pos = -1
         if not PyObject_GC_IsTracked(h):
             PyObject_GC_Track(h)
@@ -208,15 +218,20 @@ cdef class Pending:
     cdef void _release(self) noexcept:
         # detached first: letting go of a handle may run code (its callback's __del__)
         cdef PyObject** a = self._h
-        cdef Py_ssize_t n = self._n, i
+        cdef Py_ssize_t used = self._used, i
         self._h = NULL
-        self._n = self._cap = 0
-        for i in range(n):
+        self._n = self._used = self._cap = 0
+        self._free = -1
+        for i in range(used):
+            if <size_t>a[i] & 1:
+                a[i] = NULL
+                continue
             (<TimerHandle>a[i])._pos = -1
             if not PyObject_GC_IsTracked(<TimerHandle>a[i]):
                 PyObject_GC_Track(<TimerHandle>a[i])
-        for i in range(n):
-            _decref(a[i])
+        for i in range(used):
+            if a[i] is not NULL:
+                _decref(a[i])
         PyMem_Free(a)
 
 
