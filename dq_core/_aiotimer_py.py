@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
 __all__ = [
-    "MAX_ARM", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
-    "schedule", "take_due", "unrun",
+    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending",
+    "run_batch", "schedule", "take_due", "unrun",
 ]
 
 _get_running_loop = asyncio.get_running_loop
@@ -48,6 +48,21 @@ PENDING = "pending"      # in the wheel, or handed out and waiting its turn in t
 DONE = "done"            # started (and perhaps finished)
 CANCELLED = "cancelled"
 UNRUN = "unrun"          # returned by close()
+
+
+class Pending:
+    """The pending handles of one Timer, kept off the cyclic GC's lists (see the module doc)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return 0  # the compiled core's count; here every handle stays an ordinary GC object
+
+    def release(self) -> None:
+        """Put every handle back on the GC's lists and let go of them."""
+
+    def __reduce_ex__(self, protocol: object) -> NoReturn:
+        raise TypeError("cannot pickle or copy 'Pending' object: it belongs to a Timer")
 
 
 class TimerHandle:
@@ -111,7 +126,8 @@ def call_later(self: Any, delay: float, callback: Callable[..., object], *args: 
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return schedule(self, loop.time() + delay, callback, args, context)
+    now = loop.time()
+    return _schedule(self, now + delay, callback, args, context, now)
 
 
 def call_at(self: Any, when: float, callback: Callable[..., object], *args: Any,
@@ -122,12 +138,19 @@ def call_at(self: Any, when: float, callback: Callable[..., object], *args: Any,
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return schedule(self, when, callback, args, context)
+    return _schedule(self, when, callback, args, context, _INF)
 
 
 def schedule(timer: Any, when: float, callback: Callable[..., object], args: tuple[Any, ...],
              context: Optional[contextvars.Context]) -> TimerHandle:
     """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
+    return _schedule(timer, when, callback, args, context, _INF)
+
+
+def _schedule(timer: Any, when: float, callback: Callable[..., object], args: tuple[Any, ...],
+              context: Optional[contextvars.Context], after: float) -> TimerHandle:
+    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf:
+    # a ``when`` after it needs no look at the wheel's time
     if timer._closed:
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):
@@ -144,11 +167,14 @@ def schedule(timer: Any, when: float, callback: Callable[..., object], args: tup
     h._context = context
     h._state = PENDING
     wheel = timer._wheel
-    now = wheel.wheel_time
-    # Never into the wheel's list of already-due timers: that list goes
-    # out ahead of timers of the next tick whose deadlines passed too.
-    # In that tick, the batch sort by deadline puts it in its place.
-    h._key = wheel.schedule_at(h, when if when > now else _nextafter(now, _INF))
+    if when > after:
+        h._key = wheel.schedule_at(h, when)
+    else:
+        now = wheel.wheel_time
+        # Never into the wheel's list of already-due timers: that list goes
+        # out ahead of timers of the next tick whose deadlines passed too.
+        # In that tick, the batch sort by deadline puts it in its place.
+        h._key = wheel.schedule_at(h, when if when > now else _nextafter(now, _INF))
     if when < timer._armed and not timer._firing:
         timer._arm()
     return h

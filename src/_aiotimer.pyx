@@ -11,30 +11,130 @@ what faces asyncio: binding to the loop, arming its one loop timer, close.
 A callback may do anything (schedule, cancel others of its batch, close
 the Timer, raise): the batch is a deque read afresh after every callback,
 and each handle is held by a reference of our own while it runs.
+
+The cyclic GC and a million pending timers: a pending handle is held by the
+Timer's wheel (or batch), and the Timer by the loop, through its armed loop
+timer; walking a million live handles on every full collection is most of
+what scheduling costs.  So a pending handle is taken off the GC's lists
+(``Pending``, one per Timer, holds them) and put back on as it leaves
+pending: run, cancelled, unrun by ``close()``, or given back all at once
+(``Pending.release``) when the loop drops the Timer's loop timer without
+running it (the loop was closed: ``_Armed`` watches the loop's handle
+through a weak reference).  Until then no pending handle can be garbage:
+the loop holds the Timer.  (What stays uncollected: the cycles through
+pending timers of a loop dropped unclosed, whose callbacks hold that loop.)
+Neither happens on a free-threaded build.
 """
 
 cimport cython
 
 cdef extern from "Python.h":
     object PyContext_CopyCurrent()
+    object PyContext_Copy(object ctx)
     int PyContext_Enter(object ctx) except -1
     int PyContext_Exit(object ctx) except -1
+
+cdef extern from "Python.h":
+    int PyObject_GC_IsTracked(object)
+    void PyObject_GC_Track(object)
+    void PyObject_GC_UnTrack(object)
+    ctypedef struct PyObject
+    void _decref "Py_DECREF"(PyObject*)
+    void _incref "Py_INCREF"(PyObject*)
+
+cdef extern from *:
+    """
+    /* Pending handles off the GC's lists: not on a free-threaded build (its
+       collector and reference counts work otherwise), nor on untested CPythons. */
+    #if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030F0000
+    #define DQ_UNTRACK 1
+    #else
+    #define DQ_UNTRACK 0
+    #endif
+
+    /* The context snapshot: what a callback scheduled with context=None runs in.
+       asyncio copies the current context for every callback (PyContext_CopyCurrent):
+       an allocation and one more object for the cyclic GC to walk per timer.  A
+       context copy is its variables (an immutable HAMT, shared by the copy) and
+       nothing else until entered, so while the current context's variables are
+       the very HAMT of the last snapshot, that snapshot is such a copy: timers
+       share it, and each callback runs in a fresh copy of it (made when it runs),
+       as each runs in its own copy in asyncio.  The snapshot's reference keeps
+       its HAMT alive, so an equal pointer is the same variables.
+       Reading ctx_vars needs the layout of CPython's PyContext (internal, the
+       same from 3.7 to 3.14): the module checks it once (dq_snap_check) and
+       copies every time if it does not hold, and on a free-threaded build. */
+    #if !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API) && PY_VERSION_HEX < 0x030F0000
+    #define DQ_SNAPSHOT 1
+    #else
+    #define DQ_SNAPSHOT 0
+    #endif
+    typedef struct { PyObject_HEAD PyObject *ctx_prev; PyObject *ctx_vars; } dq_ctx_head;
+    static PyObject *dq_snap = NULL;   /* the last snapshot (a context copy never entered) */
+    static int dq_snap_ok = 0;
+
+    static int dq_snap_check(PyObject *a, PyObject *b) {
+    #if DQ_SNAPSHOT
+        PyObject *va, *vb;
+        if (!PyContext_CheckExact(a) || !PyContext_CheckExact(b)) return 0;
+        va = ((dq_ctx_head *)a)->ctx_vars;
+        vb = ((dq_ctx_head *)b)->ctx_vars;
+        dq_snap_ok = va != NULL && va == vb && strcmp(Py_TYPE(va)->tp_name, "hamt") == 0;
+    #endif
+        return dq_snap_ok;
+    }
+
+    /* A new reference to a context holding the current variables; *shared is
+       set when it is the shared snapshot (the callback must run in a copy). */
+    static PyObject *dq_context_snapshot(int *shared) {
+    #if DQ_SNAPSHOT
+        PyObject *cur, *s;
+        if (dq_snap_ok) {
+            cur = PyThreadState_Get()->context;
+            if (cur != NULL && PyContext_CheckExact(cur)) {
+                *shared = 1;
+                if (dq_snap != NULL
+                        && ((dq_ctx_head *)cur)->ctx_vars == ((dq_ctx_head *)dq_snap)->ctx_vars) {
+                    Py_INCREF(dq_snap);
+                    return dq_snap;
+                }
+                s = PyContext_Copy(cur);
+                if (s == NULL) return NULL;
+                Py_INCREF(s);
+                Py_XSETREF(dq_snap, s);  /* the old one's variables may run __del__: set first */
+                return s;
+            }
+        }
+    #endif
+        *shared = 0;
+        return PyContext_CopyCurrent();
+    }
+    """
+    bint DQ_UNTRACK
+    bint dq_snap_check(object a, object b)
+    object dq_context_snapshot(int* shared)
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.math cimport INFINITY, fmin, nextafter
 
 import asyncio
 import contextvars
 import operator
+import weakref
 
 from dq_core._convert import to_real
 
 __all__ = [
-    "MAX_ARM", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending", "run_batch",
-    "schedule", "take_due", "unrun",
+    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending",
+    "run_batch", "schedule", "take_due", "unrun",
 ]
 
 cdef object _get_running_loop = asyncio.get_running_loop
 cdef object Context = contextvars.Context
 cdef object _order = operator.attrgetter("_when")
+cdef object _weakref = weakref.ref
+_ctx = PyContext_CopyCurrent()
+dq_snap_check(_ctx, PyContext_Copy(_ctx))
+del _ctx
 
 #: The longest the loop timer is armed ahead; a later deadline re-arms on firing
 #: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
@@ -46,6 +146,99 @@ cdef str PENDING = "pending"      # in the wheel, or handed out and waiting its 
 cdef str DONE = "done"            # started (and perhaps finished)
 cdef str CANCELLED = "cancelled"
 cdef str UNRUN = "unrun"          # returned by close()
+
+
+cdef class TimerHandle
+
+
+@cython.final
+cdef class Pending:
+    """The pending handles of one Timer, kept off the cyclic GC's lists (see the module doc)."""
+
+    # owned references, a handle's _pos its index; a free place holds the next free
+    # place, tagged (odd: (next + 1) << 1 | 1, 1 ends the list), so leaving touches
+    # no other handle (a million of them are mostly out of the cache)
+    cdef PyObject** _h
+    cdef Py_ssize_t _n, _used, _cap, _free
+
+    def __cinit__(self):
+        self._free = -1
+
+    def __len__(self):
+        return self._n
+
+    def release(self):
+        """Put every handle back on the GC's lists and let go of them."""
+        self._release()
+
+    def __dealloc__(self):
+        self._release()  # (empty: each handle here holds this set)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle or copy 'Pending' object: it belongs to a Timer")
+
+    cdef int _add(self, TimerHandle h) except -1:
+        cdef PyObject** a
+        cdef Py_ssize_t cap, i
+        if not DQ_UNTRACK:
+            return 0
+        if self._free >= 0:
+            i = self._free
+            self._free = <Py_ssize_t>(<size_t>self._h[i] >> 1) - 1
+        else:
+            if self._used == self._cap:
+                cap = 2 * self._cap if self._cap else 64
+                a = <PyObject**>PyMem_Realloc(self._h, cap * sizeof(PyObject*))
+                if a is NULL:
+                    raise MemoryError()
+                self._h = a
+                self._cap = cap
+            i = self._used
+            self._used += 1
+        _incref(<PyObject*>h)
+        self._h[i] = <PyObject*>h
+        h._pos = i
+        h._pend = self
+        self._n += 1
+        if PyObject_GC_IsTracked(h):
+            PyObject_GC_UnTrack(h)
+        return 0
+
+    cdef void _remove(self, TimerHandle h) noexcept:
+        # h is here (h._pos >= 0) and the caller holds a reference: no code runs
+        cdef Py_ssize_t i = h._pos
+        self._h[i] = <PyObject*>(<size_t>(self._free + 1) << 1 | 1)
+        self._free = i
+        self._n -= 1
+        h._pos = -1
+        if not PyObject_GC_IsTracked(h):
+            PyObject_GC_Track(h)
+        _decref(<PyObject*>h)
+
+    cdef void _release(self) noexcept:
+        # detached first: letting go of a handle may run code (its callback's __del__)
+        cdef PyObject** a = self._h
+        cdef Py_ssize_t used = self._used, i
+        self._h = NULL
+        self._n = self._used = self._cap = 0
+        self._free = -1
+        for i in range(used):
+            if <size_t>a[i] & 1:
+                a[i] = NULL
+                continue
+            (<TimerHandle>a[i])._pos = -1
+            if not PyObject_GC_IsTracked(<TimerHandle>a[i]):
+                PyObject_GC_Track(<TimerHandle>a[i])
+        for i in range(used):
+            if a[i] is not NULL:
+                _decref(a[i])
+        PyMem_Free(a)
+
+
+cdef inline void _leave(TimerHandle h) noexcept:
+    # h leaves pending: back on the GC's lists
+    if h._pos >= 0:
+        h._pend._remove(h)
 
 
 @cython.final
@@ -61,11 +254,15 @@ cdef class TimerHandle:
     cdef object _timer
     cdef object _key
     cdef str _state
+    cdef bint _shared  # _context is the shared snapshot: run in a copy of it
+    cdef Py_ssize_t _pos  # in _pend (off the GC's lists), or -1
+    cdef Pending _pend
     cdef object __weakref__
 
     def __cinit__(self):
         self._state = PENDING
         self._key = -1
+        self._pos = -1
 
     def when(self):
         """The deadline, on the loop's clock (``loop.time()``)."""
@@ -84,6 +281,7 @@ cdef class TimerHandle:
         if self._state is not PENDING:
             return False
         self._state = CANCELLED
+        _leave(self)
         # False when it already left the wheel for the batch: it is skipped there
         self._timer._wheel.cancel(self._key)
         self._callback = self._args = None  # as asyncio: a cancelled handle keeps nothing alive
@@ -115,7 +313,8 @@ def call_later(self, delay, callback, *args, context=None):
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return _schedule(self, loop.time() + delay, callback, args, context)
+    now = loop.time()
+    return _schedule(self, now + delay, callback, args, context, now)
 
 
 @cython.binding(True)
@@ -126,35 +325,49 @@ def call_at(self, when, callback, *args, context=None):
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return _schedule(self, when, callback, args, context)
+    return _schedule(self, when, callback, args, context, INFINITY)
 
 
 def schedule(timer, when, callback, args, context):
     """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
-    return _schedule(timer, when, callback, args, context)
+    return _schedule(timer, when, callback, args, context, INFINITY)
 
 
-cdef TimerHandle _schedule(timer, double when, callback, tuple args, context):
+cdef TimerHandle _schedule(timer, double when, callback, tuple args, context, double after):
+    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf:
+    # a ``when`` after it needs no look at the wheel's time
     if timer._closed:
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):
         raise TypeError(f"callback must be callable, not {type(callback).__name__!r}")
+    cdef int shared = 0
     if context is None:
-        context = PyContext_CopyCurrent()
+        context = dq_context_snapshot(&shared)
     elif type(context) is not Context:
         raise TypeError(f"context must be a contextvars.Context, not {type(context).__name__!r}")
     cdef TimerHandle h = TimerHandle.__new__(TimerHandle)
+    h._shared = shared
     h._timer = timer
     h._when = when
     h._callback = callback
     h._args = args
     h._context = context
+    cdef Pending pend = <Pending?>timer._pending
     wheel = timer._wheel
-    cdef double now = wheel.wheel_time
-    # Never into the wheel's list of already-due timers: that list goes
-    # out ahead of timers of the next tick whose deadlines passed too.
-    # In that tick, the batch sort by deadline puts it in its place.
-    h._key = wheel.schedule_at(h, when if when > now else nextafter(now, INFINITY))
+    cdef double now
+    if when > after:
+        h._key = wheel.schedule_at(h, when)
+    else:
+        now = wheel.wheel_time
+        # Never into the wheel's list of already-due timers: that list goes
+        # out ahead of timers of the next tick whose deadlines passed too.
+        # In that tick, the batch sort by deadline puts it in its place.
+        h._key = wheel.schedule_at(h, when if when > now else nextafter(now, INFINITY))
+    try:
+        pend._add(h)
+    except BaseException:  # MemoryError: the wheel gives it back
+        wheel.cancel(h._key)
+        raise
     if when < <double>timer._armed and not timer._firing:
         timer._arm()
     return h
@@ -187,13 +400,75 @@ def arm(self):
     if handle is not None:
         handle.cancel()
     at = fmin(nxt, <double>loop.time() + _MAX_ARM)
-    self._handle = loop.call_at(at, self._on_timer)
+    cdef _Armed armed = _Armed.__new__(_Armed)
+    armed._timer = self
+    armed._pend = <Pending?>self._pending
+    try:
+        armed._watch(loop.call_at(at, armed))
+    except BaseException:  # no loop timer: nothing would release the handles
+        armed._pend._release()
+        raise
+    self._handle = armed
     self._armed = at
+
+
+@cython.final
+cdef class _Armed:
+    """The Timer's loop timer: the callback of its ``loop.call_at``, and its ``cancel()``.
+
+    If the loop lets go of that loop timer without running or cancelling it
+    (``loop.close()``), the Timer's pending handles go back on the GC's lists.
+    """
+
+    cdef object _timer
+    cdef Pending _pend
+    cdef object _ref  # a weak reference to the loop's handle (or the handle, if it takes none)
+    cdef bint _live, _weak
+
+    cdef int _watch(self, handle) except -1:
+        try:
+            self._ref = _weakref(handle, self._dropped)
+            self._weak = True
+        except TypeError:  # a loop whose handles take no weak reference
+            self._ref = handle
+        self._live = True
+        return 0
+
+    def __call__(self):
+        self._live = False
+        self._ref = None  # (the weak reference holds self._dropped: no cycle left behind)
+        _fire(self._timer)
+
+    @property
+    def __self__(self):
+        """The Timer (as for the bound method ``Timer._on_timer`` it stands for)."""
+        return self._timer
+
+    def cancel(self):
+        """Cancel the loop timer."""
+        self._live = False
+        ref = self._ref
+        self._ref = None
+        handle = ref() if self._weak and ref is not None else ref
+        if handle is not None:
+            handle.cancel()
+
+    def _dropped(self, ref):
+        if self._live:
+            self._live = False
+            self._pend._release()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle or copy '_Armed' object: it belongs to a Timer")
 
 
 @cython.binding(True)
 def on_timer(self):
     """The loop timer: run what is due, then arm for the next deadline."""
+    _fire(self)
+
+
+cdef int _fire(self) except -1:
     self._handle = None
     self._armed = INFINITY
     loop = self._loop
@@ -206,6 +481,7 @@ def on_timer(self):
         self._firing = False
         if not self._closed:
             self._arm()
+    return 0
 
 
 def run_batch(batch, loop):
@@ -221,6 +497,7 @@ def run_batch(batch, loop):
         if h._state is not PENDING:  # cancelled by a callback before it
             continue
         h._state = DONE
+        _leave(h)
         try:
             _run(h)
         except (SystemExit, KeyboardInterrupt):
@@ -235,7 +512,7 @@ def run_batch(batch, loop):
 
 cdef int _run(TimerHandle h) except -1:
     # Context.run(callback, *args), without the bound method and the argument tuple
-    context = h._context
+    context = PyContext_Copy(h._context) if h._shared else h._context
     callback = h._callback
     args = h._args
     PyContext_Enter(context)
@@ -273,4 +550,5 @@ def unrun(batch, list drained):
     out.sort(key=_order)
     for h in out:
         h._state = UNRUN
+        _leave(h)
     return out

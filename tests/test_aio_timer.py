@@ -18,6 +18,7 @@ import math
 import pickle
 import random
 import sys
+import sysconfig
 import weakref
 
 import pytest
@@ -656,6 +657,144 @@ def test_nothing_kept_after_firing_or_cancel(impl, run):
         assert len(t) == 0 and not t._batch
 
     run(main())
+
+
+# -- the cyclic GC: pending handles off its lists (compiled core), and no cycle kept ------------
+
+
+def untracks(impl):
+    """True where pending handles are kept off the GC's lists (the compiled core, not free-threaded)."""
+    return impl.name == "c" and not sysconfig.get_config_var("Py_GIL_DISABLED")
+
+
+class Owner:
+    """What servers do: an object holding its Timer and its handles, whose callbacks are its methods."""
+
+    def __init__(self, timer):
+        self.timer = timer
+        self.handles = []
+
+    def on_timeout(self, *args):
+        pass
+
+    def schedule(self, n):
+        loop = asyncio.get_running_loop()
+        for i in range(n):
+            self.handles.append(self.timer.call_at(loop.time() + 10 + i, self.on_timeout, self))
+
+
+def test_pending_handles_are_off_the_gc_lists_and_back_on_when_they_leave(impl, run):
+    async def main():
+        t = impl.aio.Timer(tick=0.001)
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        hs = [t.call_at(now + 0.001 * i, print) for i in range(5)] + [t.call_at(now + d, print) for d in (5, 99)]
+        off = untracks(impl)
+        assert len(t._pending) == (7 if off else 0)
+        assert [gc.is_tracked(h) for h in hs] == [not off] * 7
+        t._check()
+        assert hs[0].cancel()  # cancelled: back on
+        assert gc.is_tracked(hs[0]) and len(t._pending) == (6 if off else 0)
+        await asyncio.sleep(0.02)  # ran: back on
+        assert [h.cancelled() for h in hs] == [True] + [False] * 6
+        assert all(gc.is_tracked(h) for h in hs[:3] + hs[3:5])
+        assert gc.is_tracked(hs[5]) is not off and len(t._pending) == (2 if off else 0)
+        t._check()
+        assert t.close() == [hs[5], hs[6]]  # unrun: back on
+        assert all(gc.is_tracked(h) for h in hs) and len(t._pending) == 0
+        t._check()
+
+    run(main())
+
+
+def test_a_cycle_through_a_pending_handle_is_kept_until_it_leaves(impl, run):
+    async def main():
+        t = impl.aio.Timer()
+        owner = Owner(t)
+        owner.schedule(3)
+        ref = weakref.ref(owner)
+        del owner
+        gc.collect()
+        owner = ref()
+        assert owner is not None  # the Timer holds its pending handles, so their owner
+        for h in owner.handles[:2]:
+            h.cancel()
+        owner.handles[2].cancel()
+        del owner, h
+        gc.collect()
+        assert ref() is None  # cancelled: owner <-> handle is an ordinary cycle, collected
+        owner = Owner(t)
+        owner.schedule(2)
+        owner.unrun = t.close()
+        ref = weakref.ref(owner)
+        del owner
+        gc.collect()
+        assert ref() is None  # unrun by close(): collected too
+
+    run(main())
+
+
+def test_a_ran_handle_in_a_cycle_is_collected(impl, run):
+    async def main():
+        t = impl.aio.Timer()
+        owner = Owner(t)
+        owner.handles.append(t.call_later(0, owner.on_timeout, owner))
+        ref = weakref.ref(owner)
+        del owner
+        await asyncio.sleep(0.02)
+        gc.collect()
+        assert ref() is None
+        t.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("hold", ["owner", "timer", "handle"])
+def test_a_timer_left_pending_in_a_closed_loop_is_collected(impl, kind, hold):
+    # loop.close() drops the Timer's loop timer: its pending handles go back on the GC's lists
+    # and the cycles owner -> Timer -> wheel -> handle -> owner.on_timeout are collected
+    async def main():
+        t = impl.aio.Timer()
+        owner = Owner(t)
+        owner.schedule(50)
+        return weakref.ref(owner), weakref.ref(t), weakref.ref(owner.handles[7])
+
+    loop = new_loop(kind)
+    refs = loop.run_until_complete(main())
+    kept = {"owner": refs[0](), "timer": refs[1](), "handle": refs[2]()}[hold]
+    assert all(r() is not None for r in refs)  # alive: the open loop holds the Timer
+    loop.close()
+    if hold == "handle":  # a handle held keeps its Timer (and so its owner), as asyncio's keeps its loop
+        gc.collect()
+        assert all(r() is not None for r in refs)
+        assert kept.cancel() and kept.cancelled()
+    del kept
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+def test_no_leak_when_loops_close_with_timers_pending(impl):
+    payload = object()
+    base = sys.getrefcount(payload)
+
+    async def main():
+        t = impl.aio.Timer()
+        owner = Owner(t)
+        owner.schedule(30)
+        owner.handles[3].cancel()
+        t.call_later(0, payload.__repr__)
+        t.call_later(50, print, payload)
+        await asyncio.sleep(0.002)
+
+    def churn(rounds):
+        for _ in range(rounds):
+            loop = VirtualClockLoop()
+            loop.run_until_complete(main())
+            loop.close()
+
+    assert_no_leak(churn, 600 if impl.name == "c" else 120)
+    gc.collect()
+    assert sys.getrefcount(payload) == base
 
 
 # -- a randomized model on a fake clock ---------------------------------------------------------

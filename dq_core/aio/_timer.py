@@ -93,7 +93,7 @@ class Timer:
     (['sooner', 'later'], 0)
     """
 
-    __slots__ = ("_wheel", "_loop", "_batch", "_handle", "_armed", "_closed", "_firing",
+    __slots__ = ("_wheel", "_loop", "_batch", "_pending", "_handle", "_armed", "_closed", "_firing",
                  "__weakref__")
 
     #: The TimingWheel class and the ``_aiotimer`` core of the implementation: set by dq_core._assemble.
@@ -105,7 +105,8 @@ class Timer:
         self._wheel: TimingWheel[TimerHandle] = self._TimingWheel(tick, wheel_size, clock=_zero)
         self._loop: Optional[AbstractEventLoop] = None
         self._batch: deque[TimerHandle] = deque()  # handed out by the wheel, not run yet
-        self._handle: Optional[asyncio.TimerHandle] = None  # the one loop timer
+        self._pending = self._core.Pending()  # the compiled core's pending handles off the GC's lists
+        self._handle: Optional[asyncio.TimerHandle] = None  # the one loop timer (its cancel())
         self._armed = _INF  # when it is armed for
         self._closed = False
         self._firing = False  # inside _on_timer: it arms the loop timer when done
@@ -183,6 +184,7 @@ class Timer:
         """Assert the invariants (call between loop steps, not inside one)."""
         self._wheel._check()
         assert not self._firing
+        assert len(self._pending) <= len(self._wheel) + len(self._batch)
         if self._closed:
             assert not self._wheel and not self._batch and self._handle is None
             return
