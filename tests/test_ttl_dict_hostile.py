@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 
 import pytest
 
@@ -404,4 +405,7 @@ def test_set_from_a_collection_while_the_mapping_is_read_is_refused(impl, read):
     assert [e[0] for e in state[-1]][:50] == list(range(50))
     d._check()
     assert len(d) == 50 + outcomes.count("set")
-    assert "TTLDict was re-entered while it was being changed" in outcomes
+    if impl.name == "py" or sys.version_info < (3, 12):
+        # a collection runs inside the read (from 3.12 a compiled read has
+        # none: the collector waits for the interpreter's next bytecode)
+        assert "TTLDict was re-entered while it was being changed" in outcomes

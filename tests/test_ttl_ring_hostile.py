@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 
 import pytest
 
@@ -81,7 +82,10 @@ def test_push_from_a_collection_while_the_state_is_read_is_refused(impl, read):
     assert state[4] - state[5] == len(state[7])  # pushed - expired == entries
     r._check()
     assert len(r) == 50 + outcomes.count("pushed")
-    assert "TTLRing was re-entered while it was being changed" in outcomes
+    if impl.name == "py" or sys.version_info < (3, 12):
+        # a collection runs inside the read (from 3.12 a compiled read has
+        # none: the collector waits for the interpreter's next bytecode)
+        assert "TTLRing was re-entered while it was being changed" in outcomes
     assert set(outcomes) <= {"pushed", "TTLRing was re-entered while it was being changed"}
 
 
