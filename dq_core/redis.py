@@ -32,8 +32,10 @@ Design, in the discipline of the Redis queue libraries that got it right:
   own blocking timeouts follow its event loop's clock.
 
 The protocol is written once, as generators that yield the steps to take
-(run a script, subscribe, wait); the blocking and the asyncio class only
-carry the steps out.
+(run a script, subscribe, wait), and so is the driver that carries the
+steps out (``_Protocol._carry_out``, a coroutine): each face only supplies
+its I/O (a script call, a subscription) as coroutines.  The blocking
+face's never suspend, so it runs the driver to its end with one ``send``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import threading
 import time
 from time import monotonic
 from typing import (
-    TYPE_CHECKING, Any, Callable, Generator, Generic, Iterable, List, Optional, Protocol,
+    TYPE_CHECKING, Any, Callable, Coroutine, Generator, Generic, Iterable, List, Optional, Protocol,
     Sequence, Tuple, TypeVar, Union, overload,
 )
 
@@ -58,6 +60,7 @@ __all__ = ["AsyncRedisDelayQueue", "Job", "RedisDelayQueue", "Serializer"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+C = TypeVar("C")  # the client a face runs on
 Payload = Union[bytes, str]
 
 _US = 1_000_000
@@ -455,15 +458,16 @@ def _micros(seconds: float, name: str) -> int:
     return math.ceil(seconds * _US)
 
 
-class _Protocol(Uncopyable, Generic[T]):
+class _Protocol(Uncopyable, Generic[T, C]):
     """The queue's protocol, written once: validation, the scripts' arguments,
-    their replies, and the flows of steps the two faces carry out."""
+    their replies, the flows of steps, and the driver that carries a flow's
+    steps out with the face's I/O (``_script``, ``_new_pubsub``)."""
 
-    __slots__ = ("name", "lease", "max_attempts", "serializer", "channel", "keys", "_head",
-                 "_scripts", "_idle")
+    __slots__ = ("name", "client", "lease", "max_attempts", "serializer", "channel", "keys",
+                 "_head", "_scripts", "_idle", "_idle_lock")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
-    def __init__(self, name: str, client: Any, lease: float, max_attempts: Optional[int],
+    def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
                  serializer: Optional[Serializer[T]]) -> None:
         expected = self._client_class
         if not isinstance(client, expected):
@@ -494,7 +498,11 @@ class _Protocol(Uncopyable, Generic[T]):
         self.channel = prefix + "wake"
         self._head = [self.channel, max_attempts or 0]
         self._scripts = {op: client.register_script(src) for op, src in SOURCES.items()}
-        self._idle: List[Any] = []  # subscribed PubSub objects between two waits
+        self.client = client
+        self._idle: List[_PubSub] = []  # subscriptions kept between two waits
+        # the blocking face's threads share _idle; the asyncio face holds it
+        # across no await, so the lock never blocks its loop
+        self._idle_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
@@ -663,6 +671,74 @@ class _Protocol(Uncopyable, Generic[T]):
         reply = yield from self._run("dead", last)
         return self._jobs(reply, 0, False)
 
+    # -- carrying a flow out: written once for both faces, which supply the I/O
+    # as coroutines (the blocking face's never suspend; see _run_blocking)
+
+    async def _script(self, step: _Run) -> Any:
+        raise NotImplementedError
+
+    def _new_pubsub(self) -> "_PubSub":
+        raise NotImplementedError
+
+    async def _carry_out(self, flow: _Flow[R]) -> R:
+        pubsub: Optional[_PubSub] = None
+        ok = False
+        try:
+            going, step = _finish(flow, None)
+            while going:
+                value = None
+                if type(step) is _Run:
+                    value = await self._script(step)
+                elif step is _SUBSCRIBE:
+                    pubsub = await self._subscribe()
+                elif step is _TAKE_IDLE:
+                    pubsub = await self._take_idle()
+                    value = pubsub is not None
+                else:
+                    assert pubsub is not None and isinstance(step, _Wait)
+                    await pubsub.wait(step.seconds)
+                going, step = _finish(flow, value)
+            ok = True
+            return step  # type: ignore[no-any-return]
+        finally:
+            if pubsub is not None:
+                if ok:
+                    with self._idle_lock:
+                        self._idle.append(pubsub)
+                else:  # a broken, cancelled or half-read connection is not reused
+                    await pubsub.close()
+
+    async def _take_idle(self) -> Optional["_PubSub"]:
+        with self._idle_lock:
+            pubsub = self._idle.pop() if self._idle else None
+        if pubsub is not None:
+            try:
+                await pubsub.drain()  # wake-ups from before this wait: the script looks anyway
+                return pubsub
+            except BaseException as exc:  # cancelled too: close what would leak
+                await pubsub.close()
+                if not isinstance(exc, _IDLE_ERRORS):
+                    raise
+                # the server went away since: subscribe afresh
+        return None
+
+    async def _subscribe(self) -> "_PubSub":
+        pubsub = await self._take_idle()
+        if pubsub is not None:
+            return pubsub
+        pubsub = self._new_pubsub()
+        try:
+            await pubsub.subscribe(self.channel)
+            return pubsub
+        except BaseException:
+            await pubsub.close()
+            raise
+
+    def _idle_subscriptions(self) -> List["_PubSub"]:
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        return idle
+
 
 def _finish(flow: _Flow[T], value: Any) -> Tuple[bool, Any]:
     """Send ``value`` into ``flow``: (True, next step) or (False, the flow's result)."""
@@ -672,7 +748,7 @@ def _finish(flow: _Flow[T], value: Any) -> Tuple[bool, Any]:
         return False, stop.value
 
 
-class RedisDelayQueue(_Protocol[T]):
+class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
     """A delay queue in Redis, shared by every process and machine that opens it by name.
 
     Thread-safe (redis-py clients are).  At-least-once delivery: a job
@@ -685,7 +761,7 @@ class RedisDelayQueue(_Protocol[T]):
     ever unpickled unless the caller's serializer does it.
     """
 
-    __slots__ = ("client", "_idle_lock")
+    __slots__ = ()
     _client_class = _redis.Redis
 
     @overload
@@ -702,66 +778,15 @@ class RedisDelayQueue(_Protocol[T]):
                  max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None) -> None:
         super().__init__(name, client, lease, max_attempts, serializer)
-        self.client = client
-        self._idle_lock = threading.Lock()
+
+    async def _script(self, step: _Run) -> Any:
+        return self._scripts[step.op](keys=self.keys, args=step.args)
+
+    def _new_pubsub(self) -> "_PubSub":
+        return _BlockingPubSub(self.client.pubsub())  # type: ignore[no-untyped-call]
 
     def _drive(self, flow: _Flow[R]) -> R:
-        pubsub = None
-        ok = False
-        try:
-            going, step = _finish(flow, None)
-            while going:
-                value = None
-                if type(step) is _Run:
-                    value = self._scripts[step.op](keys=self.keys, args=step.args)
-                elif step is _SUBSCRIBE:
-                    pubsub = self._subscribe()
-                elif step is _TAKE_IDLE:
-                    pubsub = self._take_idle()
-                    value = pubsub is not None
-                else:
-                    _wait(pubsub, step.seconds)
-                going, step = _finish(flow, value)
-            ok = True
-            return step  # type: ignore[no-any-return]
-        finally:
-            if pubsub is not None:
-                if ok:
-                    with self._idle_lock:
-                        self._idle.append(pubsub)
-                else:  # a broken or half-read connection is not reused
-                    pubsub.close()
-
-    def _take_idle(self) -> Any:
-        with self._idle_lock:
-            pubsub = self._idle.pop() if self._idle else None
-        if pubsub is not None:
-            try:
-                while pubsub.get_message(timeout=0.0) is not None:
-                    pass  # wake-ups from before this wait: the script looks anyway
-                return pubsub
-            except BaseException as exc:
-                pubsub.close()
-                if not isinstance(exc, _IDLE_ERRORS):
-                    raise
-                # the server went away since: subscribe afresh
-        return None
-
-    def _subscribe(self) -> Any:
-        pubsub = self._take_idle()
-        if pubsub is not None:
-            return pubsub
-        pubsub = self.client.pubsub()  # type: ignore[no-untyped-call]
-        try:
-            pubsub.subscribe(self.channel)
-            # wait for the confirmation: from then on no publish is missed
-            while True:
-                msg = pubsub.get_message(timeout=MAX_WAIT)
-                if msg is not None and msg["type"] == "subscribe":
-                    return pubsub
-        except BaseException:
-            pubsub.close()
-            raise
+        return _run_blocking(self._carry_out(flow))
 
     def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None) -> str:
         """Schedule ``payload`` ``delay`` seconds from now (server time); return its job id.
@@ -854,32 +879,100 @@ class RedisDelayQueue(_Protocol[T]):
 
     def close(self) -> None:
         """Close the subscriptions kept for waiting; the queue stays usable."""
-        with self._idle_lock:
-            idle, self._idle = self._idle, []
-        for pubsub in idle:
-            pubsub.close()
+        for pubsub in self._idle_subscriptions():
+            _run_blocking(pubsub.close())
 
 
-def _wait(pubsub: Any, seconds: float) -> None:
-    # A socket timeout waits in poll(), which counts whole milliseconds rounded
-    # up: listen until the last millisecond, sleep the rest (nanosleep).
-    end = monotonic() + seconds
-    if pubsub.get_message(timeout=max(0.0, seconds - 0.001)) is not None:
-        while pubsub.get_message(timeout=0.0) is not None:
+class _PubSub:
+    """A face's subscription to the wake-up channel, its I/O as coroutines."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw  # redis-py's PubSub: blocking or asyncio
+
+    async def message(self, timeout: float) -> Any:
+        raise NotImplementedError
+
+    async def send_subscribe(self, channel: str) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def wait(self, seconds: float) -> None:
+        """Wait until a wake-up arrives or ``seconds`` pass."""
+        raise NotImplementedError
+
+    async def subscribe(self, channel: str) -> None:
+        await self.send_subscribe(channel)
+        # wait for the confirmation: from then on no publish is missed
+        while True:
+            msg = await self.message(MAX_WAIT)
+            if msg is not None and msg["type"] == "subscribe":
+                return
+
+    async def drain(self) -> None:
+        while await self.message(0.0) is not None:
             pass
-        return
-    left = end - monotonic()
-    if left > 0.0:
-        time.sleep(left)
 
 
-async def _await_wait(pubsub: Any, seconds: float) -> None:
-    if await pubsub.get_message(timeout=seconds) is not None:
-        while await pubsub.get_message(timeout=0.0) is not None:
-            pass
+class _BlockingPubSub(_PubSub):
+    """The blocking face's subscription: its coroutines never suspend."""
+
+    __slots__ = ()
+
+    async def message(self, timeout: float) -> Any:
+        return self.raw.get_message(timeout=timeout)
+
+    async def send_subscribe(self, channel: str) -> None:
+        self.raw.subscribe(channel)
+
+    async def close(self) -> None:
+        self.raw.close()
+
+    async def wait(self, seconds: float) -> None:
+        # A socket timeout waits in poll(), which counts whole milliseconds rounded
+        # up: listen until the last millisecond, sleep the rest (nanosleep).
+        end = monotonic() + seconds
+        if self.raw.get_message(timeout=max(0.0, seconds - 0.001)) is not None:
+            await self.drain()
+            return
+        left = end - monotonic()
+        if left > 0.0:
+            time.sleep(left)
 
 
-class AsyncRedisDelayQueue(_Protocol[T]):
+class _AsyncPubSub(_PubSub):
+    """The asyncio face's subscription."""
+
+    __slots__ = ()
+
+    async def message(self, timeout: float) -> Any:
+        return await self.raw.get_message(timeout=timeout)
+
+    async def send_subscribe(self, channel: str) -> None:
+        await self.raw.subscribe(channel)
+
+    async def close(self) -> None:
+        await self.raw.aclose()
+
+    async def wait(self, seconds: float) -> None:
+        if await self.raw.get_message(timeout=seconds) is not None:
+            await self.drain()
+
+
+def _run_blocking(step: Coroutine[Any, Any, R]) -> R:
+    """Run a coroutine of the blocking face's I/O to its end: it never suspends."""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    step.close()
+    raise RuntimeError("a blocking RedisDelayQueue step suspended")
+
+
+class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     """:class:`RedisDelayQueue` on ``redis.asyncio``: the same methods, as coroutines.
 
     Same keys, scripts and protocol: both kinds of queue may share a queue
@@ -889,7 +982,7 @@ class AsyncRedisDelayQueue(_Protocol[T]):
     when their lease ends, as from a consumer that died.
     """
 
-    __slots__ = ("client",)
+    __slots__ = ()
     _client_class = _aredis.Redis
 
     @overload
@@ -906,61 +999,14 @@ class AsyncRedisDelayQueue(_Protocol[T]):
                  max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None) -> None:
         super().__init__(name, client, lease, max_attempts, serializer)
-        self.client = client
 
-    async def _drive(self, flow: _Flow[R]) -> R:
-        pubsub = None
-        ok = False
-        try:
-            going, step = _finish(flow, None)
-            while going:
-                value = None
-                if type(step) is _Run:
-                    value = await self._scripts[step.op](keys=self.keys, args=step.args)
-                elif step is _SUBSCRIBE:
-                    pubsub = await self._subscribe()
-                elif step is _TAKE_IDLE:
-                    pubsub = await self._take_idle()
-                    value = pubsub is not None
-                else:
-                    await _await_wait(pubsub, step.seconds)
-                going, step = _finish(flow, value)
-            ok = True
-            return step  # type: ignore[no-any-return]
-        finally:
-            if pubsub is not None:
-                if ok:
-                    self._idle.append(pubsub)
-                else:  # a broken, cancelled or half-read connection is not reused
-                    await pubsub.aclose()
+    async def _script(self, step: _Run) -> Any:
+        return await self._scripts[step.op](keys=self.keys, args=step.args)
 
-    async def _take_idle(self) -> Any:
-        if self._idle:
-            pubsub = self._idle.pop()
-            try:
-                while await pubsub.get_message(timeout=0.0) is not None:
-                    pass
-                return pubsub
-            except BaseException as exc:  # cancelled too: close what would leak
-                await pubsub.aclose()
-                if not isinstance(exc, _IDLE_ERRORS):
-                    raise
-        return None
+    def _new_pubsub(self) -> "_PubSub":
+        return _AsyncPubSub(self.client.pubsub())
 
-    async def _subscribe(self) -> Any:
-        pubsub: Any = await self._take_idle()
-        if pubsub is not None:
-            return pubsub
-        pubsub = self.client.pubsub()
-        try:
-            await pubsub.subscribe(self.channel)
-            while True:
-                msg = await pubsub.get_message(timeout=MAX_WAIT)
-                if msg is not None and msg["type"] == "subscribe":
-                    return pubsub
-        except BaseException:
-            await pubsub.aclose()
-            raise
+    _drive = _Protocol._carry_out
 
     async def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put`."""
@@ -1031,6 +1077,5 @@ class AsyncRedisDelayQueue(_Protocol[T]):
 
     async def aclose(self) -> None:
         """Close the subscriptions kept for waiting; the queue stays usable."""
-        idle, self._idle = self._idle, []
-        for pubsub in idle:
-            await pubsub.aclose()
+        for pubsub in self._idle_subscriptions():
+            await pubsub.close()
