@@ -34,6 +34,7 @@ __all__ = ["DelayCore"]
 
 cdef object MONOTONIC = time.monotonic
 cdef Py_ssize_t NO_LIMIT = <Py_ssize_t>(<size_t>-1 >> 1)
+cdef object _STALE = object()  # _by_handle's answer for a stale handle
 
 
 # The heap operations of the hot paths, which run in a critical section on
@@ -351,10 +352,11 @@ cdef class DelayCore(LockedBase):
     def cancel(self, handle):
         """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
         cdef Heap heap = self._heap
-        cdef list dropped = [None]
+        cdef object dropped
         self._acquire()
         try:
-            if not self._by_handle(handle, True, 0.0, dropped):
+            dropped = self._by_handle(handle, True, 0.0)
+            if dropped is _STALE:
                 return False
             if Py_SIZE(self._putters):
                 self._putters.popleft().release()
@@ -375,31 +377,32 @@ cdef class DelayCore(LockedBase):
         deadline += self._read()
         self._acquire()
         try:
-            return self._by_handle(handle, False, deadline, None)
+            return self._by_handle(handle, False, deadline) is not _STALE
         finally:
             self._release()
 
     @cython.final
-    cdef bint _by_handle(self, handle, bint remove, double deadline, list dropped) except -1:
-        # With the lock held: take the item behind handle out (into dropped[0])
-        # or make it due at deadline; False if the handle is stale.  The
-        # leader hears of it when the head changed.
+    cdef object _by_handle(self, handle, bint remove, double deadline):
+        # With the lock held: take the item behind handle out (and return it)
+        # or make it due at deadline (and return None); _STALE if the handle
+        # is stale.  The leader hears of it when the head changed.
         cdef Heap heap = self._heap
         cdef double head
         cdef bint moved
+        cdef object item = None
         with cython.critical_section(heap):
             head = heap._hkey[0]
             try:
                 if remove:
-                    dropped[0] = heap._remove_handle(handle)
+                    item = heap._remove_handle(handle)
                 else:
                     heap._update_key(handle, deadline)
             except KeyError:
-                return False
+                return _STALE
             moved = not heap._n or heap._hkey[0] != head
         if moved:
             self._head_changed()
-        return True
+        return item
 
     def _check(self):
         """Assert the invariants: heap order, and no lock or leader left behind when idle."""
