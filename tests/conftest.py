@@ -8,7 +8,9 @@ is set (CI sets it), which turns that skip into a failure.
 from __future__ import annotations
 
 import os
+import sys
 from types import SimpleNamespace
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -58,6 +60,17 @@ def impl(request: pytest.FixtureRequest) -> SimpleNamespace:
 def both() -> tuple[SimpleNamespace, SimpleNamespace]:
     """Both implementations at once, for tests that compare them."""
     return compiled_or_skip(), _load("py")
+
+
+@pytest.fixture
+def switch_often() -> Iterator[None]:
+    """With the GIL, switch threads as often as possible; free-threaded builds need no help."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

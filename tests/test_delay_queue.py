@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 import threading
 import time
 
@@ -13,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 import dq_core
 from dq_core import Empty, Full, ShutDown
+from helpers import traced_growth
 
 
 class FakeClock:
@@ -467,6 +469,35 @@ def test_garbage_collected_with_items_and_cycles(impl):
     del dq, jobs, j
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+def test_millions_of_operations_leak_nothing(impl):
+    # every path that takes an item in or hands one out: put, put_at, cancel
+    # (held and stale), reschedule (held and stale), get_nowait, get_many
+    payload = object()
+    clock = FakeClock(0.0)
+    dq = impl.DelayQueue(clock=clock)
+    rounds = 2_000 if impl.name == "c" else 200  # x ~130 operations each
+
+    def churn():
+        for _ in range(rounds):
+            hs = [dq.put(payload, i % 7) for i in range(40)]
+            hs.append(dq.put_at(payload, 3.0))
+            for h in hs[::3]:
+                assert dq.cancel(h)
+                assert not dq.cancel(h)
+                assert not dq.reschedule(h, 1.0)
+            for h in hs[1::3]:
+                assert dq.reschedule(h, 0.5)
+            assert dq.get_nowait() is payload
+            clock.now += 10.0
+            dq.get_many()
+            assert len(dq) == 0
+
+    base = sys.getrefcount(payload)
+    grown = traced_growth(churn, 3)
+    assert sys.getrefcount(payload) == base
+    assert grown < 64 * 1024, grown
 
 
 # -- waits of any length (issue #10) -------------------------------------------------------

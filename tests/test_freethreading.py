@@ -24,51 +24,28 @@ file with the GIL off (and the per-structure tests under pytest-run-parallel).
 from __future__ import annotations
 
 import copy
+import functools
 import pickle
 import random
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
+
+from helpers import run_together
+
+pytestmark = pytest.mark.usefixtures("switch_often")
 
 THREADS = 6
 ROUNDS = 250
 JOIN_TIMEOUT = 120.0  # generous: a loaded 2-core machine; a hang fails the test, never slows it
 
 
-@pytest.fixture(autouse=True)
-def fast_switches() -> Iterator[None]:
-    """With the GIL, switch threads as often as possible; free-threaded builds need no help."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(old)
-
-
 def run_threads(work: Callable[[int], None], n: int = THREADS) -> None:
     """Run ``work(i)`` in ``n`` threads released together; re-raise the first failure."""
-    barrier = threading.Barrier(n)
-    errors: list[BaseException] = []
-
-    def runner(i: int) -> None:
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as exc:  # reported below, in the test's thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=runner, args=(i,), daemon=True) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(JOIN_TIMEOUT)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    if errors:
-        raise errors[0]
+    run_together([functools.partial(work, i) for i in range(n)], JOIN_TIMEOUT)
 
 
 def per_thread() -> list[list[Any]]:

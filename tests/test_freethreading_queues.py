@@ -11,7 +11,6 @@ conservation (every item taken exactly once, or still held) and ``_check()``.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections import Counter
@@ -19,43 +18,18 @@ from collections import Counter
 import pytest
 
 from dq_core import Empty
+from helpers import run_together
+
+pytestmark = pytest.mark.usefixtures("switch_often")
 
 THREADS = 4
 PER_THREAD = 1500
+JOIN_TIMEOUT = 60.0
 
 
-@pytest.fixture(autouse=True)
-def _switch_often():
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(old)
-
-
-def run_together(*targets):
+def start_together(*targets):
     """Run every target in its own thread, started at once; re-raise the first error."""
-    barrier = threading.Barrier(len(targets))
-    errors = []
-
-    def wrap(fn):
-        def run():
-            barrier.wait()
-            try:
-                fn()
-            except BaseException as exc:  # pragma: no cover - reported below
-                errors.append(exc)
-        return run
-
-    threads = [threading.Thread(target=wrap(fn), daemon=True) for fn in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a thread is stuck"
-    if errors:
-        raise errors[0]
+    run_together(targets, JOIN_TIMEOUT)
 
 
 def assert_unlocked(q):
@@ -82,7 +56,7 @@ def test_the_lock_excludes_and_hands_over(impl, kind):
             finally:
                 q._unlock()
 
-    run_together(*[bump] * THREADS)
+    start_together(*[bump] * THREADS)
     assert count[0] == 300 * THREADS
     assert_unlocked(q)
 
@@ -133,7 +107,7 @@ def test_priority_queue_many_producers_and_consumers(impl):
     readers = threading.Thread(target=reader, daemon=True)
     readers.start()
     try:
-        run_together(*[producer(t) for t in range(THREADS)], *[consumer(t) for t in range(THREADS)])
+        start_together(*[producer(t) for t in range(THREADS)], *[consumer(t) for t in range(THREADS)])
     finally:
         stop.set()
         readers.join(10)
@@ -161,7 +135,7 @@ def test_priority_queue_each_consumer_sees_its_own_order(impl):
                     return
         return run
 
-    run_together(*[drain(t) for t in range(THREADS)])
+    start_together(*[drain(t) for t in range(THREADS)])
     for part in taken:
         assert part == sorted(part)
     assert sorted(x for part in taken for x in part) == sorted(
@@ -211,12 +185,12 @@ def test_delay_queue_many_producers_consumers_cancels_and_reschedules(impl):
             dq._now()
 
     def produce_then_stop():
-        run_together(*[producer(t) for t in range(THREADS)])
+        start_together(*[producer(t) for t in range(THREADS)])
         while len(dq):  # the consumers drain what is left
             time.sleep(0.001)
         stop.set()
 
-    run_together(produce_then_stop, reader, *[consumer(t) for t in range(THREADS)])
+    start_together(produce_then_stop, reader, *[consumer(t) for t in range(THREADS)])
     got = Counter(x for part in taken for x in part)
     gone = Counter(x for part in cancelled for x in part)
     assert max(got.values()) == 1 and not (set(got) & set(gone))  # nothing twice
@@ -279,7 +253,7 @@ def test_item_heap_misused_from_threads_loses_nothing(impl):
                         assert "re-entered" in str(exc)
         return run
 
-    run_together(*[hammer(t) for t in range(THREADS)])
+    start_together(*[hammer(t) for t in range(THREADS)])
     heap._check()
     left = heap.snapshot()
     ids = Counter(id(x) for x in [*left, *cleared, *(x for p in popped for x in p)])

@@ -11,30 +11,13 @@ from __future__ import annotations
 
 import gc
 import sys
-from contextlib import contextmanager
 
 import pytest
 
+from helpers import collecting_constantly
+
 REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 
-
-@contextmanager
-def collecting_constantly(callback):
-    """Collect on (nearly) every allocation; call ``callback`` at each start."""
-    old = gc.get_threshold()
-
-    def on_gc(phase, info):
-        if phase == "start":
-            callback()
-
-    gc.collect()
-    gc.set_threshold(1, 1, 1)
-    gc.callbacks.append(on_gc)
-    try:
-        yield
-    finally:
-        gc.callbacks.remove(on_gc)
-        gc.set_threshold(*old)
 
 
 class Ledger:

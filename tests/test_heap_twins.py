@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from helpers import assert_same_methods, bare
+
 
 def outcome(call):
     try:
@@ -113,19 +115,10 @@ PUBLIC = ["push", "push_many", "pop", "popitem", "pop_many", "peek", "peekitem",
           "__init__", "__init_subclass__", "_check"]
 
 
-def bare(sig: inspect.Signature) -> str:
-    """The signature without annotations (compiled text signatures have none)."""
-    params = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
-    return str(sig.replace(parameters=params, return_annotation=sig.empty))
-
-
 def test_signatures_identical(both):
     c, py = (impl.Heap for impl in both)
     assert bare(inspect.signature(c)) == bare(inspect.signature(py)) == "()"
-    for name in PUBLIC:
-        sc, sp = (bare(inspect.signature(getattr(cls, name))) for cls in (c, py))
-        assert sc == sp, name
-        assert inspect.getdoc(getattr(c, name)) == inspect.getdoc(getattr(py, name)), name
+    assert_same_methods(c, py, PUBLIC)
 
 
 def help_sections(cls) -> str:

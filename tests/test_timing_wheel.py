@@ -8,7 +8,6 @@ import math
 import random
 import sys
 import time
-import tracemalloc
 import weakref
 
 import pytest
@@ -18,6 +17,8 @@ from hypothesis.stateful import (
     Bundle, RuleBasedStateMachine, consumes, invariant, multiple, rule,
     run_state_machine_as_test,
 )
+
+from helpers import traced_growth
 
 DAY = 86400.0
 YEAR = 365.25 * DAY
@@ -538,17 +539,8 @@ def test_millions_of_operations_leak_nothing(impl):
         assert len(w) == 0
 
     base = sys.getrefcount(payload)
-    churn()  # warm up: the slab reaches its size
-    tracemalloc.start()
-    try:
-        snap1 = tracemalloc.take_snapshot()
-        for _ in range(3):
-            churn()
-        snap2 = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
+    grown = traced_growth(churn, 3)  # its warm-up brings the slab to its size
     assert sys.getrefcount(payload) == base
-    grown = sum(s.size_diff for s in snap2.compare_to(snap1, "filename"))
     assert grown < 256 * 1024, grown
 
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from test_heap_reentry import collecting_constantly
+from helpers import collecting_constantly
 from ttl_helpers import Clock, Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
 
 

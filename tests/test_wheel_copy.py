@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+import sys
 import time
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dq_core
+from helpers import traced_growth
 
 
 class Clock:
@@ -202,8 +204,6 @@ def test_setstate_of_random_corruptions_never_breaks_the_wheel(both, data):
 
 
 def test_copies_and_loads_leak_nothing(impl):
-    import sys
-    import tracemalloc
 
     payload = object()
     clock = Clock(0.0)
@@ -227,14 +227,6 @@ def test_copies_and_loads_leak_nothing(impl):
             w.drain()
 
     base = sys.getrefcount(payload)
-    churn()  # warm up
-    tracemalloc.start()
-    try:
-        snap1 = tracemalloc.take_snapshot()
-        churn()
-        snap2 = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
+    grown = traced_growth(churn)
     assert sys.getrefcount(payload) == base
-    grown = sum(s.size_diff for s in snap2.compare_to(snap1, "filename"))
     assert grown < 64 * 1024, grown

@@ -14,15 +14,11 @@ import types
 
 import pytest
 
+from helpers import assert_same_methods, bare
+
 PUBLIC = ["schedule", "schedule_at", "cancel", "advance", "drain", "next_deadline", "stats",
           "_check", "__len__", "__contains__", "__repr__", "__getstate__", "__setstate__",
           "__reduce__", "__copy__", "__deepcopy__"]
-
-
-def bare(sig: inspect.Signature) -> str:
-    """The signature without annotations (compiled text signatures have none)."""
-    params = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
-    return str(sig.replace(parameters=params, return_annotation=sig.empty))
 
 
 def test_signatures_identical(both):
@@ -30,10 +26,7 @@ def test_signatures_identical(both):
     assert bare(inspect.signature(c)) == bare(inspect.signature(py)) == (
         "(tick=0.001, wheel_size=256, clock=<built-in function monotonic>)")
     assert inspect.signature(c).parameters["clock"].default is time.monotonic
-    for name in PUBLIC:
-        sc, sp = (bare(inspect.signature(getattr(cls, name))) for cls in (c, py))
-        assert sc == sp, name
-        assert inspect.getdoc(getattr(c, name)) == inspect.getdoc(getattr(py, name)), name
+    assert_same_methods(c, py, PUBLIC)
 
 
 def help_sections(cls) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import gc
 import inspect
 import sys
-import tracemalloc
 from typing import Any, Callable
 
 import pytest
+
+from helpers import traced_growth
 
 
 class Clock:
@@ -92,16 +93,6 @@ def assert_no_leaks(round_trip: Callable[[object], None]) -> None:
     """``round_trip(value)`` run 31 times leaks neither ``value`` nor memory."""
     value = object()
     base = sys.getrefcount(value)
-    round_trip(value)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        first = tracemalloc.get_traced_memory()[0]
-        for _ in range(30):
-            round_trip(value)
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - first
-    finally:
-        tracemalloc.stop()
+    grown = traced_growth(lambda: round_trip(value), 30)
     assert sys.getrefcount(value) == base
     assert grown < 64 * 1024, grown

@@ -1,0 +1,94 @@
+"""What the test modules of several structures share.
+
+Twin comparisons (signatures and docstrings), a leak measurement, a
+collector that runs on nearly every allocation, and threads started
+together.  Fixtures live in conftest.py; these are plain functions.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import threading
+import tracemalloc
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator
+
+
+def bare(sig: inspect.Signature) -> str:
+    """The signature without annotations (compiled text signatures have none)."""
+    params = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=params, return_annotation=sig.empty))
+
+
+def assert_same_methods(c: type, py: type, names: Iterable[str]) -> None:
+    """Each method of ``names`` has the same bare signature and docstring in both twins."""
+    for name in names:
+        sc, sp = (bare(inspect.signature(getattr(cls, name))) for cls in (c, py))
+        assert sc == sp, name
+        assert inspect.getdoc(getattr(c, name)) == inspect.getdoc(getattr(py, name)), name
+
+
+def traced_growth(churn: Callable[[], Any], rounds: int = 1) -> int:
+    """Bytes of traced memory still held after ``rounds`` calls of ``churn``.
+
+    One call first warms caches, free lists and slabs; the collector runs
+    before both readings.
+    """
+    churn()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for _ in range(rounds):
+            churn()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+
+
+@contextmanager
+def collecting_constantly(callback: Callable[[], Any]) -> Iterator[None]:
+    """Collect on (nearly) every allocation; call ``callback`` at each start."""
+    old = gc.get_threshold()
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            callback()
+
+    gc.collect()
+    gc.set_threshold(1, 1, 1)
+    gc.callbacks.append(on_gc)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(on_gc)
+        gc.set_threshold(*old)
+
+
+def run_together(targets: Iterable[Callable[[], Any]], timeout: float) -> None:
+    """Run every target in its own thread, released at once; re-raise the first failure.
+
+    A thread still alive after ``timeout`` seconds fails the test (a hang
+    fails, it never slows the suite).
+    """
+    fns = list(targets)
+    barrier = threading.Barrier(len(fns))
+    errors: list[BaseException] = []
+
+    def runner(fn: Callable[[], Any]) -> None:
+        try:
+            barrier.wait()
+            fn()
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=runner, args=(fn,), daemon=True) for fn in fns]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    if errors:
+        raise errors[0]
