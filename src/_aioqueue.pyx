@@ -39,12 +39,32 @@ from dq_core.aio._base import QueueShutDown
 cdef extern from *:
     """
     static void* dq_getattro(PyTypeObject* tp) { return (void*)tp->tp_getattro; }
+
+    /* 1 if obj's own __dict__ may hold name, 0 if it surely does not.  With
+       the GIL, the dict is read through its pointer (no call can run in
+       between); on a free-threaded build another thread could replace and
+       free that dict meanwhile, so a strong reference is taken first. */
+    static int dq_instance_may_hold(PyObject* obj, PyObject* name) {
+    #ifdef Py_GIL_DISABLED
+        int found;
+        PyObject* d = PyObject_GenericGetDict(obj, NULL);
+        if (d == NULL) { PyErr_Clear(); return 1; }
+        found = PyDict_Contains(d, name);
+        Py_DECREF(d);
+        if (found < 0) { PyErr_Clear(); return 1; }
+        return found;
+    #else
+        PyObject** dp = _PyObject_GetDictPtr(obj);  /* NULL: no dict could be made */
+        if (dp == NULL) return 1;
+        return *dp != NULL && PyDict_GetItem(*dp, name) != NULL;
+    #endif
+    }
     """
     void* _getattro "dq_getattro"(PyTypeObject* tp) noexcept
+    bint _instance_may_hold "dq_instance_may_hold"(object obj, object name) noexcept
 
 cdef extern from "Python.h":
     PyObject* _PyType_Lookup(PyTypeObject* type, object name)  # borrowed, or NULL; never raises
-    PyObject** _PyObject_GetDictPtr(object)  # NULL, never an error set
     PyObject* PyObject_GenericGetAttr(PyObject*, PyObject*)
     PyObject* PyThreadState_GetDict()
     PyObject* PyDict_GetItem(object, object)
@@ -103,16 +123,12 @@ cdef bint _own(object obj, str name, object method) noexcept:
     # a caller may then run what it does in C, as obj.<name>(...) would.
     # False when unsure: the caller does obj.<name>(...) itself.
     cdef PyTypeObject* tp = Py_TYPE(obj)
-    cdef PyObject** dp
     if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
         return False
     if _PyType_Lookup(tp, name) != <PyObject*>method:
         return False
-    if tp.tp_dictoffset == 0:
-        return True
-    dp = _PyObject_GetDictPtr(obj)  # NULL: failed to make the dict (error cleared)
-    # (a lookup that runs a key's __eq__ changes nothing held here)
-    return dp != NULL and (dp[0] == NULL or PyDict_GetItem(<object>dp[0], name) == NULL)
+    # (a dict lookup that runs a key's __eq__ changes nothing held here)
+    return tp.tp_dictoffset == 0 or not _instance_may_hold(obj, name)
 
 
 cdef object _loop_time(object loop):
