@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Generic, Optional, TypeVar
 from ._convert import to_real
 from ._heap_py import Heap
 from ._pqueue_py import ItemHeap, T
-from ._waiting import check_maxsize
+from ._waiting import check_maxsize, check_real_maxsize
 from .aio._base import LoopTimer, QueueShutDown, delay_get, wakeup_all, wakeup_next
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
@@ -50,8 +50,8 @@ class _AioQueueCore(Generic[T]):
         "_is_shutdown", "_loop", "__weakref__",
     )
 
-    def __init__(self, maxsize: int = 0) -> None:
-        self._maxsize = check_maxsize(maxsize)
+    def __init__(self, maxsize: float = 0) -> None:
+        self._maxsize = check_real_maxsize(maxsize)
         self._heap: ItemHeap[T] = ItemHeap()
         self._getters: deque[Future[None]] = deque()
         self._putters: deque[Future[None]] = deque()

@@ -169,8 +169,8 @@ class PriorityQueue(QueueProtocol, _Core[T]):
             if self.is_shutdown:
                 raise ShutDown
             heap = self._heap
-            if 0 < self.maxsize < len(heap) + len(batch):
-                raise Full
+            if batch and 0 < self.maxsize <= len(heap) + len(batch) - 1:
+                raise Full  # the last put_nowait would find the queue full
             getters = self._getters
             for item in batch:
                 heap.push(item)

@@ -27,7 +27,7 @@ from ._exceptions import Full, ShutDown
 
 __all__ = [
     "OwnedLock", "QueueProtocol", "Uncopyable", "new_waiter", "wait", "notify_all", "check_timeout",
-    "check_clock", "read_clock", "check_reading", "check_maxsize", "sleep", "MAX_WAIT",
+    "check_clock", "read_clock", "check_reading", "check_maxsize", "check_real_maxsize", "sleep", "MAX_WAIT",
 ]
 
 _allocate_lock = threading.Lock
@@ -140,6 +140,25 @@ def check_maxsize(maxsize: object) -> int:
     if not hasattr(type(maxsize), "__index__"):
         raise TypeError(f"maxsize must be an int, not {type(maxsize).__name__!r}")
     return operator.index(maxsize)  # type: ignore[arg-type]
+
+
+def check_real_maxsize(maxsize: object) -> float:
+    """``maxsize`` of a drop-in asyncio queue: an int as an int, another real number as given.
+
+    asyncio's queues take any number (``full()`` is ``qsize() >= maxsize >
+    0``: a float 1.5 holds two items, NaN or infinity never fills); anything
+    else raises ``TypeError`` naming ``maxsize``.
+    """
+    tp = type(maxsize)
+    if hasattr(tp, "__index__"):
+        return operator.index(maxsize)  # type: ignore[arg-type]
+    try:
+        if hasattr(tp, "__float__"):
+            maxsize > 0  # type: ignore[operator]  # noqa: B015 -- what full() will compare, once now
+            return maxsize  # type: ignore[return-value]
+    except TypeError:
+        pass
+    raise TypeError(f"maxsize must be a number, not {tp.__name__!r}")
 
 
 class OwnedLock:

@@ -26,6 +26,7 @@ from _clock cimport dq_monotonic
 
 import asyncio
 import os
+from math import ceil as _ceil
 import time as _time
 from asyncio import QueueEmpty, QueueFull
 from collections import deque
@@ -33,7 +34,7 @@ from collections import deque
 from dq_core._heap cimport Heap
 from dq_core._convert import to_real
 from dq_core._pqueue cimport ItemHeap
-from dq_core._waiting import check_maxsize
+from dq_core._waiting import check_maxsize, check_real_maxsize
 from dq_core.aio._base import QueueShutDown
 
 cdef extern from *:
@@ -165,10 +166,11 @@ cdef int _wakeup_all(object waiters) except -1:
 
 
 cdef Py_ssize_t _cap_of(object maxsize) except -1:
-    # maxsize as the size that makes the queue full, or 0 when none can
-    if maxsize <= 0 or maxsize > PY_SSIZE_T_MAX:
+    # The size that makes the queue full (asyncio's full(): qsize() >= maxsize
+    # > 0, so a float's ceiling), or 0 when none can (NaN, infinity, <= 0).
+    if not maxsize > 0 or maxsize > PY_SSIZE_T_MAX:
         return 0
-    return maxsize
+    return maxsize if type(maxsize) is int else _ceil(maxsize)
 
 
 cdef inline bint _le(double a, object b) except -1:
@@ -206,7 +208,7 @@ cdef class _AioQueueCore:
         self._loop = None
 
     def __init__(self, maxsize=0):
-        m = check_maxsize(maxsize)
+        m = check_real_maxsize(maxsize)
         self._maxsize = m
         self._cap = _cap_of(m)
         self._unfinished_tasks = 0

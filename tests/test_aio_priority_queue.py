@@ -11,6 +11,8 @@ import asyncio
 import copy
 import pickle
 import sys
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
@@ -79,9 +81,50 @@ def test_storage_hooks_are_refused(impl):
         type("Sub", (impl.aio.PriorityQueue,), {"_put": lambda self, item: None})
 
 
+MAXSIZES = [1.3, 2.0, 0.5, -1.5, 0.0, float("nan"), float("inf"), Fraction(5, 2),
+            Decimal("1.5"), True, 3]
+
+
+@pytest.mark.parametrize("maxsize", MAXSIZES, ids=repr)
+def test_any_number_is_a_maxsize_as_in_asyncio(impl, maxsize):
+    # asyncio's full() is qsize() >= maxsize > 0: a float 1.3 holds two items
+    async def fill(q, limit=6):
+        # how many put_nowait calls succeed, and full() before each
+        trace = []
+        for i in range(limit):
+            trace.append(q.full())
+            try:
+                q.put_nowait(i)
+            except asyncio.QueueFull:
+                break
+        return len([x for x in trace if not x]), trace
+
+    async def main():
+        ours, theirs = impl.aio.PriorityQueue(maxsize), asyncio.PriorityQueue(maxsize)
+        assert ours.maxsize == theirs.maxsize or maxsize != maxsize
+        assert await fill(ours) == await fill(theirs)
+        # put_many puts all or nothing: all exactly when put_nowait would take each
+        for room in range(4):
+            q, ref = impl.aio.PriorityQueue(maxsize), asyncio.PriorityQueue(maxsize)
+            want = (await fill(ref, room + 1))[0] == room + 1
+            try:
+                q.put_many(range(room + 1))
+                took = True
+            except asyncio.QueueFull:
+                took = False
+            assert took is want, room
+            assert q.qsize() == (room + 1 if took else 0)
+
+    asyncio.run(main())
+
+
 def test_bad_maxsize_names_it(impl):
-    with pytest.raises(TypeError, match="maxsize must be an int, not 'str'"):
+    with pytest.raises(TypeError, match="^maxsize must be a number, not 'str'$"):
         impl.aio.PriorityQueue("3")
+    with pytest.raises(TypeError, match="^maxsize must be a number, not 'complex'$"):
+        impl.aio.PriorityQueue(1j)
+    with pytest.raises(TypeError, match="^maxsize must be a number, not 'NoneType'$"):
+        impl.aio.PriorityQueue(None)
     with pytest.raises(TypeError, match="max_items must be an int"):
         impl.aio.PriorityQueue().get_many("2")
     with pytest.raises(ValueError, match="max_items must be non-negative"):

@@ -145,6 +145,36 @@ def test_generic_alias_and_repr(impl):
     assert repr(q) == "<PriorityQueue len=2 maxsize=3 next=(1, 'a')>"
 
 
+@pytest.mark.parametrize("maxsize", [1.3, 2.0, 0.5, -1.5, 0, 3], ids=repr)
+def test_put_many_takes_all_exactly_when_put_nowait_would_take_each(impl, maxsize):
+    # queue's put waits while qsize() >= maxsize > 0: a float 1.3 holds two items
+    for held in range(4):
+        for k in range(4):
+            ref, q = queue.PriorityQueue(maxsize), impl.PriorityQueue(maxsize)
+            for i in range(held):
+                try:
+                    ref.put_nowait(i)
+                    q.put_nowait(i)
+                except queue.Full:
+                    with pytest.raises(queue.Full):
+                        q.put_nowait(i)
+                    break
+            want = True
+            try:
+                for i in range(k):
+                    ref.put_nowait(i)
+            except queue.Full:
+                want = False
+            before = q.qsize()
+            try:
+                q.put_many(range(k))
+                took = True
+            except queue.Full:
+                took = False
+            assert took is want, (held, k)
+            assert q.qsize() == before + (k if took else 0)
+
+
 def test_put_many_get_many_clear(impl):
     q = impl.PriorityQueue(4)
     q.put_many([(3, "c"), (1, "a"), (2, "b")])

@@ -97,7 +97,7 @@ class PriorityQueue(LoopBound, _Core[T]):
     @property
     def maxsize(self) -> int:
         """Number of items allowed in the queue (0 or less: no bound)."""
-        return self._maxsize
+        return self._maxsize  # type: ignore[return-value]  # typed as asyncio's: any number works
 
     # -- put ------------------------------------------------------------------
 
@@ -119,8 +119,8 @@ class PriorityQueue(LoopBound, _Core[T]):
         batch = list(items)
         if self._is_shutdown:
             raise QueueShutDown
-        if 0 < self._maxsize < len(self._heap) + len(batch):
-            raise QueueFull
+        if batch and 0 < self._maxsize <= len(self._heap) + len(batch) - 1:
+            raise QueueFull  # the last put_nowait would find the queue full
         push = self._heap.push
         getters = self._getters
         for item in batch:
