@@ -9,9 +9,12 @@ here through items whose comparison raises on demand.
 
 from __future__ import annotations
 
+import importlib.util
 import queue
 import threading
 import time
+import unittest
+from pathlib import Path
 
 import pytest
 
@@ -591,3 +594,53 @@ def test_failing_queue(impl):
     q = impl.PriorityQueue(QUEUE_SIZE)
     failing_queue_test(q)
     failing_queue_test(q)  # the same instance, reused
+
+
+# -- CPython's own file, unchanged ----------------------------------------------------------
+
+# The running interpreter's Lib/test/test_queue.py: its BaseQueueTestMixin
+# (the tests every queue class of the module passes, PriorityQueue among
+# them) run on dq_core's class, as the stdlib runs them on its own.  The
+# FailingQueue tests override _put/_get, which dq_core refuses; they are
+# ported above instead.
+STDLIB_TEST_QUEUE = Path(queue.__file__).parent / "test" / "test_queue.py"
+
+
+def _stdlib_mixin():
+    spec = importlib.util.spec_from_file_location("_cpython_test_queue", STDLIB_TEST_QUEUE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.BaseQueueTestMixin
+
+
+def _stdlib_names():
+    if not STDLIB_TEST_QUEUE.exists():
+        return []
+    return sorted(unittest.defaultTestLoader.getTestCaseNames(_stdlib_mixin()))
+
+
+STDLIB_NAMES = _stdlib_names()
+
+
+def test_cpythons_test_queue_is_there_and_read():
+    assert STDLIB_TEST_QUEUE.exists(), f"CPython's test suite is not installed: {STDLIB_TEST_QUEUE}"
+    assert len(STDLIB_NAMES) >= 6 and "test_basic" in STDLIB_NAMES  # 6 in 3.11, 24 in 3.13
+
+
+@pytest.mark.parametrize("name", STDLIB_NAMES)
+def test_cpythons_own_queue_test(impl, name):
+    mixin = _stdlib_mixin()
+
+    class Case(mixin, unittest.TestCase):  # type: ignore[misc, valid-type]
+        queue = queue  # Empty, Full, ShutDown: dq_core's are the stdlib's
+
+        def setUp(self):
+            self.type2test = impl.PriorityQueue
+            super().setUp()
+
+    result = unittest.TestResult()
+    Case(name).run(result)
+    problems = result.errors + result.failures
+    assert result.testsRun == 1 and not problems, "\n".join(text for _, text in problems)
+    assert not result.skipped, result.skipped
