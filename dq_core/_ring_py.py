@@ -127,10 +127,18 @@ class TTLRing(Generic[K]):
         ``now`` defaults to ``clock()``; ``max_items`` >= 0 caps how many.
         O(1) when nothing is due, O(k) for k expired keys.
         """
-        t = self._time(now, "now")
-        cap = max_items_of(max_items)
-        enter(self, "TTLRing")
+        # the check a service makes every tick: its common arguments inline
+        if type(now) is float and now == now:
+            t = now
+        else:
+            t = self._time(now, "now")
+        cap = -1 if type(max_items) is int and max_items < 0 else max_items_of(max_items)
+        if self._busy:
+            raise reentered("TTLRing")
+        self._busy = True
         try:
+            if self._len and not self._segs[self._first][1][self._head] + self._ttl <= t:
+                return []  # the head is live: nothing is due
             return self._expire(t, cap, True)
         finally:
             self._busy = False
