@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Callable, Generic, Optional, TypeVar
+from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from ._ringstate import (
     COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
@@ -101,8 +101,13 @@ class TTLRing(Generic[K]):
 
     def push(self, key: K, created_at: Optional[float] = None) -> None:
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
-        t = self._time(created_at, "created_at")
-        enter(self, "TTLRing")
+        if type(created_at) is float and created_at == created_at:
+            t = created_at  # TTLDict's every set: its inline fast path
+        else:
+            t = self._time(created_at, "created_at")
+        if self._busy:
+            raise reentered("TTLRing")
+        self._busy = True
         try:
             tail = self._tail
             if tail == self._size:
@@ -193,6 +198,22 @@ class TTLRing(Generic[K]):
             return self._expire(0.0, 1, False)[0]
         finally:
             self._busy = False
+
+    def _due(self, now: float) -> Iterator[K]:
+        # the due head keys, oldest first, left on the ring (the caller pops
+        # those it is done with); nothing may change the ring meanwhile
+        ttl, size, segs = self._ttl, self._size, self._segs
+        first, head, n = self._first, self._head, self._len
+        while n:
+            keys, times = segs[first]
+            if not times[head] + ttl <= now:
+                return
+            yield keys[head]
+            n -= 1
+            head += 1
+            if head == size:
+                first += 1
+                head = 0
 
     def _peek(self) -> K:
         # the head key; the ring must not be empty

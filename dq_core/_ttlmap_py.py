@@ -18,7 +18,7 @@ import types
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 from ._ring_py import TTLRing
-from ._ringstate import clock_of, enter, enter_anew, reading, reentered, ttl_of
+from ._ringstate import clock_of, enter, enter_anew, reading, real, reentered, ttl_of
 from ._ttlmapstate import STATE_VERSION, Entry, check_dict_state, maxsize_of, on_expire_of
 
 __all__ = ["TTLDictCore"]
@@ -109,7 +109,9 @@ class TTLDictCore(Generic[K, V]):
 
     def __getitem__(self, key: K) -> V:
         entry = self._data[key]
-        now = reading(self._clock)
+        now = self._clock()  # reading(self._clock), its float fast path inline
+        if type(now) is not float or now != now:
+            now = real(now, "clock()")
         if entry[2] + self._ttl <= now:
             raise KeyError(key)
         return entry[1]  # type: ignore[no-any-return]
@@ -118,12 +120,18 @@ class TTLDictCore(Generic[K, V]):
         entry = self._data.get(key)  # type: ignore[arg-type]
         if entry is None:
             return False
-        now = reading(self._clock)
+        now = self._clock()  # reading(self._clock), its float fast path inline
+        if type(now) is not float or now != now:
+            now = real(now, "clock()")
         return not entry[2] + self._ttl <= now
 
     def __setitem__(self, key: K, value: V) -> None:
-        now = reading(self._clock)
-        enter(self, "TTLDict")
+        now = self._clock()  # reading(self._clock), its float fast path inline
+        if type(now) is not float or now != now:
+            now = real(now, "clock()")
+        if self._busy:
+            raise reentered("TTLDict")
+        self._busy = True
         try:
             data = self._data
             entry = (key, value, now)
@@ -198,16 +206,22 @@ class TTLDictCore(Generic[K, V]):
             self._busy = False
 
     def _drop_due(self, now: float) -> list[tuple[K, V]]:
-        # Each head entry leaves the dict before it leaves the ring, so a
-        # key's __hash__/__eq__ raising here leaves every held entry on the ring.
+        # Each due head entry leaves the dict before it leaves the ring (the
+        # ones done, in one pop at the end), so a key's __hash__/__eq__ raising
+        # here leaves every held entry on the ring.
         out: list[tuple[K, V]] = []
-        ring = self._ring
-        ttl = self._ttl
-        while len(ring):
-            entry = ring._peek()
-            if not entry[2] + ttl <= now:
-                break
-            self._drop_head(out)
+        data = self._data
+        done = 0
+        try:
+            for entry in self._ring._due(now):
+                key = entry[0]
+                if data.get(key) is entry:
+                    del data[key]
+                    out.append((key, entry[1]))
+                done += 1
+        finally:
+            if done:
+                self._ring._expire(0.0, done, False)
         return out
 
     def _drop_head(self, out: list[tuple[K, V]]) -> None:
