@@ -18,22 +18,33 @@ def to_real(value: object, name: str) -> float:
     """Return ``value`` as a float, or raise an error that names ``name``.
 
     Integers (anything with ``__index__``) must lie within +-2**53, other
-    numbers need ``__float__``; NaN is refused.
+    numbers need ``__float__`` (also an object whose ``__index__`` refuses
+    while its ``__float__`` answers, as a NumPy float array's does); NaN is
+    refused, and so is a value ``float()`` cannot make (``Decimal('sNaN')``).
     """
     tp = type(value)
     if hasattr(tp, "__index__"):
-        i = operator.index(value)  # type: ignore[arg-type]
-        if -MAX_EXACT_INT <= i <= MAX_EXACT_INT:
-            return float(i)
-        raise OverflowError(
-            f"{name} must be an integer within +-2**53 to be stored exactly, "
-            f"got {i!r}"
-        )
+        try:
+            i = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            # an __index__ that refuses (NumPy's one-element float arrays) while
+            # __float__ answers: the number is a float
+            if not hasattr(tp, "__float__"):
+                raise TypeError(f"{name} must be a real number, not {tp.__name__!r}") from None
+        else:
+            if -MAX_EXACT_INT <= i <= MAX_EXACT_INT:
+                return float(i)
+            raise OverflowError(
+                f"{name} must be an integer within +-2**53 to be stored exactly, "
+                f"got {i!r}"
+            )
     if hasattr(tp, "__float__"):
         try:
             d = float(value)  # type: ignore[arg-type]
         except TypeError as exc:  # complex on Python 3.9, a bad __float__
             raise TypeError(f"{name} must be a real number, not {tp.__name__!r}") from exc
+        except ValueError as exc:  # Decimal('sNaN'): "cannot convert signaling NaN to float"
+            raise ValueError(f"{name} must be a number a float can hold: {exc}") from exc
         if d != d:
             raise ValueError(f"{name} must not be NaN")
         return d
