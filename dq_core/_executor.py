@@ -23,6 +23,7 @@ future it was serving gets the exception, so none stays pending forever.
 from __future__ import annotations
 
 import itertools
+import operator
 import logging
 import os
 import queue
@@ -106,6 +107,9 @@ class PriorityExecutor(Uncopyable, Executor):
                  initargs: tuple[Any, ...] = ()) -> None:
         if max_workers is None:
             max_workers = min(32, (os.cpu_count() or 1) + 4)
+        elif not hasattr(type(max_workers), "__index__"):
+            raise TypeError(f"max_workers must be an int, not {type(max_workers).__name__!r}")
+        max_workers = operator.index(max_workers)
         if max_workers <= 0:
             raise ValueError("max_workers must be greater than 0")
         if initializer is not None and not callable(initializer):
@@ -196,6 +200,10 @@ class PriorityExecutor(Uncopyable, Executor):
         if wait:
             for t in threads:
                 t.join()
+
+    def __len__(self) -> int:
+        """Tasks submitted and not started yet (not reliable, like ``qsize()``)."""
+        return self._pending.qsize()
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} max_workers={self._max_workers} "

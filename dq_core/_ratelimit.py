@@ -15,6 +15,7 @@ waiting; ``dq_core.aio.RateLimiter`` runs the same bucket on the loop's clock.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import TYPE_CHECKING, Callable, Optional
@@ -126,6 +127,10 @@ class TokenBucket:
             return 0.0
         return (k - avail) / self._rate
 
+    def _whole(self, now: float) -> int:
+        """How many one-token acquisitions would succeed at ``now`` (changing nothing)."""
+        return max(0, math.floor(self._available(now) + _EPS))
+
     def _repr(self, now: float) -> str:
         return (f"<{type(self).__name__} rate={self._rate!r} burst={self._burst!r} "
                 f"available={self._available(now):.3g}")
@@ -194,6 +199,12 @@ class RateLimiter(Uncopyable, TokenBucket):
         if wait > 0:
             sleep(wait)
         return True
+
+    def __len__(self) -> int:
+        """Whole tokens in the bucket now: how many ``try_acquire()`` calls would succeed."""
+        now = read_clock(self._clock)
+        with self._lock:
+            return self._whole(now)
 
     def __repr__(self) -> str:
         now = read_clock(self._clock)

@@ -561,7 +561,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
         args: List[Any] = ["1" if absolute else "0"]
         ts = list(times)
         if len(ts) != n:
-            raise ValueError(f"payloads and {name}s differ in length: {n} != {len(ts)}")
+            plural = name if name.endswith("s") else name + "s"
+            raise ValueError(f"payloads and {plural} differ in length: {n} != {len(ts)}")
         if job_ids is None:  # 128 random bits each, as uuid4 has, drawn at once
             hexes = os.urandom(16 * n).hex()
             ids = [hexes[i:i + 32] for i in range(0, 32 * n, 32)]
@@ -600,9 +601,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
         return self._put_flow(items, times, "delays", False, job_ids)
 
     def _claim_flow(self, max_items: object, timeout: object) -> _Flow[List[Job[T]]]:
-        n = to_count(max_items, "max_items")
+        try:
+            n = to_count(max_items, "max_items")
+        except ValueError:  # negative: refused below, with the message of 0
+            n = 0
         if n < 1:
-            raise ValueError(f"max_items must be at least 1, got {n!r}")
+            raise ValueError(f"max_items must be at least 1, got {max_items!r}")
         end = math.inf if timeout is None else monotonic() + check_timeout(timeout)
         lease = _micros(self.lease, "lease")
         # a subscription left by an earlier wait costs nothing to take: then

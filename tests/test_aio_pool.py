@@ -65,7 +65,9 @@ def test_surface(impl, run):
         task = pool.submit(rec.job("a"), priority=1.5)
         assert isinstance(task, asyncio.Future) and not task.done()
         assert repr(pool) == "<PriorityTaskPool max_concurrency=2 running=0 pending=1>"
+        assert len(pool) == 1  # submitted, not started
         assert await task == "a"
+        assert len(pool) == 0
         for fn in (copy.copy, copy.deepcopy, pickle.dumps):
             with pytest.raises(TypeError, match="^cannot pickle or copy 'PriorityTaskPool' object"):
                 fn(pool)

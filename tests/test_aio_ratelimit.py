@@ -186,6 +186,7 @@ def test_refills_exactly_as_the_threaded_bucket(impl):
             clock[0] = loop.now
             k = rng.choice([0.25, 0.5, 1, 1, 2])
             assert lim.try_acquire(k) == ref.try_acquire(k)
+            assert len(lim) == len(ref)
         assert repr(lim) == repr(ref)[:-1] + " waiting=0>"
 
     run_virtual(main())

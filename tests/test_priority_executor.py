@@ -117,9 +117,25 @@ def test_failing_initializer_breaks_the_pool(impl):
     ex.shutdown()
 
 
+def test_len_counts_the_tasks_not_started(impl):
+    gate, running = threading.Event(), threading.Event()
+    with impl.PriorityExecutor(max_workers=1) as ex:
+        assert len(ex) == 0
+        ex.submit(lambda: (running.set(), gate.wait(10)))
+        assert running.wait(10)
+        for _ in range(5):
+            ex.submit(int)
+        assert len(ex) == 5
+        gate.set()
+    assert len(ex) == 0
+
+
 def test_bad_arguments(impl):
     with pytest.raises(ValueError, match="max_workers"):
         impl.PriorityExecutor(max_workers=0)
+    for bad in ("x", 1.5):
+        with pytest.raises(TypeError, match=f"^max_workers must be an int, not {type(bad).__name__!r}$"):
+            impl.PriorityExecutor(max_workers=bad)
     with pytest.raises(TypeError, match="initializer"):
         impl.PriorityExecutor(initializer=3)
     with impl.PriorityExecutor() as ex:

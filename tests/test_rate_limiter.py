@@ -31,6 +31,23 @@ def test_starts_full_and_refills_exactly():
     assert granted == 100_000
 
 
+def test_len_is_the_whole_tokens_try_acquire_would_take():
+    clock = Clock()
+    lim = RateLimiter(4, burst=2.5, clock=clock)
+    assert len(lim) == 2
+    assert lim.try_acquire(0.5) and len(lim) == 2
+    assert lim.try_acquire() and len(lim) == 1
+    clock.now = 0.125  # +0.5 token: 1.5 held
+    assert len(lim) == 1
+    n = len(lim)
+    taken = 0
+    while lim.try_acquire():
+        taken += 1
+    assert taken == n and len(lim) == 0
+    clock.now = 10.0
+    assert len(lim) == 2  # burst caps it
+
+
 def test_burst_caps_what_idle_time_banks():
     clock = Clock()
     lim = RateLimiter(10, burst=5, clock=clock)

@@ -285,6 +285,10 @@ class PriorityTaskPool(LoopBound):
             assert self._limiter is not None and self._permit_task is not None, (
                 "a task waits for a free slot with no token on its way")
 
+    def __len__(self) -> int:
+        """Tasks submitted and not started yet."""
+        return len(self._pending)
+
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} max_concurrency={self._max} running={self._running} "
                 f"pending={len(self._pending)}>")

@@ -222,6 +222,11 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
             due = now + (k - avail) / self._rate
             assert self._timer_when <= due + 1e-6 * (1 + abs(due)), "the timer is armed past the head"
 
+    def __len__(self) -> int:
+        """Whole tokens in the bucket now: how many ``try_acquire()`` calls would succeed."""
+        loop = self._loop
+        return self._whole(0.0 if loop is None else loop.time())
+
     def __repr__(self) -> str:
         loop = self._loop
         waiting = sum(not w.done() for w, _ in self._waiters)
