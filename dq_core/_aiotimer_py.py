@@ -67,7 +67,10 @@ class Pending:
 
 class TimerHandle:
     """A callback scheduled on an ``aio.Timer``: asyncio ``TimerHandle``'s ``cancel()``,
-    ``cancelled()`` and ``when()``."""
+    ``cancelled()`` and ``when()``.
+
+    Not thread-safe, like asyncio's: cancel it in the loop's thread (from
+    another thread, ``loop.call_soon_threadsafe(handle.cancel)``)."""
 
     __slots__ = ("_when", "_callback", "_args", "_context", "_timer", "_key", "_state", "__weakref__")
 

@@ -245,7 +245,10 @@ cdef inline void _leave(TimerHandle h) noexcept:
 @cython.freelist(64)
 cdef class TimerHandle:
     """A callback scheduled on an ``aio.Timer``: asyncio ``TimerHandle``'s ``cancel()``,
-    ``cancelled()`` and ``when()``."""
+    ``cancelled()`` and ``when()``.
+
+    Not thread-safe, like asyncio's: cancel it in the loop's thread (from
+    another thread, ``loop.call_soon_threadsafe(handle.cancel)``)."""
 
     cdef readonly double _when
     cdef object _callback

@@ -81,6 +81,10 @@ class Timer:
     ``RuntimeError``.  ``len(t)`` counts the timers not yet run or
     cancelled.  Copying and pickling raise ``TypeError``.
 
+    Not thread-safe, like the loop's own ``call_later``: use it in the
+    loop's thread; from another thread, go through
+    ``loop.call_soon_threadsafe(t.call_later, delay, callback)``.
+
     >>> async def main():
     ...     t, out = Timer(tick=0.001), []
     ...     t.call_later(0.02, out.append, "later")
