@@ -64,26 +64,26 @@ class _AioQueueCore(Generic[T]):
         async def _wait_put(self, item: T) -> None: ...
         async def _wait_get(self) -> T: ...
 
-    def qsize(self) -> int:
+    def qsize(self, /) -> int:
         """Number of items in the queue.  O(1)."""
         return len(self._heap)
 
-    def empty(self) -> bool:
+    def empty(self, /) -> bool:
         """Return True if the queue is empty, False otherwise.  O(1)."""
         return not self._heap
 
-    def full(self) -> bool:
+    def full(self, /) -> bool:
         """Return True if there are ``maxsize`` items in the queue.  O(1).
 
         With ``maxsize`` 0 (the default) or less, never true.
         """
         return 0 < self._maxsize <= len(self._heap)
 
-    def _has_room(self) -> bool:
+    def _has_room(self, /) -> bool:
         """True unless ``maxsize`` items are held (what a woken putter waits for)."""
         return not 0 < self._maxsize <= len(self._heap)
 
-    def put_nowait(self, item: T) -> None:
+    def put_nowait(self, /, item: T) -> None:
         """Put ``item`` into the queue without waiting.  O(log n).
 
         Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
@@ -98,7 +98,7 @@ class _AioQueueCore(Generic[T]):
         if self._getters:
             wakeup_next(self._getters)
 
-    def get_nowait(self) -> T:
+    def get_nowait(self, /) -> T:
         """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
 
         Raises ``QueueShutDown`` if the queue has been shut down and is
@@ -132,7 +132,7 @@ class _AioQueueCore(Generic[T]):
             return await self._wait_get()  # the face's: waits on the loop
         return self.get_nowait()
 
-    def task_done(self) -> None:
+    def task_done(self, /) -> None:
         """Indicate that an item taken by ``get`` has been processed.  O(1).
 
         When every item put has been marked done, ``join`` returns.  Raises
@@ -181,33 +181,34 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     # -- sizes ----------------------------------------------------------------
 
-    def qsize(self) -> int:
+    def qsize(self, /) -> int:
         """Number of items held, due or not.  O(1)."""
         return len(self._heap)
 
-    def __len__(self) -> int:
+    def __len__(self, /) -> int:
+        """Return len(self)."""
         return len(self._heap)
 
-    def empty(self) -> bool:
+    def empty(self, /) -> bool:
         """Return True if no item is held, due or not.  O(1)."""
         return not self._heap
 
-    def full(self) -> bool:
+    def full(self, /) -> bool:
         """Return True if ``maxsize`` items are held.  O(1)."""
         return 0 < self._maxsize <= len(self._heap)
 
-    def _has_room(self) -> bool:
+    def _has_room(self, /) -> bool:
         """True unless ``maxsize`` items are held (what a woken putter waits for)."""
         return not 0 < self._maxsize <= len(self._heap)
 
-    def next_deadline(self) -> Optional[float]:
+    def next_deadline(self, /) -> Optional[float]:
         """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
         heap = self._heap
         return heap.peekitem()[0] if heap else None
 
     # -- put and get ------------------------------------------------------------
 
-    def put_nowait(self, item: D, delay: float = 0.0) -> int:
+    def put_nowait(self, /, item: D, delay: float = 0.0) -> int:
         """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
 
         A ``delay`` <= 0 makes it due at once, ``inf`` never (until
@@ -223,7 +224,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
             return self._add(item, loop.time() + delay)
         return self._heap.push(loop.time() + delay, item)
 
-    def _add(self, item: D, deadline: float) -> int:
+    def _add(self, /, item: D, deadline: float) -> int:
         """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
         heap = self._heap
         if self._is_shutdown:
@@ -236,7 +237,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
             return handle
         return heap.push(deadline, item)
 
-    def get_nowait(self) -> D:
+    def get_nowait(self, /) -> D:
         """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
 
         Raises ``QueueShutDown`` once the queue is shut down and holds no item.
@@ -257,7 +258,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     get = delay_get  # try get_nowait(), else the face's _wait_get()
 
-    def _taken(self) -> None:
+    def _taken(self, /) -> None:
         """The head was taken: wake a putter, and the next getter or the timer."""
         if self._putters:
             wakeup_next(self._putters)
@@ -269,7 +270,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     # -- the one timer ------------------------------------------------------------
 
-    def _schedule(self) -> None:
+    def _schedule(self, /) -> None:
         """Make sure a waiting getter will learn that the head is due: wake one or arm the timer."""
         heap = self._heap
         if not self._getters or not heap or self._pending:
@@ -290,7 +291,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
     # the timer (LoopTimer's _arm, _on_timer, _disarm): firing re-runs _schedule
     _on_due = _schedule
 
-    def _wake_all(self) -> None:
+    def _wake_all(self, /) -> None:
         """Wake every getter (shutdown: each re-checks and raises QueueShutDown)."""
         self._disarm()
         getters = self._getters

@@ -82,15 +82,15 @@ class TimerHandle:
     _key: int
     _state: str
 
-    def when(self) -> float:
+    def when(self, /) -> float:
         """The deadline, on the loop's clock (``loop.time()``)."""
         return self._when
 
-    def cancelled(self) -> bool:
+    def cancelled(self, /) -> bool:
         """True once ``cancel()`` has stopped the callback from running."""
         return self._state is CANCELLED
 
-    def cancel(self) -> bool:
+    def cancel(self, /) -> bool:
         """Stop the callback from running; False if it already ran, was cancelled or unrun.  O(1).
 
         A timer cancelled by a callback of the same batch (due together) does
@@ -104,7 +104,7 @@ class TimerHandle:
         self._callback = self._args = None  # as asyncio: a cancelled handle keeps nothing alive
         return True
 
-    def __repr__(self) -> str:
+    def __repr__(self, /) -> str:
         return f"<TimerHandle {self._state} when={self._when!r} {_describe(self)}>"
 
     def __reduce_ex__(self, protocol: object) -> NoReturn:

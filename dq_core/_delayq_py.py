@@ -87,20 +87,21 @@ class DelayCore(OwnedLock, Generic[T]):
     def _wait_due(self, delay: Optional[float], end: Optional[float]) -> None:
         raise NotImplementedError
 
-    def _now(self) -> float:
+    def _now(self, /) -> float:
         """One reading of the queue's clock (a finite float)."""
         return read_clock(self._clock)
 
     # -- sizes ----------------------------------------------------------------
 
-    def qsize(self) -> int:
+    def qsize(self, /) -> int:
         """Return the number of items held, due or not (not reliable!).  O(1)."""
         return len(self._heap)
 
-    def __len__(self) -> int:
+    def __len__(self, /) -> int:
+        """Return len(self)."""
         return len(self._heap)
 
-    def next_deadline(self) -> Optional[float]:
+    def next_deadline(self, /) -> Optional[float]:
         """Return the earliest deadline held, or None if empty.  O(1)."""
         self._lock()
         try:
@@ -111,7 +112,7 @@ class DelayCore(OwnedLock, Generic[T]):
 
     # -- put ------------------------------------------------------------------
 
-    def put(self, item: T, delay: float = 0.0, *, block: bool = True,
+    def put(self, /, item: T, delay: float = 0.0, *, block: bool = True,
             timeout: Optional[float] = None) -> int:
         """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
 
@@ -124,7 +125,7 @@ class DelayCore(OwnedLock, Generic[T]):
         # makes an infinite deadline, never NaN.
         return self._put(item, read_clock(self._clock) + d, block, timeout)
 
-    def put_at(self, item: T, deadline: float, *, block: bool = True,
+    def put_at(self, /, item: T, deadline: float, *, block: bool = True,
                timeout: Optional[float] = None) -> int:
         """Add ``item``, due at ``deadline`` (on the queue's clock); return its handle.  O(log n).
 
@@ -164,7 +165,7 @@ class DelayCore(OwnedLock, Generic[T]):
 
     # -- get ------------------------------------------------------------------
 
-    def get(self, block: bool = True, timeout: Optional[float] = None) -> T:
+    def get(self, /, block: bool = True, timeout: Optional[float] = None) -> T:
         """Remove and return the earliest-due item once it is due.  O(log n).
 
         With ``block`` true, waits until an item is due (at most ``timeout``
@@ -199,7 +200,7 @@ class DelayCore(OwnedLock, Generic[T]):
                 self._getters.popleft().release()
             self._unlock()
 
-    def get_nowait(self) -> T:
+    def get_nowait(self, /) -> T:
         """Remove and return the earliest-due item if it is due, else ``Empty``.  O(log n)."""
         return self.get(False)
 
@@ -212,7 +213,7 @@ class DelayCore(OwnedLock, Generic[T]):
             notify_all(self._getters)  # they raise ShutDown now
         return item
 
-    def get_many(self, max_items: Optional[int] = None) -> list[T]:
+    def get_many(self, /, max_items: Optional[int] = None) -> list[T]:
         """Remove and return every item due now (at most ``max_items``), earliest first.  O(k log n).
 
         Never blocks.  Once shut down and empty, raises ``ShutDown``.
@@ -233,7 +234,7 @@ class DelayCore(OwnedLock, Generic[T]):
 
     # -- handles ----------------------------------------------------------------
 
-    def cancel(self, handle: int) -> bool:
+    def cancel(self, /, handle: int) -> bool:
         """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
         item: Any = None
         self._lock()
@@ -255,7 +256,7 @@ class DelayCore(OwnedLock, Generic[T]):
             self._unlock()
             del item  # its finaliser may use the queue: not under the lock
 
-    def reschedule(self, handle: int, delay: float) -> bool:
+    def reschedule(self, /, handle: int, delay: float) -> bool:
         """Make the item behind ``handle`` due ``delay`` seconds from now.  O(log n).
 
         Returns False if the handle is stale.  The item goes behind others
@@ -277,7 +278,7 @@ class DelayCore(OwnedLock, Generic[T]):
         finally:
             self._unlock()
 
-    def _check(self) -> None:
+    def _check(self, /) -> None:
         """Assert the invariants: heap order, and no lock or leader left behind when idle."""
         assert self._mutex.acquire(False), "the lock is held"
         try:

@@ -261,19 +261,19 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         """A live, read-only view of the heap list: ``queue[0]`` is the head.  O(1)."""
         return QueueView(self)
 
-    def qsize(self) -> int:
+    def qsize(self, /) -> int:
         """Return the approximate size of the queue (not reliable!).  O(1)."""
         return len(self._heap)
 
-    def empty(self) -> bool:
+    def empty(self, /) -> bool:
         """Return True if the queue is empty (not reliable!).  O(1)."""
         return not self._heap
 
-    def full(self) -> bool:
+    def full(self, /) -> bool:
         """Return True if the queue is full (not reliable!).  O(1)."""
         return 0 < self.maxsize <= len(self._heap)
 
-    def put(self, item: T, block: bool = True, timeout: Optional[float] = None) -> None:
+    def put(self, /, item: T, block: bool = True, timeout: Optional[float] = None) -> None:
         """Put ``item`` into the queue.  O(log n).
 
         With ``block`` true and ``timeout`` None, wait for a free slot; with a
@@ -293,7 +293,7 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         finally:
             self._unlock()
 
-    def put_nowait(self, item: T) -> None:
+    def put_nowait(self, /, item: T) -> None:
         """Put ``item`` without blocking; ``Full`` if there is no room.  O(log n)."""
         self._lock()
         try:
@@ -305,7 +305,7 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         finally:
             self._unlock()
 
-    def get(self, block: bool = True, timeout: Optional[float] = None) -> T:
+    def get(self, /, block: bool = True, timeout: Optional[float] = None) -> T:
         """Remove and return the lowest item.  O(log n).
 
         With ``block`` true and ``timeout`` None, wait for an item; with a
@@ -321,7 +321,7 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         finally:
             self._unlock()
 
-    def get_nowait(self) -> T:
+    def get_nowait(self, /) -> T:
         """Remove and return the lowest item without blocking; ``Empty`` if none.  O(log n)."""
         self._lock()
         try:

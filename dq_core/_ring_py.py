@@ -99,7 +99,7 @@ class TTLRing(Generic[K]):
     def ttl(self, value: float) -> None:
         self._ttl = ttl_of(value)
 
-    def push(self, key: K, created_at: Optional[float] = None) -> None:
+    def push(self, /, key: K, created_at: Optional[float] = None) -> None:
         """Append ``key``, created at ``created_at`` (default ``clock()``).  O(1) amortised."""
         if type(created_at) is float and created_at == created_at:
             t = created_at  # TTLDict's every set: its inline fast path
@@ -126,7 +126,7 @@ class TTLRing(Generic[K]):
         finally:
             self._busy = False
 
-    def expire(self, now: Optional[float] = None, max_items: int = -1) -> list[K]:
+    def expire(self, /, now: Optional[float] = None, max_items: int = -1) -> list[K]:
         """Pop and return every head key with ``created_at + ttl <= now``, oldest first.
 
         ``now`` defaults to ``clock()``; ``max_items`` >= 0 caps how many.
@@ -186,7 +186,7 @@ class TTLRing(Generic[K]):
             self._first = 0
         return out
 
-    def popleft(self) -> K:
+    def popleft(self, /) -> K:
         """Pop and return the head key whether it is due or not.  O(1).
 
         Raises ``IndexError`` when the ring is empty.
@@ -219,7 +219,7 @@ class TTLRing(Generic[K]):
         # the head key; the ring must not be empty
         return self._segs[self._first][0][self._head]  # type: ignore[no-any-return]
 
-    def next_expiry(self) -> Optional[float]:
+    def next_expiry(self, /) -> Optional[float]:
         """When the head entry expires (``created_at + ttl``), or None if empty.  O(1).
 
         ``inf`` for an entry that never expires.
@@ -229,10 +229,11 @@ class TTLRing(Generic[K]):
         e = self._segs[self._first][1][self._head] + self._ttl
         return e if e == e else float("inf")
 
-    def __len__(self) -> int:
+    def __len__(self, /) -> int:
+        """Return len(self)."""
         return self._len
 
-    def stats(self) -> dict[str, int]:
+    def stats(self, /) -> dict[str, int]:
         """Counters: pushed, expired, length, segments (allocated, spare included)."""
         live = len(self._segs) - self._first
         return {
@@ -244,7 +245,7 @@ class TTLRing(Generic[K]):
             "index_slots": len(self._segs),
         }
 
-    def __repr__(self) -> str:
+    def __repr__(self, /) -> str:
         nxt = self.next_expiry()
         tail = "" if nxt is None else f" next_expiry={nxt!r}"
         return f"<{type(self).__name__} len={self._len} ttl={self._ttl!r}{tail}>"
@@ -311,7 +312,7 @@ class TTLRing(Generic[K]):
         new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return new
 
-    def _check(self) -> None:
+    def _check(self, /) -> None:
         """Assert the ring's bookkeeping: counts, head/tail, released slots."""
         enter(self, "TTLRing")  # nothing changes while it is checked
         try:

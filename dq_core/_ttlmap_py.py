@@ -69,10 +69,10 @@ class TTLDictCore(Generic[K, V]):
         self._busy = False
         del old
 
-    def _get_ttl(self) -> float:
+    def _get_ttl(self, /) -> float:
         return self._ttl
 
-    def _set_ttl(self, value: float) -> None:
+    def _set_ttl(self, /, value: float) -> None:
         ttl = ttl_of(value)  # user code (__float__) runs before anything changes
         self._ring._ttl = ttl
         self._ttl = ttl
@@ -107,7 +107,8 @@ class TTLDictCore(Generic[K, V]):
     def clock(self, value: Callable[[], float]) -> None:
         self._clock = clock_of(value)
 
-    def __getitem__(self, key: K) -> V:
+    def __getitem__(self, key: K, /) -> V:
+        """Return self[key]."""
         entry = self._data[key]
         now = self._clock()  # reading(self._clock), its float fast path inline
         if type(now) is not float or now != now:
@@ -116,7 +117,8 @@ class TTLDictCore(Generic[K, V]):
             raise KeyError(key)
         return entry[1]  # type: ignore[no-any-return]
 
-    def __contains__(self, key: object) -> bool:
+    def __contains__(self, key: object, /) -> bool:
+        """Return key in self."""
         entry = self._data.get(key)  # type: ignore[arg-type]
         if entry is None:
             return False
@@ -151,7 +153,7 @@ class TTLDictCore(Generic[K, V]):
     def __delitem__(self, key: K) -> None:
         self._take(key)
 
-    def _take(self, key: K) -> V:
+    def _take(self, /, key: K) -> V:
         """Remove ``key`` and return its value; KeyError if absent or expired."""
         now = reading(self._clock)
         enter(self, "TTLDict")
@@ -165,7 +167,7 @@ class TTLDictCore(Generic[K, V]):
             self._busy = False
         return entry[1]  # type: ignore[no-any-return]
 
-    def _popfirst(self) -> tuple[K, V]:
+    def _popfirst(self, /) -> tuple[K, V]:
         """Remove and return the first live ``(key, value)`` in insertion order."""
         now = reading(self._clock)
         enter(self, "TTLDict")
@@ -182,7 +184,7 @@ class TTLDictCore(Generic[K, V]):
             self._busy = False
         return key, entry[1]
 
-    def clear(self) -> None:
+    def clear(self, /) -> None:
         """Remove every entry, without calling ``on_expire``.  O(n)."""
         enter(self, "TTLDict")
         try:
@@ -193,11 +195,11 @@ class TTLDictCore(Generic[K, V]):
             self._busy = False
         del ring, data  # the old entries go here, after the change is complete
 
-    def _next_expiry(self) -> Optional[float]:
+    def _next_expiry(self, /) -> Optional[float]:
         """When the oldest entry held expires, or None (a stale one may answer early)."""
         return self._ring.next_expiry()
 
-    def _purge(self, now: float) -> list[tuple[K, V]]:
+    def _purge(self, /, now: float) -> list[tuple[K, V]]:
         """Drop the expired entries still held; return them as (key, value)."""
         enter(self, "TTLDict")
         try:
@@ -262,7 +264,7 @@ class TTLDictCore(Generic[K, V]):
         self._busy = False
         del old  # released after the change
 
-    def _check(self) -> None:
+    def _check(self, /) -> None:
         """Assert every held entry is on the ring, and the bookkeeping around it."""
         enter(self, "TTLDict")  # nothing changes while it is read
         try:

@@ -172,7 +172,7 @@ class OwnedLock:
     _mutex: Any
     _owner: int
 
-    def _lock(self) -> None:
+    def _lock(self, /) -> None:
         """Take the queue's lock (not re-entrant: re-entry raises RuntimeError)."""
         me = get_ident()
         if not self._mutex.acquire(False):
@@ -183,7 +183,7 @@ class OwnedLock:
             self._mutex.acquire()
         self._owner = me
 
-    def _unlock(self) -> None:
+    def _unlock(self, /) -> None:
         """Release the queue's lock."""
         self._owner = 0
         self._mutex.release()

@@ -118,6 +118,7 @@ from libc.math cimport INFINITY, fmin, nextafter
 
 import asyncio
 import contextvars
+import inspect
 import operator
 import weakref
 
@@ -249,6 +250,8 @@ cdef class TimerHandle:
 
     Not thread-safe, like asyncio's: cancel it in the loop's thread (from
     another thread, ``loop.call_soon_threadsafe(handle.cancel)``)."""
+
+    __signature__ = inspect.Signature()  # made by aio.Timer only, as the pure twin's
 
     cdef readonly double _when
     cdef object _callback

@@ -28,6 +28,7 @@ from collections import deque
 
 from dq_core._convert import to_count
 from dq_core._exceptions import Empty, ShutDown
+from dq_core._ringstate import signature
 from dq_core._waiting import check_clock, check_maxsize, check_reading, check_timeout, notify_all
 
 __all__ = ["DelayCore"]
@@ -85,6 +86,8 @@ cdef class DelayCore(LockedBase):
     cdef public object _leader
 
     __class_getitem__ = classmethod(types.GenericAlias)
+    # the class's signature for inspect (clock=time.monotonic has no text form)
+    __signature__ = signature(("maxsize", 0), ("clock", time.monotonic))
 
     def __cinit__(self, *args, **kwargs):
         self._heap = Heap()

@@ -156,12 +156,12 @@ class LoopTimer:
         self._timer = loop.call_at(when, self._on_timer)
         self._timer_when = when
 
-    def _on_timer(self) -> None:
+    def _on_timer(self, /) -> None:
         """The timer fired: re-read the clock (never wake early) and wake or re-arm."""
         self._timer = None
         self._on_due()
 
-    def _disarm(self) -> None:
+    def _disarm(self, /) -> None:
         """Cancel the timer, if armed."""
         timer = self._timer
         if timer is not None:
