@@ -20,7 +20,8 @@ import types
 from collections import deque
 from collections.abc import Sequence
 from typing import (
-    TYPE_CHECKING, Any, Generic, Iterator, NoReturn, Optional, TypeVar, Union, overload,
+    TYPE_CHECKING, Any, Generic, Iterator, NoReturn, Optional, SupportsIndex, TypeVar, Union,
+    overload,
 )
 
 from ._exceptions import Empty, Full, ShutDown
@@ -402,6 +403,19 @@ class QueueView(Generic[T]):
 
     def __reduce__(self) -> tuple[type[list[T]], tuple[list[T]]]:
         return (list, (list(self._heap._items),))
+
+    # + and * give new lists, as on the standard library's list
+    def __add__(self, other: list[T]) -> list[T]:
+        return list(self._heap._items) + other
+
+    def __radd__(self, other: list[T]) -> list[T]:
+        return other + list(self._heap._items)
+
+    def __mul__(self, n: SupportsIndex) -> list[T]:
+        return list(self._heap._items) * n
+
+    def __rmul__(self, n: SupportsIndex) -> list[T]:
+        return n * list(self._heap._items)
 
     def copy(self) -> list[T]:
         """Return a list of the items, in heap order.  O(n)."""

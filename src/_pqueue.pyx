@@ -645,6 +645,19 @@ cdef class QueueView:
     def __reduce__(self):
         return (list, (list(self._heap._items),))
 
+    # + and * give new lists, as on the standard library's list
+    def __add__(self, other):
+        return list(self._heap._items) + other
+
+    def __radd__(self, other):
+        return other + list(self._heap._items)
+
+    def __mul__(self, n):
+        return list(self._heap._items) * n
+
+    def __rmul__(self, n):
+        return n * list(self._heap._items)
+
     def copy(self):
         """Return a list of the items, in heap order.  O(n)."""
         return list(self._heap._items)

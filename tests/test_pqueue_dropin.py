@@ -131,6 +131,13 @@ def test_queue_view_reads_as_the_stdlib_list(impl):
     assert view.copy() == ref.queue and type(view.copy()) is list
     assert sorted(view) == sorted(items)
     assert isinstance(view, Sequence)
+    # + and * make new lists, as with the stdlib's list
+    assert view + [(0, "x")] == ref.queue + [(0, "x")] and type(view + []) is list
+    assert [(0, "x")] + view == [(0, "x")] + ref.queue
+    assert view * 2 == ref.queue * 2 and 2 * view == 2 * ref.queue
+    assert view == ref.queue  # unchanged by them
+    with pytest.raises(TypeError):
+        view + ((0, "x"),)  # list + tuple refuses, as the stdlib's does
     with pytest.raises(IndexError, match="list index out of range"):
         view[6]
     with pytest.raises(TypeError):
