@@ -42,7 +42,8 @@ class TTLRing(Generic[K]):
     assumed pushed in ``created_at`` order: an out-of-order ``created_at`` is
     accepted and never lost, but it waits behind older heads and may expire
     late.  An entry whose ``created_at + ttl`` is undefined (``-inf`` plus an
-    infinite ttl) never expires.
+    infinite ttl) never expires.  ``segment_size`` (slots a segment holds)
+    is an int from 1 to 2**20: a segment is allocated whole.
 
     ``clock`` must be callable; a reading that is NaN or not a number raises
     an error naming ``clock()``.  A ring supports ``copy.copy``,

@@ -57,6 +57,18 @@ def test_bad_arguments_leave_the_ring_as_it_was(impl):
     r._check()
 
 
+@pytest.mark.parametrize("bad", [2**20 + 1, 2**40, 2**63, 2**64, 10**400],
+                         ids=["2**20+1", "2**40", "2**63", "2**64", "10**400"])
+def test_segment_size_has_an_upper_bound(impl, bad):
+    # checked before any conversion to C and before anything is allocated
+    with pytest.raises(ValueError, match=rf"^segment_size must be at most 1048576, got {bad}$"):
+        impl.TTLRing(1, segment_size=bad)
+    r = impl.TTLRing(1, segment_size=2**20)
+    r.push("a", 0.0)
+    assert r.expire(now=1.0) == ["a"] and r.stats()["segment_size"] == 2**20
+    r._check()
+
+
 @pytest.mark.parametrize("size", [1, 2, 1024])
 def test_interleaved_push_expire(impl, size):
     r = impl.TTLRing(3, segment_size=size)
