@@ -58,13 +58,17 @@ class TTLDict(_Base[K, V]):
     before ``expire()`` runs; ``len()`` and iteration purge expired entries
     first, and ``items()``/``values()``/``popitem()``/``==`` skip an entry
     that expires while they run (``dict(d)`` looks every listed key up again
-    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize`` (an int >= 1, or None for no limit; 0 is
-    refused) evicts the oldest entry when a new key would exceed it; a
-    lowered ``maxsize`` applies from the next set.  ``on_expire(key, value)``
-    is called for every entry removed because it expired or was evicted (not
-    for ``del``, ``pop``, ``popitem``, ``clear`` or overwrite), once the
-    mapping is consistent; the first exception it raises propagates after
-    all calls are made.  Setters validate as the constructor does.
+    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize``
+    (an int >= 1, or None for no limit) evicts the oldest entry when a new
+    key would exceed it, expired entries first; lowering ``maxsize`` evicts
+    at once.  ``on_expire(key, value)`` is called once for every entry
+    removed because it expired or was evicted (not for ``del``, ``pop``,
+    ``popitem``, ``clear`` or overwrite), once the mapping is consistent;
+    the first exception it raises propagates after all calls are made.
+    Setting a key whose entry has expired is an insert: that entry goes to
+    ``on_expire`` then (the new value set), and never to ``expire()``; the
+    key keeps its place in iteration order.  Setters validate as the
+    constructor does.
 
     ``clock`` must be callable; a reading that is NaN or not a number raises
     an error naming ``clock()``.  ``copy.copy`` shares the keys, values,

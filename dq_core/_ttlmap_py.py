@@ -82,12 +82,26 @@ class TTLDictCore(Generic[K, V]):
 
     @property
     def maxsize(self) -> Optional[int]:
-        """Most entries held (an int >= 1), or None for no limit; checked at the next set."""
+        """Most entries held (an int >= 1), or None for no limit; lowering it evicts at once."""
         return self._maxsize
 
     @maxsize.setter
     def maxsize(self, value: Optional[int]) -> None:
-        self._maxsize = maxsize_of(value)
+        maxsize = maxsize_of(value)
+        # lowered: the entries over it go at once, expired ones first, as at a set
+        now = 0.0
+        if maxsize is not None and len(self._data) > maxsize:
+            now = reading(self._clock)
+        enter(self, "TTLDict")
+        removed: Optional[list[tuple[K, V]]] = None
+        try:
+            self._maxsize = maxsize
+            if maxsize is not None and len(self._data) > maxsize:
+                removed = self._shrink(now, [])
+        finally:
+            self._busy = False
+        if removed:
+            self._notify(removed)
 
     @property
     def on_expire(self) -> Optional[Callable[[K, V], object]]:
@@ -132,17 +146,22 @@ class TTLDictCore(Generic[K, V]):
         if self._busy:
             raise reentered("TTLDict")
         self._busy = True
+        removed: Optional[list[tuple[K, V]]] = None
         try:
             data = self._data
             entry = (key, value, now)
-            data[key] = entry  # a raising __hash__/__eq__ leaves everything as it was
+            old = data.setdefault(key, entry)  # a raising __hash__/__eq__ leaves everything as it was
+            if old is not entry:
+                data[key] = entry
             self._ring.push(entry, now)
+            if old is not entry and old[2] + self._ttl <= now:
+                # Expired, so absent from every read: this set is an insert.
+                # The old entry, stale on the ring from now on (expire skips
+                # it), is reported here and only here.
+                removed = [(old[0], old[1])]
             maxsize = self._maxsize
-            removed: list[tuple[K, V]] = []
             if maxsize is not None and len(data) > maxsize:
-                removed = self._drop_due(now)
-                while len(data) > maxsize and len(self._ring):
-                    self._drop_head(removed)
+                removed = self._shrink(now, [] if removed is None else removed)
         finally:
             self._busy = False
         if removed:
@@ -201,15 +220,22 @@ class TTLDictCore(Generic[K, V]):
         """Drop the expired entries still held; return them as (key, value)."""
         enter(self, "TTLDict")
         try:
-            return self._drop_due(now)
+            return self._drop_due(now, [])
         finally:
             self._busy = False
 
-    def _drop_due(self, now: float) -> list[tuple[K, V]]:
+    def _shrink(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
+        # maxsize is exceeded: expired entries go first, then the oldest, into out
+        self._drop_due(now, out)
+        data, ring, maxsize = self._data, self._ring, self._maxsize
+        while len(data) > maxsize and len(ring):  # type: ignore[operator]
+            self._drop_head(out)
+        return out
+
+    def _drop_due(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
         # Each due head entry leaves the dict before it leaves the ring (the
         # ones done, in one pop at the end), so a key's __hash__/__eq__ raising
-        # here leaves every held entry on the ring.
-        out: list[tuple[K, V]] = []
+        # here leaves every held entry on the ring.  Appended to out.
         data = self._data
         done = 0
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, TypeVar
 
-from ._convert import to_count
+from ._convert import at_least, to_int
 from ._ringstate import clock_of, real, ttl_of
 
 __all__ = ["STATE_VERSION", "Entry", "maxsize_of", "on_expire_of", "check_dict_state"]
@@ -26,13 +26,10 @@ Entry = tuple[Any, Any, float]  # (key, value, created_at)
 
 
 def maxsize_of(value: object) -> Optional[int]:
-    """``value`` as a maxsize: an int >= 1, or None for no limit."""
+    """``value`` as a maxsize: an int >= 1, or None for no limit (one rule, one message)."""
     if value is None:
         return None
-    n = to_count(value, "maxsize")
-    if n < 1:
-        raise ValueError(f"maxsize must be at least 1 or None, got {n!r}")
-    return n
+    return at_least(to_int(value, "maxsize"), 1, "maxsize", "at least 1 or None")
 
 
 def on_expire_of(value: T) -> T:
