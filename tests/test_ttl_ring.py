@@ -222,3 +222,17 @@ def test_stateful_against_model(impl, size):
     run_state_machine_as_test(
         RingMachine, settings=settings(max_examples=60, stateful_step_count=40)
     )
+
+
+def test_subclassing_refused_as_heap_and_timing_wheel_refuse_it(impl):
+    message = "^type 'TTLRing' is not an acceptable base type$"
+    with pytest.raises(TypeError, match=message):
+        type("Sub", (impl.TTLRing,), {})
+    with pytest.raises(TypeError, match=message):
+        class Sub(impl.TTLRing[int]):  # noqa: F841
+            pass
+    for cls, name in ((impl.Heap, "Heap"), (impl.TimingWheel, "TimingWheel")):
+        with pytest.raises(TypeError, match=f"^type '{name}' is not an acceptable base type$"):
+            type("Sub", (cls,), {})
+    assert impl.TTLRing.__init_subclass__.__doc__ == (
+        "Refuse subclassing: no method of TTLRing calls an overridable one.")
