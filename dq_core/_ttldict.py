@@ -9,6 +9,7 @@ iteration, views, ``on_expire`` dispatch, copying and pickling.
 from __future__ import annotations
 
 import copy
+import copyreg
 import types
 from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
@@ -75,7 +76,8 @@ class TTLDict(_Base[K, V]):
     clock and ``on_expire``; ``copy.deepcopy`` copies them; ``pickle``
     stores them all, so a lambda clock or callback makes pickling fail
     (``pickle.PicklingError``).  A pickle made by either implementation
-    loads in the other.  Not thread-safe; a change made from user code (a
+    loads in the other.  Copies and pickles of a subclass keep its class
+    and its instance attributes, as a dict subclass's do.  Not thread-safe; a change made from user code (a
     key's ``__eq__``/``__hash__``, a finaliser) while another change is
     under way raises ``RuntimeError``.
 
@@ -176,9 +178,14 @@ class TTLDict(_Base[K, V]):
                 f"maxsize={getattr(self, 'maxsize', None)!r}>")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from ._compat import restore
+        cls = type(self)
+        if cls.__module__ == "dq_core" and cls.__qualname__ == "TTLDict":
+            from ._compat import restore
 
-        return restore, ("TTLDict", self.__getstate__())
+            # the public class of either implementation: loads in the one in use
+            return restore, ("TTLDict",), self.__getstate__()
+        # a subclass, as dict's are: its class, and its attributes in the state
+        return copyreg.__newobj__, (cls,), self.__getstate__()  # type: ignore[attr-defined]
 
     def __copy__(self) -> Any:
         new = type(self).__new__(type(self))

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 from ._ring_py import TTLRing
 from ._ringstate import clock_of, enter, enter_anew, reading, real, reentered, ttl_of
-from ._ttlmapstate import STATE_VERSION, Entry, check_dict_state, maxsize_of, on_expire_of
+from ._ttlmapstate import (
+    STATE_VERSION, Entry, attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
+)
 
 __all__ = ["TTLDictCore"]
 
@@ -273,12 +275,12 @@ class TTLDictCore(Generic[K, V]):
             held = {id(e) for e in self._data.values()}
             entries = [e for e, _ in self._ring._entries() if id(e) in held]
             return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
-                    entries)
+                    attributes_of(self), entries)
         finally:
             self._busy = False
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
+        ttl, maxsize, clock, on_expire, entries, data, attrs = check_dict_state(state, self)
         ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
         for e in entries:
             ring.push(e, e[2])
@@ -287,6 +289,7 @@ class TTLDictCore(Generic[K, V]):
         self._ring, self._data = ring, data
         self._busy = False
         del old  # released after the change
+        set_attributes(self, attrs)
 
     def _check(self) -> None:
         """Assert every held entry is on the ring, and the bookkeeping around it."""

@@ -27,7 +27,9 @@ import types
 
 from dq_core import _ttlmapstate
 from dq_core._ringstate import NO_DEFAULT, clock_of, reentered, signature, ttl_of
-from dq_core._ttlmapstate import check_dict_state, maxsize_of, on_expire_of
+from dq_core._ttlmapstate import (
+    attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
+)
 
 __all__ = ["TTLDictCore"]
 
@@ -376,12 +378,12 @@ cdef class TTLDictCore:
             held = {id(e) for e in self._map.values()}
             entries = [e for e, _ in self._rng._entries() if id(e) in held]
             return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
-                    entries)
+                    attributes_of(self), entries)
         finally:
             self._busy = False
 
     def __setstate__(self, state):
-        ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
+        ttl, maxsize, clock, on_expire, entries, data, attrs = check_dict_state(state, self)
         cdef TTLRing ring = TTLRing(ttl, clock=clock)
         for e in entries:
             ring.push(e, e[2])
@@ -391,6 +393,8 @@ cdef class TTLDictCore:
             self._ttl, self._maxsize, self._clk, self._on_expire = ttl, maxsize, clock, on_expire
             self._rng, self._map = ring, data
             self._busy = False
+        del old  # released after the change
+        set_attributes(self, attrs)
 
     def _check(self):
         """Assert every held entry is on the ring, and the bookkeeping around it."""
