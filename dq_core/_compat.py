@@ -45,15 +45,20 @@ implementation = _pick()
 USE_EXT = implementation == "cython"
 
 
-def restore(name: str, state: Any) -> Any:
+_NO_STATE: Any = object()
+
+
+def restore(name: str, state: Any = _NO_STATE) -> Any:
     """Unpickling helper: rebuild a ``name`` on the implementation in use.
 
     Both implementations pickle to this, so a pickle made by one loads in
-    the other.
+    the other.  Without ``state`` the object is left empty, for pickle to
+    give it its state (which may then refer to the object itself).
     """
     import dq_core
 
     cls = getattr(dq_core, name)
     obj = cls.__new__(cls)
-    obj.__setstate__(state)
+    if state is not _NO_STATE:
+        obj.__setstate__(state)
     return obj

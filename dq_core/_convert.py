@@ -51,11 +51,16 @@ def to_real(value: object, name: str) -> float:
     raise TypeError(f"{name} must be a real number, not {tp.__name__!r}")
 
 
-def to_count(value: object, name: str) -> int:
-    """Return ``value`` as a non-negative int, or raise naming ``name``."""
+def to_int(value: object, name: str) -> int:
+    """Return ``value`` as an int (anything with ``__index__``), or raise naming ``name``."""
     if not hasattr(type(value), "__index__"):
         raise TypeError(f"{name} must be an int, not {type(value).__name__!r}")
-    n = operator.index(value)  # type: ignore[arg-type]
+    return operator.index(value)  # type: ignore[arg-type]
+
+
+def to_count(value: object, name: str) -> int:
+    """Return ``value`` as a non-negative int, or raise naming ``name``."""
+    n = to_int(value, name)
     if n < 0:
         raise ValueError(f"{name} must be non-negative, got {n!r}")
     return n

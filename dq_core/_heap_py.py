@@ -15,6 +15,7 @@ from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
 
 from ._convert import MAX_EXACT_INT, InitSignature, keys_of, to_count, to_real
+from ._final import refuse_subclassing
 from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
 from ._heapstate import STATE_VERSION, check_state
 
@@ -75,9 +76,7 @@ class Heap(Generic[T]):
         """Initialize self.  See help(type(self)) for accurate signature."""
         # __new__ did it all; a second call changes nothing.
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        """Refuse subclassing: no method of Heap calls an overridable one."""
-        raise TypeError("type 'Heap' is not an acceptable base type")
+    __init_subclass__ = refuse_subclassing("Heap")
 
     # -- re-entry guard -----------------------------------------------------
 

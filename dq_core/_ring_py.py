@@ -19,6 +19,7 @@ import copy
 import time
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
+from ._final import refuse_subclassing
 from ._ringstate import (
     COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
     real, reentered, segment_size_of, ttl_of,
@@ -42,7 +43,8 @@ class TTLRing(Generic[K]):
     assumed pushed in ``created_at`` order: an out-of-order ``created_at`` is
     accepted and never lost, but it waits behind older heads and may expire
     late.  An entry whose ``created_at + ttl`` is undefined (``-inf`` plus an
-    infinite ttl) never expires.
+    infinite ttl) never expires.  ``segment_size`` (slots a segment holds)
+    is an int from 1 to 2**20: a segment is allocated whole.
 
     ``clock`` must be callable; a reading that is NaN or not a number raises
     an error naming ``clock()``.  A ring supports ``copy.copy``,
@@ -50,7 +52,7 @@ class TTLRing(Generic[K]):
     lambda clock makes pickling fail); the copy is independent, and a pickle
     made by either implementation loads in the other.  Not thread-safe; a
     change made from user code (a finaliser) while another change is under
-    way raises ``RuntimeError``.
+    way raises ``RuntimeError``.  TTLRing cannot be subclassed.
 
     >>> r = TTLRing(10, clock=lambda: 0.0)
     >>> r.push("a", created_at=0.0); r.push("b", created_at=5.0)
@@ -64,6 +66,7 @@ class TTLRing(Generic[K]):
         "_ttl", "_size", "_clock", "_segs", "_first", "_head", "_tail", "_len",
         "_pushed", "_expired", "_spare", "_busy", "__weakref__",
     )
+    __init_subclass__ = refuse_subclassing("TTLRing")
 
     def __init__(self, ttl: float, segment_size: int = 1024,
                  clock: Callable[[], float] = time.monotonic) -> None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import inspect
 
 __all__ = [
-    "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "NO_DEFAULT", "ttl_of", "segment_size_of", "real", "clock_of",
+    "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "NO_DEFAULT", "ttl_of", "segment_size_of", "real", "clock_of",
     "reading", "max_items_of", "reentered", "signature", "check_ring_state",
 ]
 
@@ -32,6 +32,12 @@ T = TypeVar("T")
 COMPACT_MIN = 32
 #: Version of the state both implementations pickle to.
 STATE_VERSION = 1
+#: The most slots a segment may have.  A segment is allocated whole at the
+#: push that opens it (a key list and a float array: 16 bytes a slot, so
+#: 16 MiB at this bound) and one drained segment is kept spare; larger ones
+#: only delay memory's return, since expire's cost never depends on the
+#: segment size.  The bound also keeps every size a C Py_ssize_t.
+MAX_SEGMENT_SIZE = 2**20
 #: The pushed/expired counters are 64-bit unsigned in the compiled core.
 MAX_COUNT = 2**64 - 1
 #: A parameter without a default, for :func:`signature`.
@@ -44,8 +50,11 @@ def ttl_of(value: object) -> float:
 
 
 def segment_size_of(value: object) -> int:
-    """``value`` as a segment size: an int >= 1."""
-    return at_least(to_count(value, "segment_size"), 1, "segment_size", "at least 1")
+    """``value`` as a segment size: an int from 1 to ``MAX_SEGMENT_SIZE``."""
+    size = at_least(to_count(value, "segment_size"), 1, "segment_size", "at least 1")
+    if size > MAX_SEGMENT_SIZE:
+        raise ValueError(f"segment_size must be at most {MAX_SEGMENT_SIZE}, got {size!r}")
+    return size
 
 
 def real(value: object, name: str) -> float:

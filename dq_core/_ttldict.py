@@ -9,6 +9,7 @@ iteration, views, ``on_expire`` dispatch, copying and pickling.
 from __future__ import annotations
 
 import copy
+import copyreg
 import types
 from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
@@ -58,20 +59,25 @@ class TTLDict(_Base[K, V]):
     before ``expire()`` runs; ``len()`` and iteration purge expired entries
     first, and ``items()``/``values()``/``popitem()``/``==`` skip an entry
     that expires while they run (``dict(d)`` looks every listed key up again
-    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize`` (an int >= 1, or None for no limit; 0 is
-    refused) evicts the oldest entry when a new key would exceed it; a
-    lowered ``maxsize`` applies from the next set.  ``on_expire(key, value)``
-    is called for every entry removed because it expired or was evicted (not
-    for ``del``, ``pop``, ``popitem``, ``clear`` or overwrite), once the
-    mapping is consistent; the first exception it raises propagates after
-    all calls are made.  Setters validate as the constructor does.
+    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize``
+    (an int >= 1, or None for no limit) evicts the oldest entry when a new
+    key would exceed it, expired entries first; lowering ``maxsize`` evicts
+    at once.  ``on_expire(key, value)`` is called once for every entry
+    removed because it expired or was evicted (not for ``del``, ``pop``,
+    ``popitem``, ``clear`` or overwrite), once the mapping is consistent;
+    the first exception it raises propagates after all calls are made.
+    Setting a key whose entry has expired is an insert: that entry goes to
+    ``on_expire`` then (the new value set), and never to ``expire()``; the
+    key keeps its place in iteration order.  Setters validate as the
+    constructor does.
 
     ``clock`` must be callable; a reading that is NaN or not a number raises
     an error naming ``clock()``.  ``copy.copy`` shares the keys, values,
     clock and ``on_expire``; ``copy.deepcopy`` copies them; ``pickle``
     stores them all, so a lambda clock or callback makes pickling fail
     (``pickle.PicklingError``).  A pickle made by either implementation
-    loads in the other.  Not thread-safe; a change made from user code (a
+    loads in the other.  Copies and pickles of a subclass keep its class
+    and its instance attributes, as a dict subclass's do.  Not thread-safe; a change made from user code (a
     key's ``__eq__``/``__hash__``, a finaliser) while another change is
     under way raises ``RuntimeError``.
 
@@ -172,9 +178,14 @@ class TTLDict(_Base[K, V]):
                 f"maxsize={getattr(self, 'maxsize', None)!r}>")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from ._compat import restore
+        cls = type(self)
+        if cls.__module__ == "dq_core" and cls.__qualname__ == "TTLDict":
+            from ._compat import restore
 
-        return restore, ("TTLDict", self.__getstate__())
+            # the public class of either implementation: loads in the one in use
+            return restore, ("TTLDict",), self.__getstate__()
+        # a subclass, as dict's are: its class, and its attributes in the state
+        return copyreg.__newobj__, (cls,), self.__getstate__()  # type: ignore[attr-defined]
 
     def __copy__(self) -> Any:
         new = type(self).__new__(type(self))

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 from ._ring_py import TTLRing
 from ._ringstate import clock_of, enter, enter_anew, reading, real, reentered, ttl_of
-from ._ttlmapstate import STATE_VERSION, Entry, check_dict_state, maxsize_of, on_expire_of
+from ._ttlmapstate import (
+    STATE_VERSION, Entry, attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
+)
 
 __all__ = ["TTLDictCore"]
 
@@ -82,12 +84,26 @@ class TTLDictCore(Generic[K, V]):
 
     @property
     def maxsize(self) -> Optional[int]:
-        """Most entries held (an int >= 1), or None for no limit; checked at the next set."""
+        """Most entries held (an int >= 1), or None for no limit; lowering it evicts at once."""
         return self._maxsize
 
     @maxsize.setter
     def maxsize(self, value: Optional[int]) -> None:
-        self._maxsize = maxsize_of(value)
+        maxsize = maxsize_of(value)
+        # lowered: the entries over it go at once, expired ones first, as at a set
+        now = 0.0
+        if maxsize is not None and len(self._data) > maxsize:
+            now = reading(self._clock)
+        enter(self, "TTLDict")
+        removed: Optional[list[tuple[K, V]]] = None
+        try:
+            self._maxsize = maxsize
+            if maxsize is not None and len(self._data) > maxsize:
+                removed = self._shrink(now, [])
+        finally:
+            self._busy = False
+        if removed:
+            self._notify(removed)
 
     @property
     def on_expire(self) -> Optional[Callable[[K, V], object]]:
@@ -134,17 +150,22 @@ class TTLDictCore(Generic[K, V]):
         if self._busy:
             raise reentered("TTLDict")
         self._busy = True
+        removed: Optional[list[tuple[K, V]]] = None
         try:
             data = self._data
             entry = (key, value, now)
-            data[key] = entry  # a raising __hash__/__eq__ leaves everything as it was
+            old = data.setdefault(key, entry)  # a raising __hash__/__eq__ leaves everything as it was
+            if old is not entry:
+                data[key] = entry
             self._ring.push(entry, now)
+            if old is not entry and old[2] + self._ttl <= now:
+                # Expired, so absent from every read: this set is an insert.
+                # The old entry, stale on the ring from now on (expire skips
+                # it), is reported here and only here.
+                removed = [(old[0], old[1])]
             maxsize = self._maxsize
-            removed: list[tuple[K, V]] = []
             if maxsize is not None and len(data) > maxsize:
-                removed = self._drop_due(now)
-                while len(data) > maxsize and len(self._ring):
-                    self._drop_head(removed)
+                removed = self._shrink(now, [] if removed is None else removed)
         finally:
             self._busy = False
         if removed:
@@ -203,15 +224,22 @@ class TTLDictCore(Generic[K, V]):
         """Drop the expired entries still held; return them as (key, value)."""
         enter(self, "TTLDict")
         try:
-            return self._drop_due(now)
+            return self._drop_due(now, [])
         finally:
             self._busy = False
 
-    def _drop_due(self, now: float) -> list[tuple[K, V]]:
+    def _shrink(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
+        # maxsize is exceeded: expired entries go first, then the oldest, into out
+        self._drop_due(now, out)
+        data, ring, maxsize = self._data, self._ring, self._maxsize
+        while len(data) > maxsize and len(ring):  # type: ignore[operator]
+            self._drop_head(out)
+        return out
+
+    def _drop_due(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
         # Each due head entry leaves the dict before it leaves the ring (the
         # ones done, in one pop at the end), so a key's __hash__/__eq__ raising
-        # here leaves every held entry on the ring.
-        out: list[tuple[K, V]] = []
+        # here leaves every held entry on the ring.  Appended to out.
         data = self._data
         done = 0
         try:
@@ -249,12 +277,12 @@ class TTLDictCore(Generic[K, V]):
             held = {id(e) for e in self._data.values()}
             entries = [e for e, _ in self._ring._entries() if id(e) in held]
             return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
-                    entries)
+                    attributes_of(self), entries)
         finally:
             self._busy = False
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
+        ttl, maxsize, clock, on_expire, entries, data, attrs = check_dict_state(state, self)
         ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
         for e in entries:
             ring.push(e, e[2])
@@ -263,6 +291,7 @@ class TTLDictCore(Generic[K, V]):
         self._ring, self._data = ring, data
         self._busy = False
         del old  # released after the change
+        set_attributes(self, attrs)
 
     def _check(self, /) -> None:
         """Assert every held entry is on the ring, and the bookkeeping around it."""

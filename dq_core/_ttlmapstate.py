@@ -1,8 +1,10 @@
 """The rules of TTLDictCore, shared by both implementations.
 
 ``TTLDictCore.__getstate__`` returns ``(version, ttl, maxsize, clock,
-on_expire, entries)``, ``entries`` being the ``(key, value, created_at)``
-held, oldest first.  Both implementations load through
+on_expire, attributes, entries)``, ``attributes`` being a copy of the
+instance ``__dict__`` (a subclass's attributes; None for an object without
+one) and ``entries`` the ``(key, value, created_at)`` held, oldest first.
+A version 1 state (no ``attributes``) still loads.  Both implementations load through
 :func:`check_dict_state`, so they accept and refuse the same states with the
 same errors; ``ttl`` and ``clock`` follow TTLRing's rules
 (:mod:`dq_core._ringstate`).
@@ -12,27 +14,27 @@ from __future__ import annotations
 
 from typing import Any, Optional, TypeVar
 
-from ._convert import to_count
+from ._convert import at_least, to_int
 from ._ringstate import clock_of, real, ttl_of
 
-__all__ = ["STATE_VERSION", "Entry", "maxsize_of", "on_expire_of", "check_dict_state"]
+__all__ = [
+    "STATE_VERSION", "Entry", "maxsize_of", "on_expire_of", "attributes_of", "set_attributes",
+    "check_dict_state",
+]
 
 T = TypeVar("T")
 
-#: Version of the state both implementations pickle to.
-STATE_VERSION = 1
+#: Version of the state both implementations pickle to (1: without attributes).
+STATE_VERSION = 2
 
 Entry = tuple[Any, Any, float]  # (key, value, created_at)
 
 
 def maxsize_of(value: object) -> Optional[int]:
-    """``value`` as a maxsize: an int >= 1, or None for no limit."""
+    """``value`` as a maxsize: an int >= 1, or None for no limit (one rule, one message)."""
     if value is None:
         return None
-    n = to_count(value, "maxsize")
-    if n < 1:
-        raise ValueError(f"maxsize must be at least 1 or None, got {n!r}")
-    return n
+    return at_least(to_int(value, "maxsize"), 1, "maxsize", "at least 1 or None")
 
 
 def on_expire_of(value: T) -> T:
@@ -42,18 +44,48 @@ def on_expire_of(value: T) -> T:
     return value
 
 
-def check_dict_state(state: object) -> tuple[Any, ...]:
-    """Validate a TTLDictCore state; return (ttl, maxsize, clock, on_expire, entries, data).
+def attributes_of(obj: object) -> Optional[dict[str, Any]]:
+    """A copy of ``obj``'s instance ``__dict__``, None if it has none: a state's last item."""
+    attrs = getattr(obj, "__dict__", None)
+    return None if attrs is None else dict(attrs)
+
+
+def set_attributes(obj: object, attrs: Optional[dict[str, Any]]) -> None:
+    """Make ``obj``'s instance ``__dict__`` hold exactly ``attrs`` (None: leave it)."""
+    held = getattr(obj, "__dict__", None)  # None: attrs is empty (check_dict_state)
+    if attrs is not None and held is not None:
+        if held is not attrs:
+            old = dict(held)  # the old values go after the new ones are in place
+            held.clear()
+            held.update(attrs)
+            del old
+
+
+def check_dict_state(state: object, obj: object = None) -> tuple[Any, ...]:
+    """Validate a TTLDictCore state; return (ttl, maxsize, clock, on_expire, entries, data, attrs).
 
     ``entries`` are the ``(key, value, created_at)`` tuples to push, oldest
     first, and ``data`` the new dict of them: built here (keys' ``__hash__``
-    and ``__eq__`` run here), before anything is changed.
+    and ``__eq__`` run here), before anything is changed.  ``attrs`` is the
+    state's attributes, for ``obj`` (the object loading it) to take, or None.
     """
-    if type(state) is not tuple or len(state) != 6:
-        raise TypeError("TTLDict state must be a tuple of 6 items")
-    version, ttl, maxsize, clock, on_expire, items = state
-    if type(version) is not int or version != STATE_VERSION:
+    if type(state) is not tuple or not state:
+        raise TypeError(f"TTLDict state must be a tuple of {STATE_VERSION + 5} items")
+    version = state[0]
+    if type(version) is not int or version not in (1, STATE_VERSION):
         raise ValueError(f"unsupported TTLDict state version {version!r}")
+    if len(state) != version + 5:
+        raise TypeError(f"TTLDict state must be a tuple of {version + 5} items")
+    if version == 1:
+        version, ttl, maxsize, clock, on_expire, items = state
+        attrs = None
+    else:
+        version, ttl, maxsize, clock, on_expire, attrs, items = state
+    if attrs is not None:
+        if type(attrs) is not dict:
+            raise TypeError("TTLDict state attributes must be a dict or None")
+        if attrs and getattr(obj, "__dict__", None) is None:
+            raise TypeError(f"{type(obj).__name__!r} object has no __dict__ for the state's attributes")
     ttl = ttl_of(ttl)
     maxsize = maxsize_of(maxsize)
     clock = clock_of(clock)
@@ -72,4 +104,4 @@ def check_dict_state(state: object) -> tuple[Any, ...]:
         data[e[0]] = e
     if len(data) != len(entries):
         raise ValueError("TTLDict state holds a key twice")
-    return ttl, maxsize, clock, on_expire, entries, data
+    return ttl, maxsize, clock, on_expire, entries, data, attrs

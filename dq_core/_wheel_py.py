@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 import copy
 
 from ._convert import InitSignature, to_count, to_real
+from ._final import refuse_subclassing
 from ._handles import NIL, SLOT_BITS, Handles
 from ._wheelstate import (
     DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
@@ -136,9 +137,7 @@ class TimingWheel(Generic[T]):
         self._setup(tk, size, clock, math.floor(q), now)
         self._ready = True
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        """Refuse subclassing: no method of TimingWheel calls an overridable one."""
-        raise TypeError("type 'TimingWheel' is not an acceptable base type")
+    __init_subclass__ = refuse_subclassing("TimingWheel")
 
     def _setup(self, tk: float, size: int, clock: Callable[[], float], origin: int,
                now: float) -> None:

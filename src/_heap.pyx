@@ -21,6 +21,7 @@ from _number cimport DQ_DEBUG_BUILD, _real, fast_key
 import types
 
 from dq_core._convert import keys_of, to_count, to_real
+from dq_core._final import refuse_subclassing
 from dq_core._handles import check_table
 from dq_core._heapstate import check_state
 
@@ -56,15 +57,6 @@ cdef Py_ssize_t _cap_for(Py_ssize_t n) noexcept:
     while cap < n:
         cap *= 2
     return cap
-
-
-def __init_subclass__(cls, **kwargs):
-    """Refuse subclassing: no method of Heap calls an overridable one."""
-    raise TypeError("type 'Heap' is not an acceptable base type")
-
-
-_refuse_subclass = __init_subclass__
-del __init_subclass__
 
 
 # Not final, so that __init_subclass__ (not CPython) refuses subclasses,
@@ -122,7 +114,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 f"Heap.__init__() takes 1 positional argument but {len(args) + 1} were given"
             )
 
-    __init_subclass__ = classmethod(_refuse_subclass)
+    __init_subclass__ = refuse_subclassing("Heap")
 
     # -- re-entry guard -----------------------------------------------------
 

@@ -23,6 +23,7 @@ import time
 import types
 
 from dq_core import _ringstate
+from dq_core._final import refuse_subclassing
 from dq_core._ringstate import (
     NO_DEFAULT, check_ring_state, clock_of, max_items_of, reentered, segment_size_of, signature,
     ttl_of,
@@ -43,7 +44,8 @@ cdef class _Segment:
         self.times = cvarray(shape=(size,), itemsize=sizeof(double), format="d")
 
 
-@cython.final
+# Not final, so that __init_subclass__ (not CPython) refuses subclasses,
+# with the pure twin's message; its cdef methods are final instead.
 @cython.auto_pickle(False)
 cdef class TTLRing:
     """FIFO of keys that all live ``ttl`` seconds from their ``created_at``.
@@ -53,7 +55,8 @@ cdef class TTLRing:
     assumed pushed in ``created_at`` order: an out-of-order ``created_at`` is
     accepted and never lost, but it waits behind older heads and may expire
     late.  An entry whose ``created_at + ttl`` is undefined (``-inf`` plus an
-    infinite ttl) never expires.
+    infinite ttl) never expires.  ``segment_size`` (slots a segment holds)
+    is an int from 1 to 2**20: a segment is allocated whole.
 
     ``clock`` must be callable; a reading that is NaN or not a number raises
     an error naming ``clock()``.  A ring supports ``copy.copy``,
@@ -61,7 +64,7 @@ cdef class TTLRing:
     lambda clock makes pickling fail); the copy is independent, and a pickle
     made by either implementation loads in the other.  Not thread-safe; a
     change made from user code (a finaliser) while another change is under
-    way raises ``RuntimeError``.
+    way raises ``RuntimeError``.  TTLRing cannot be subclassed.
 
     >>> r = TTLRing(10, clock=lambda: 0.0)
     >>> r.push("a", created_at=0.0); r.push("b", created_at=5.0)
@@ -75,6 +78,7 @@ cdef class TTLRing:
 
     __class_getitem__ = classmethod(types.GenericAlias)
     __signature__ = signature(("ttl", NO_DEFAULT), ("segment_size", 1024), ("clock", time.monotonic))
+    __init_subclass__ = refuse_subclassing("TTLRing")
 
     def __cinit__(self):
         # a valid empty ring even before __init__ or __setstate__

@@ -27,7 +27,9 @@ import types
 
 from dq_core import _ttlmapstate
 from dq_core._ringstate import NO_DEFAULT, clock_of, reentered, signature, ttl_of
-from dq_core._ttlmapstate import check_dict_state, maxsize_of, on_expire_of
+from dq_core._ttlmapstate import (
+    attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
+)
 
 __all__ = ["TTLDictCore"]
 
@@ -53,6 +55,25 @@ cdef extern from *:
     }
     """
     object _dict_get "dq_dict_get"(dict, object)
+
+cdef extern from *:
+    """
+    /* d.setdefault(k, v) as a new reference, NULL on error: owned at once,
+       as dq_dict_get's (a free-threaded build asks for it owned). */
+    static CYTHON_INLINE PyObject* dq_dict_setdefault(PyObject *d, PyObject *k, PyObject *v) {
+    #ifdef Py_GIL_DISABLED
+        PyObject *r;
+        if (PyDict_SetDefaultRef(d, k, v, &r) < 0)
+            return NULL;
+        return r;
+    #else
+        PyObject *r = PyDict_SetDefault(d, k, v);
+        Py_XINCREF(r);
+        return r;
+    #endif
+    }
+    """
+    object _dict_setdefault "dq_dict_setdefault"(dict, object, object)
 
 
 # The pure twin's constant, as a C value
@@ -132,15 +153,28 @@ cdef class TTLDictCore:
 
     @property
     def maxsize(self):
-        """Most entries held (an int >= 1), or None for no limit; checked at the next set."""
+        """Most entries held (an int >= 1), or None for no limit; lowering it evicts at once."""
         with cython.critical_section(self):
             return self._maxsize
 
     @maxsize.setter
     def maxsize(self, value):
+        cdef double now = 0.0
+        cdef list removed = None
         value = maxsize_of(value)
         with cython.critical_section(self):
-            self._maxsize = value
+            # lowered: the entries over it go at once, expired ones first, as at a set
+            if value is not None and len(self._map) > value:
+                now = self._now()
+            _begin_change(&self._busy, "TTLDict")
+            try:
+                self._maxsize = value
+                if value is not None and len(self._map) > value:
+                    removed = self._shrink(now, [])
+            finally:
+                self._busy = False
+        if removed:  # on_expire runs outside the critical section
+            self._notify(removed)
 
     @property
     def on_expire(self):
@@ -225,13 +259,19 @@ cdef class TTLDictCore:
                 data = self._map
                 entry = (key, value, now)
                 ring = self._rng
-                PyDict_SetItem(data, key, entry)  # a raising __hash__/__eq__ leaves everything as it was
+                # a raising __hash__/__eq__ leaves everything as it was
+                old = _dict_setdefault(data, key, entry)
+                if old is not entry:
+                    PyDict_SetItem(data, key, entry)
                 (<TTLRing>ring)._push(entry, now)
+                if old is not entry and _due(old, self._ttl, now):
+                    # Expired, so absent from every read: this set is an insert.
+                    # The old entry, stale on the ring from now on (expire skips
+                    # it), is reported here and only here.
+                    removed = [(<object>PyTuple_GET_ITEM(old, 0), <object>PyTuple_GET_ITEM(old, 1))]
                 maxsize = self._maxsize
                 if maxsize is not None and len(data) > maxsize:
-                    removed = self._drop_due(now)
-                    while len(data) > maxsize and self._rng._len:
-                        self._drop_head(removed)
+                    removed = self._shrink(now, [] if removed is None else removed)
             finally:
                 self._busy = False
         if removed:  # on_expire runs outside the critical section
@@ -291,14 +331,22 @@ cdef class TTLDictCore:
         """Drop the expired entries still held; return them as (key, value)."""
         _begin_change(&self._busy, "TTLDict")
         try:
-            return self._drop_due(now)
+            return self._drop_due(now, [])
         finally:
             self._busy = False
 
-    cdef list _drop_due(self, double now):
+    cdef list _shrink(self, double now, list out):
+        # maxsize is exceeded: expired entries go first, then the oldest, into out
+        self._drop_due(now, out)
+        data, maxsize = self._map, self._maxsize
+        while len(data) > maxsize and self._rng._len:
+            self._drop_head(out)
+        return out
+
+    cdef list _drop_due(self, double now, list out):
         # Each head entry leaves the dict before it leaves the ring, so a
         # key's __hash__/__eq__ raising here leaves every held entry on the ring.
-        cdef list out = []
+        # Appended to out.
         cdef TTLRing ring = self._rng
         while ring._len:
             if not _due(ring._peek(), self._ttl, now):
@@ -330,12 +378,12 @@ cdef class TTLDictCore:
             held = {id(e) for e in self._map.values()}
             entries = [e for e, _ in self._rng._entries() if id(e) in held]
             return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
-                    entries)
+                    attributes_of(self), entries)
         finally:
             self._busy = False
 
     def __setstate__(self, state):
-        ttl, maxsize, clock, on_expire, entries, data = check_dict_state(state)
+        ttl, maxsize, clock, on_expire, entries, data, attrs = check_dict_state(state, self)
         cdef TTLRing ring = TTLRing(ttl, clock=clock)
         for e in entries:
             ring.push(e, e[2])
@@ -345,6 +393,8 @@ cdef class TTLDictCore:
             self._ttl, self._maxsize, self._clk, self._on_expire = ttl, maxsize, clock, on_expire
             self._rng, self._map = ring, data
             self._busy = False
+        del old  # released after the change
+        set_attributes(self, attrs)
 
     def _check(self):
         """Assert every held entry is on the ring, and the bookkeeping around it."""

@@ -25,6 +25,7 @@ import time
 import types
 
 from dq_core._convert import to_count, to_real
+from dq_core._final import refuse_subclassing
 from dq_core._wheelstate import check_raw, check_state  # one validator for both twins
 
 __all__ = ["TimingWheel"]
@@ -112,15 +113,6 @@ class _Signature:
                           Parameter("clock", kind, default=time.monotonic)])
 
 
-def __init_subclass__(cls, **kwargs):
-    """Refuse subclassing: no method of TimingWheel calls an overridable one."""
-    raise TypeError("type 'TimingWheel' is not an acceptable base type")
-
-
-_refuse_subclass = __init_subclass__
-del __init_subclass__
-
-
 # Not final, so that __init_subclass__ (not CPython) refuses subclasses,
 # with the pure twin's message; its cdef methods are final instead.
 cdef class TimingWheel:
@@ -189,7 +181,7 @@ cdef class TimingWheel:
         self._far = {}
         self._reset_slots(0)
 
-    __init_subclass__ = classmethod(_refuse_subclass)
+    __init_subclass__ = refuse_subclassing("TimingWheel")
 
     def __init__(self, tick=0.001, wheel_size=256, clock=time.monotonic):
         cdef bint ready

@@ -108,6 +108,199 @@ def test_ttl_change_applies_to_every_entry(impl):
     assert len(d) == 0 and d.expire() == []
 
 
+def _reporting(impl, ttl=10, **kw):
+    clock = Clock()
+    calls = []
+    d = impl.TTLDict(ttl, clock=clock, on_expire=lambda k, v: calls.append((k, v)), **kw)
+    return d, clock, calls
+
+
+@pytest.mark.parametrize("how", ["set", "setdefault", "update"])
+def test_setting_an_expired_key_reports_the_expired_entry_once(impl, how):
+    d, clock, calls = _reporting(impl)
+    d["a"] = 1
+    clock.now = 11
+    if how == "set":
+        d["a"] = 2
+    elif how == "setdefault":
+        assert d.setdefault("a", 2) == 2
+    else:
+        d.update(a=2)
+    assert calls == [("a", 1)]
+    assert d["a"] == 2 and len(d) == 1
+    assert d.expire() == [] and calls == [("a", 1)]  # never returned again
+    clock.now = 21
+    assert d.expire() == [("a", 2)] and calls == [("a", 1), ("a", 2)]
+    d._check()
+
+
+def test_an_expired_entry_is_reported_once_whatever_comes_first(impl):
+    d, clock, calls = _reporting(impl)
+    d["a"] = 1
+    d["b"] = 1
+    clock.now = 10
+    assert "a" not in d and d.get("b") is None  # reads do not report
+    assert d.expire() == [("a", 1), ("b", 1)]
+    d["a"] = 2  # already reported by expire: a plain insert now
+    assert calls == [("a", 1), ("b", 1)]
+    clock.now = 20
+    d["a"] = 3  # overwrites the expired 2
+    d["a"] = 4  # overwrites the live 3: not reported
+    assert calls == [("a", 1), ("b", 1), ("a", 2)]
+    assert d.expire() == [] and len(d) == 1
+    d._check()
+
+
+def test_on_expire_raising_at_a_set_leaves_the_new_value_set(impl):
+    clock = Clock()
+
+    def boom(k, v):
+        raise LookupError(f"boom {k} {v}")
+
+    d = impl.TTLDict(10, clock=clock, on_expire=boom)
+    d["a"] = 1
+    clock.now = 10
+    with pytest.raises(LookupError, match="^boom a 1$"):
+        d["a"] = 2
+    assert d["a"] == 2 and d.expire() == []
+    d._check()
+
+
+def test_lowering_maxsize_evicts_at_once_expired_entries_first(impl):
+    d, clock, calls = _reporting(impl, maxsize=None)
+    for i, k in enumerate("abcde"):
+        clock.now = float(i)
+        d[k] = i
+    d["a"] = 10  # overwritten: "a" is now the newest
+    clock.now = 11.5  # "b" (set at 1) has expired
+    d.maxsize = 2
+    assert calls == [("b", 1), ("c", 2), ("d", 3)]
+    assert len(d._data) == 2 and dict(d.items()) == {"a": 10, "e": 4}
+    d["f"] = 5  # the next insert evicts one, not a backlog
+    assert calls[3:] == [("e", 4)] and sorted(d) == ["a", "f"]
+    d.maxsize = 5  # raising it evicts nothing
+    d.maxsize = None
+    assert calls[4:] == [] and len(d) == 2
+    d._check()
+
+
+def test_lowering_maxsize_with_a_raising_on_expire(impl):
+    clock = Clock()
+    seen = []
+
+    def boom(k, v):
+        seen.append(k)
+        raise LookupError(k)
+
+    d = impl.TTLDict(10, clock=clock, on_expire=boom)
+    for k in "abc":
+        d[k] = 0
+    with pytest.raises(LookupError, match="^a$"):
+        d.maxsize = 1
+    assert seen == ["a", "b"] and d.maxsize == 1 and list(d) == ["c"]
+    d._check()
+
+
+def test_maxsize_refusals_agree_in_constructor_and_setter(impl):
+    d = impl.TTLDict(5, maxsize=3)
+    for bad in (0, -1, -(2**70)):
+        msg = f"^maxsize must be at least 1 or None, got {bad}$"
+        with pytest.raises(ValueError, match=msg):
+            impl.TTLDict(5, maxsize=bad)
+        with pytest.raises(ValueError, match=msg):
+            d.maxsize = bad
+    assert d.maxsize == 3
+
+
+def test_stateful_every_expired_or_evicted_entry_is_reported_once(impl):
+    TTL = 10.0
+
+    class ReportMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.clock = Clock()
+            self.seq = 0
+            self.reported = []
+            self.d = impl.TTLDict(TTL, maxsize=5, clock=self.clock,
+                                  on_expire=lambda k, v: self.reported.append((k, v)))
+            self.model: dict[int, tuple[int, float]] = {}  # key -> (value, set at), still held
+            self.expected = []
+            self.maxsize = 5
+
+        def _dead(self, k):
+            return self.model[k][1] + TTL <= self.clock.now
+
+        def _report_dead(self):
+            dead = sorted((k for k in self.model if self._dead(k)), key=lambda k: self.model[k][0])
+            for k in dead:
+                self.expected.append((k, self.model.pop(k)[0]))
+
+        def _evict(self):
+            if self.maxsize is not None and len(self.model) > self.maxsize:
+                self._report_dead()
+                while len(self.model) > self.maxsize:
+                    oldest = min(self.model, key=lambda k: self.model[k][1:] + self.model[k][:1])
+                    self.expected.append((oldest, self.model.pop(oldest)[0]))
+
+        @rule(k=st.integers(0, 7), how=st.sampled_from(["set", "setdefault"]))
+        def set(self, k, how):
+            self.seq += 1  # values are unique: each names one entry
+            if k in self.model and self._dead(k):
+                self.expected.append((k, self.model.pop(k)[0]))
+            if how == "setdefault" and k in self.model:
+                assert self.d.setdefault(k, self.seq) == self.model[k][0]
+                return
+            self.model[k] = (self.seq, self.clock.now)
+            if how == "set":
+                self.d[k] = self.seq
+            else:
+                assert self.d.setdefault(k, self.seq) == self.seq
+            self._evict()
+
+        @rule(k=st.integers(0, 7))
+        def delete(self, k):
+            if k in self.model and not self._dead(k):
+                del self.d[k]
+                del self.model[k]
+            else:
+                with pytest.raises(KeyError):
+                    del self.d[k]
+
+        @rule(step=st.sampled_from([0.0, 1.0, 4.0, 10.0]))
+        def advance(self, step):
+            self.clock.now += step
+
+        @rule()
+        def expire(self):
+            before = len(self.expected)
+            self._report_dead()
+            assert sorted(self.d.expire()) == sorted(self.expected[before:])
+
+        @rule()
+        def purging_read(self):
+            self._report_dead()
+            assert len(self.d) == len(self.model)
+
+        @rule(maxsize=st.sampled_from([None, 1, 2, 3, 5, 8]))
+        def set_maxsize(self, maxsize):
+            self.maxsize = maxsize
+            self.d.maxsize = maxsize
+            self._evict()
+
+        @invariant()
+        def each_entry_reported_once(self):
+            assert sorted(self.reported) == sorted(self.expected)
+            assert len(set(self.reported)) == len(self.reported)
+            for k in range(8):  # these reads do not purge
+                live = k in self.model and not self._dead(k)
+                assert (k in self.d) == live
+            self.d._check()
+
+    run_state_machine_as_test(
+        ReportMachine, settings=settings(max_examples=80, stateful_step_count=40)
+    )
+
+
 def test_repr_and_mapping_methods(impl):
     d = impl.TTLDict(60, clock=Clock())
     d.update(a=1, b=2)

@@ -62,6 +62,86 @@ def test_dict_pickles_load_in_the_other_implementation(both):
         loaded._check()
 
 
+def _subclass(impl):
+    # a subclass pickle can find by name: a global of this module
+    name = f"Sub_{impl.name}"
+    if name not in globals():
+        class Sub(impl.TTLDict):
+            def __init__(self, *args, **kwargs) -> None:
+                super().__init__(*args, **kwargs)
+                self.extra = {"x": [1]}
+
+        Sub.__name__ = Sub.__qualname__ = name
+        Sub.__module__ = __name__
+        globals()[name] = Sub
+    return globals()[name]
+
+
+COPIERS = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+           "pickle": lambda x: pickle.loads(pickle.dumps(x))}
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_subclass_copies_keep_the_class_and_its_attributes(impl, how):
+    Sub = _subclass(impl)
+    d = Sub(10, maxsize=5, clock=Clock())
+    d["a"] = [1]
+    d.me = d
+    c = COPIERS[how](d)
+    assert type(c) is Sub and c.extra == {"x": [1]} and vars(c).keys() == {"extra", "me"}
+    assert (c.extra is d.extra) == (how == "copy")
+    assert c.me is (d if how == "copy" else c)
+    assert dict(c.items()) == {"a": [1]} and c.maxsize == 5
+    c.extra["y"] = 2  # independent, as the mapping is
+    c["b"] = 0
+    assert "y" not in d.extra or how == "copy"
+    assert "b" not in d
+    c._check()
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_public_class_copies_keep_attributes_and_self_references(impl, how):
+    d = impl.TTLDict(10, clock=Clock())
+    d["self"] = d
+    d.note = "kept"
+    c = COPIERS[how](d)
+    assert isinstance(c, dq_core.TTLDict if how == "pickle" else impl.TTLDict)
+    assert c.note == "kept" and c["self"] is (d if how == "copy" else c)
+    c._check()
+
+
+def test_subclass_states_load_in_the_other_implementation_and_old_states_load(both):
+    c, py = both
+    for src, dst in ((c, py), (py, c)):
+        d = _subclass(src)(10, clock=Clock())
+        d["a"] = 1
+        other = _subclass(dst).__new__(_subclass(dst))
+        other.__setstate__(d.__getstate__())
+        assert other.extra == {"x": [1]} and other["a"] == 1
+        assert other.__getstate__() == d.__getstate__()
+        other.__setstate__((1, 5.0, None, time.monotonic, None, [("b", 2, time.monotonic())]))  # version 1
+        assert dict(other.items()) == {"b": 2} and other.extra == {"x": [1]}
+        other._check()
+
+
+def test_state_attributes_are_checked(impl):
+    d = impl.TTLDict(5, clock=Clock())
+    d["a"] = 1
+    before = d.__getstate__()
+    with pytest.raises(TypeError, match="^TTLDict state attributes must be a dict or None$"):
+        d.__setstate__((2, 5.0, None, time.monotonic, None, [("x", 1)], []))
+    with pytest.raises(TypeError, match="^TTLDict state must be a tuple of 7 items$"):
+        d.__setstate__((2, 5.0, None, time.monotonic, None, []))
+    assert d.__getstate__() == before
+    core = importlib.import_module("dq_core._ttlmap" if impl.name == "c" else "dq_core._ttlmap_py")
+    bare = core.TTLDictCore(5)
+    assert bare.__getstate__()[5] is None
+    with pytest.raises(TypeError, match="has no __dict__"):
+        bare.__setstate__((2, 5.0, None, time.monotonic, None, {"x": 1}, []))
+    bare.__setstate__((2, 5.0, None, time.monotonic, None, {}, []))
+    bare.__setstate__((2, 5.0, None, time.monotonic, None, None, []))
+
+
 def test_dict_with_a_lambda_clock_does_not_pickle(impl):
     d = impl.TTLDict(5, clock=lambda: 0.0)
     d["a"] = 1

@@ -237,9 +237,10 @@ def test_infinite_ttl_from_minus_infinity_never_expires(impl):
 
 def test_maxsize_setter_validates_as_the_constructor(impl):
     d = impl.TTLDict(5, maxsize=2, clock=Clock())
-    for bad, exc, msg in [(0, ValueError, "maxsize must be at least 1 or None, got 0"),
-                          (-1, ValueError, "maxsize must be non-negative"),
-                          ("3", TypeError, "maxsize must be an int, not 'str'")]:
+    for bad, exc, msg in [(0, ValueError, "^maxsize must be at least 1 or None, got 0$"),
+                          (-1, ValueError, "^maxsize must be at least 1 or None, got -1$"),
+                          (-(2**70), ValueError, rf"^maxsize must be at least 1 or None, got {-(2**70)}$"),
+                          ("3", TypeError, "^maxsize must be an int, not 'str'$")]:
         with pytest.raises(exc, match=msg):
             impl.TTLDict(5, maxsize=bad)
         with pytest.raises(exc, match=msg):
@@ -247,7 +248,8 @@ def test_maxsize_setter_validates_as_the_constructor(impl):
         assert d.maxsize == 2
     d["a"] = 1
     d["b"] = 2
-    d.maxsize = 1  # applies at the next set
+    d.maxsize = 1  # evicts "a" at once
+    assert dict(d.items()) == {"b": 2}
     d["c"] = 3
     assert dict(d.items()) == {"c": 3}
     d.maxsize = None

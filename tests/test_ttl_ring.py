@@ -57,6 +57,18 @@ def test_bad_arguments_leave_the_ring_as_it_was(impl):
     r._check()
 
 
+@pytest.mark.parametrize("bad", [2**20 + 1, 2**40, 2**63, 2**64, 10**400],
+                         ids=["2**20+1", "2**40", "2**63", "2**64", "10**400"])
+def test_segment_size_has_an_upper_bound(impl, bad):
+    # checked before any conversion to C and before anything is allocated
+    with pytest.raises(ValueError, match=rf"^segment_size must be at most 1048576, got {bad}$"):
+        impl.TTLRing(1, segment_size=bad)
+    r = impl.TTLRing(1, segment_size=2**20)
+    r.push("a", 0.0)
+    assert r.expire(now=1.0) == ["a"] and r.stats()["segment_size"] == 2**20
+    r._check()
+
+
 @pytest.mark.parametrize("size", [1, 2, 1024])
 def test_interleaved_push_expire(impl, size):
     r = impl.TTLRing(3, segment_size=size)
@@ -210,3 +222,17 @@ def test_stateful_against_model(impl, size):
     run_state_machine_as_test(
         RingMachine, settings=settings(max_examples=60, stateful_step_count=40)
     )
+
+
+def test_subclassing_refused_as_heap_and_timing_wheel_refuse_it(impl):
+    message = "^type 'TTLRing' is not an acceptable base type$"
+    with pytest.raises(TypeError, match=message):
+        type("Sub", (impl.TTLRing,), {})
+    with pytest.raises(TypeError, match=message):
+        class Sub(impl.TTLRing[int]):  # noqa: F841
+            pass
+    for cls, name in ((impl.Heap, "Heap"), (impl.TimingWheel, "TimingWheel")):
+        with pytest.raises(TypeError, match=f"^type '{name}' is not an acceptable base type$"):
+            type("Sub", (cls,), {})
+    assert impl.TTLRing.__init_subclass__.__doc__ == (
+        "Refuse subclassing: no method of TTLRing calls an overridable one.")

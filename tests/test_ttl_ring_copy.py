@@ -78,6 +78,8 @@ def test_ring_pickles_load_in_the_other_implementation(both):
     ((2, 1.0, 2, time.monotonic, 0, 0, 0, []), ValueError, "unsupported TTLRing state version"),
     ((1, -1.0, 2, time.monotonic, 0, 0, 0, []), ValueError, "ttl must be non-negative"),
     ((1, 1.0, 0, time.monotonic, 0, 0, 0, []), ValueError, "segment_size must be at least 1"),
+    ((1, 1.0, 2**20 + 1, time.monotonic, 0, 0, 0, []), ValueError, "^segment_size must be at most"),
+    ((1, 1.0, 10**400, time.monotonic, 0, 0, 0, []), ValueError, "^segment_size must be at most"),
     ((1, 1.0, 2, 5, 0, 0, 0, []), TypeError, "clock must be callable"),
     ((1, 1.0, 2, time.monotonic, 1, 0, 2, [("a", 0.0)]), ValueError, "head must be below"),
     ((1, 1.0, 2, time.monotonic, 2, 0, 0, [("a", 0.0)]), ValueError, "counters do not match"),

@@ -33,7 +33,7 @@ cdef class _Segment:
     cdef double[::1] times
 
 
-@cython.final
+# not final (TTLRing refuses subclasses in __init_subclass__), its methods are
 cdef class TTLRing:
     cdef double _ttl
     cdef Py_ssize_t _size, _first, _head, _tail, _len
@@ -45,12 +45,18 @@ cdef class TTLRing:
     cdef bint _busy              # a change is under way
     cdef object __weakref__
 
+    @cython.final
     cdef double _time(self, value, str name) except? -1.0
+    @cython.final
     cdef int _push(self, object key, double t) except -1
+    @cython.final
     cdef list _expire(self, double t, Py_ssize_t max_items, bint due_only)
+    @cython.final
     cdef list _entries(self)
+    @cython.final
     cdef _check_held(self)
 
+    @cython.final
     cdef inline object _next_expiry(self):
         # when the head entry expires, or None if empty (TTLRing.next_expiry)
         if not self._len:
@@ -58,6 +64,7 @@ cdef class TTLRing:
         cdef double e = self._hseg.times[self._head] + self._ttl
         return e if e == e else float("inf")
 
+    @cython.final
     cdef inline object _peek(self):
         # the head key; the ring must not be empty
         return <object>PyList_GET_ITEM(self._hseg.keys, self._head)
