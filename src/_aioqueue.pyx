@@ -22,9 +22,12 @@ from cpython.object cimport PyObject, PyTypeObject, Py_SIZE, Py_TYPE
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.version cimport PY_VERSION_HEX
 
+from _await cimport dq_await_new, dq_await_ready, dq_await_start, dq_mark_coroutine_function
 from _clock cimport dq_monotonic
+from cpython.ref cimport Py_INCREF
 
 import asyncio
+import collections.abc
 import os
 import time as _time
 from asyncio import QueueEmpty, QueueFull
@@ -34,7 +37,7 @@ from dq_core._heap cimport Heap
 from dq_core._convert import to_real
 from dq_core._pqueue cimport ItemHeap
 from dq_core._waiting import check_maxsize
-from dq_core.aio._base import QueueShutDown
+from dq_core.aio._base import QueueShutDown, unstarted
 
 cdef extern from *:
     """
@@ -47,7 +50,30 @@ cdef extern from "Python.h":
     PyObject** _PyObject_GetDictPtr(object)  # NULL, never an error set
     PyObject* PyObject_GenericGetAttr(PyObject*, PyObject*)
     PyObject* PyThreadState_GetDict()
-    PyObject* PyDict_GetItem(object, object)
+    PyObject* PyDict_GetItemWithError(object, object)  # borrowed; NULL: absent, or an error set
+    int PyDict_Contains(object, object)  # 1, 0, or -1 with an error set
+    void PyErr_Clear()
+
+
+# Dict reads that never run Python code for str keys in str-keyed dicts, and
+# skip PyDict_GetItem's saving and restoring of the error state (most of its
+# cost, three times in a DelayQueue put or get).  An error (a key of the dict's
+# own with an __eq__ that raises) is cleared and read as "not sure".
+
+cdef inline PyObject* _value(object d, object key) noexcept:
+    # d[key], borrowed (compared at once, never kept across a call), or NULL
+    cdef PyObject* v = PyDict_GetItemWithError(d, key)
+    if v == NULL:
+        PyErr_Clear()
+    return v
+
+
+cdef inline bint _absent(object d, object key) noexcept:
+    # key surely not in d
+    cdef int r = PyDict_Contains(d, key)
+    if r < 0:
+        PyErr_Clear()
+    return r == 0
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
@@ -85,7 +111,7 @@ cdef inline PyObject* _holder() noexcept:
     d = PyThreadState_GetDict()
     if d == NULL:
         return NULL
-    return PyDict_GetItem(<object>d, _HOLDER_KEY)  # borrowed, or NULL
+    return _value(<object>d, _HOLDER_KEY)
 
 
 # asyncio's own loops read time.monotonic() in a Python method: for them (the
@@ -112,14 +138,14 @@ cdef bint _own(object obj, str name, object method) noexcept:
         return True
     dp = _PyObject_GetDictPtr(obj)  # NULL: failed to make the dict (error cleared)
     # (a lookup that runs a key's __eq__ changes nothing held here)
-    return dp != NULL and (dp[0] == NULL or PyDict_GetItem(<object>dp[0], name) == NULL)
+    return dp != NULL and (dp[0] == NULL or _absent(<object>dp[0], name))
 
 
 cdef object _loop_time(object loop):
     """loop.time()."""
     cdef double t
     if (_own(loop, "time", _base_time)
-            and PyDict_GetItem(_time_dict, "monotonic") == <PyObject*>_monotonic):
+            and _value(_time_dict, "monotonic") == <PyObject*>_monotonic):
         dq_monotonic(&t)
         return t
     return loop.time()
@@ -257,31 +283,25 @@ cdef class _AioQueueCore:
             _wakeup_next(self._putters)
         return item
 
-    @cython.binding(True)  # a coroutine function to inspect, as the pure twin's
-    async def put(self, item):
+    # put and get return a coroutine of _await.pxd's (a coroutine function to
+    # inspect, as the pure twin's): _pq_put_start and _pq_get_start below run
+    # at its first send.
+    @cython.binding(True)
+    def put(self, item):
         """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
 
         Raises ``QueueShutDown`` if the queue has been shut down.
         """
-        if self._full():
-            return await self._wait_put(item)  # the face's: waits on the loop
-        if _own(self, "put_nowait", _put_nowait):
-            self._c_put_nowait(item)
-            return None
-        return self.put_nowait(item)
+        return dq_await_new(self, _PQ_PUT, <PyObject*>item)
 
     @cython.binding(True)
-    async def get(self):
+    def get(self):
         """Remove and return the lowest item, waiting until there is one.  O(log n).
 
         Raises ``QueueShutDown`` if the queue has been shut down and is
         empty, or shut down immediately.
         """
-        if PyList_GET_SIZE(self._heap._items) == 0:
-            return await self._wait_get()  # the face's: waits on the loop
-        if _own(self, "get_nowait", _get_nowait):
-            return self._c_get_nowait()
-        return self.get_nowait()
+        return dq_await_new(self, _PQ_GET, NULL)
 
     def task_done(self):
         """Indicate that an item taken by ``get`` has been processed.  O(1).
@@ -300,6 +320,33 @@ cdef class _AioQueueCore:
 _core_getattro = _getattro(<PyTypeObject*>_AioQueueCore)
 cdef object _put_nowait = _AioQueueCore.__dict__["put_nowait"]
 cdef object _get_nowait = _AioQueueCore.__dict__["get_nowait"]
+
+
+cdef object _wait_in(object coro, PyObject** inner):
+    # a start function's "it must wait": the slow coroutine goes on from here
+    Py_INCREF(coro)
+    inner[0] = <PyObject*>coro
+    return None
+
+
+cdef object _pq_put_start(object queue, object item, PyObject** inner):
+    # the first send of put(item): the async def it replaces, up to its wait
+    cdef _AioQueueCore q = <_AioQueueCore>queue
+    if q._full():
+        return _wait_in(q._wait_put(item), inner)  # the face's: waits on the loop
+    if _own(q, "put_nowait", _put_nowait):
+        q._c_put_nowait(item)
+        return None
+    return q.put_nowait(item)
+
+
+cdef object _pq_get_start(object queue, object unused, PyObject** inner):
+    cdef _AioQueueCore q = <_AioQueueCore>queue
+    if PyList_GET_SIZE(q._heap._items) == 0:
+        return _wait_in(q._wait_get(), inner)  # the face's: waits on the loop
+    if _own(q, "get_nowait", _get_nowait):
+        return q._c_get_nowait()
+    return q.get_nowait()
 
 
 class AioQueueCore(_AioQueueCore, asyncio.PriorityQueue):
@@ -468,22 +515,13 @@ cdef class AioDelayCore:
             return _NOT_DUE
 
     @cython.binding(True)
-    async def get(self):
+    def get(self):
         """Remove and return the earliest-due item, waiting until one is due.  O(log n).
 
         Raises ``QueueShutDown`` once the queue is shut down and holds no
         item, or at once after an immediate shutdown.
         """
-        # ``try: return self.get_nowait() except QueueEmpty: pass`` with no try
-        # in the coroutine.  (From Python 3.12 the face's get, a Python
-        # coroutine, replaces this one: see dq_core.aio._delay.)
-        if _own(self, "get_nowait", _dq_get_nowait):
-            item = self._c_get_due()  # QueueShutDown once shut down and empty
-        else:
-            item = self._get_or_not_due()
-        if item is not _NOT_DUE:
-            return item
-        return await self._wait_get()  # the face's: waits on the loop
+        return dq_await_new(self, _DQ_GET, NULL)  # _dq_get_start runs at its first send
 
     def _taken(self):
         """The head was taken: wake a putter, and the next getter or the timer."""
@@ -565,3 +603,40 @@ cdef class AioDelayCore:
 
 cdef object _NOT_DUE = object()  # _c_get_due's "nothing due" (never an item: private)
 cdef object _dq_get_nowait = AioDelayCore.__dict__["get_nowait"]  # see _own
+
+
+cdef object _dq_get_start(object queue, object unused, PyObject** inner):
+    # ``try: return self.get_nowait() except QueueEmpty: pass``, then the wait
+    cdef AioDelayCore q = <AioDelayCore>queue
+    if _own(q, "get_nowait", _dq_get_nowait):
+        item = q._c_get_due()  # QueueShutDown once shut down and empty
+    else:
+        item = q._get_or_not_due()
+    if item is not _NOT_DUE:
+        return item
+    return _wait_in(q._wait_get(), inner)  # the face's: waits on the loop
+
+
+# -- the coroutines of put and get (src/_await.pxd) ------------------------------------
+
+cdef enum:
+    _PQ_GET = 0
+    _PQ_PUT = 1
+    _DQ_GET = 2
+
+cdef dq_await_start _starts[4]
+cdef const char* _qualnames[4]
+_starts[_PQ_GET] = _pq_get_start
+_starts[_PQ_PUT] = _pq_put_start
+_starts[_DQ_GET] = _dq_get_start
+_starts[3] = NULL
+_qualnames[_PQ_GET] = "_AioQueueCore.get"
+_qualnames[_PQ_PUT] = "_AioQueueCore.put"
+_qualnames[_DQ_GET] = "AioDelayCore.get"
+_qualnames[3] = NULL
+collections.abc.Coroutine.register(
+    dq_await_ready("dq_core._aioqueue.coroutine", unstarted, _starts, _qualnames))
+for _f in (_AioQueueCore.__dict__["get"], _AioQueueCore.__dict__["put"],
+           AioDelayCore.__dict__["get"]):
+    dq_mark_coroutine_function(_f)
+del _f

@@ -17,7 +17,7 @@ from .._waiting import check_maxsize
 
 __all__ = [
     "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "LoopTimer", "delay_get", "park",
-    "wakeup_next", "wakeup_all", "check_maxsize", "MAX_ARM",
+    "unstarted", "wakeup_next", "wakeup_all", "check_maxsize", "MAX_ARM",
 ]
 
 #: The longest a loop timer is armed ahead (RateLimiter; the DelayQueue and
@@ -89,6 +89,12 @@ async def delay_get(self: _DueSource[T_co]) -> T_co:
     except QueueEmpty:
         pass
     return await self._wait_get()  # the face's: waits on the loop
+
+
+async def unstarted() -> None:
+    """A coroutine never started: the compiled put/get throw into one in place of their own."""
+    # (dq_core._aioqueue: an exception thrown into a compiled put() or get()
+    # that has not started is raised as CPython raises it in a coroutine)
 
 
 def wakeup_all(waiters: deque[Future[None]]) -> None:

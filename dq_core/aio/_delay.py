@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import sys
 import types
 from asyncio import AbstractEventLoop
 from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
 
 from .. import _delayqueue as _threaded
 from .._convert import to_count, to_real
-from ._base import LoopBound, QueueEmpty, QueueShutDown, delay_get, park, wakeup_all, wakeup_next
+from ._base import LoopBound, QueueEmpty, QueueShutDown, park, wakeup_all, wakeup_next
 
 if TYPE_CHECKING:
     from .._aioqueue_py import AioDelayCore as _Core
@@ -122,14 +121,6 @@ class DelayQueue(LoopBound, _Core[T]):
         return self._add(item, deadline)
 
     # -- get ------------------------------------------------------------------
-
-    if sys.version_info >= (3, 12):
-        # From 3.12, a compiled coroutine costs more than a whole get: the
-        # interpreter runs a Python one in a frame of its own (callgrind, 3.13,
-        # put + get of due items: 2,817 instructions per element against 3,559
-        # with the compiled core's get).  Before, the core's get (compiled or
-        # pure) is as fast or faster.  The pure core's get is this one.
-        get = delay_get
 
     async def _wait_get(self) -> T:
         # get() once get_nowait() raised QueueEmpty: park on a future until woken, retry
