@@ -285,7 +285,8 @@ cdef class _AioQueueCore:
 
     # put and get return a coroutine of _await.pxd's (a coroutine function to
     # inspect, as the pure twin's): _pq_put_start and _pq_get_start below run
-    # at its first send.
+    # at its first send.  From Python 3.12 the faces' get is a Python
+    # coroutine instead (dq_core.aio._base.queue_get says why).
     @cython.binding(True)
     def put(self, item):
         """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).

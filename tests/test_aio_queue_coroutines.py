@@ -29,9 +29,21 @@ def _makers(aio):
     room = aio.PriorityQueue(maxsize=2)
     dq = aio.DelayQueue()
     dq.put_nowait(ITEM)
+    q2 = aio.PriorityQueue()
+    q2.put_nowait(ITEM)
+    dq2 = aio.DelayQueue()
+    dq2.put_nowait(ITEM)
     return [("PriorityQueue.get", q, q.get, ITEM),
             ("PriorityQueue.put", room, lambda: room.put(ITEM), None),
-            ("DelayQueue.get", dq, dq.get, ITEM)]
+            ("DelayQueue.get", dq, dq.get, ITEM),
+            # the cores' own get (the faces' from 3.12 is a Python coroutine)
+            ("core get", q2, lambda: _core(q2).get(q2), ITEM),
+            ("core delay get", dq2, lambda: _core(dq2).get(dq2), ITEM)]
+
+
+def _core(queue):
+    """The core class that a public queue class is assembled from."""
+    return next(k for k in type(queue).__mro__ if k.__name__ in ("AioQueueCore", "AioDelayCore"))
 
 
 def test_nothing_is_taken_or_put_until_the_coroutine_runs(impl, run):
@@ -75,7 +87,7 @@ def _protocol(aio):
         except BaseException as exc:
             return (type(exc).__name__, str(exc))
 
-    for i in range(3):
+    for i in range(5):
         def make():  # each on a queue of its own, holding an item (or room)
             label, _, maker, _ = _makers(aio)[i]
             return label, maker()
