@@ -141,12 +141,20 @@ cdef bint _own(object obj, str name, object method) noexcept:
     return dp != NULL and (dp[0] == NULL or _absent(<object>dp[0], name))
 
 
+cdef inline bint _c_time(object loop, double* t) except -1:
+    # loop.time() read into t where that is the clock it reads (True); False:
+    # the caller calls loop.time() itself.  No float object is made.
+    if (_own(loop, "time", _base_time)
+            and _value(_time_dict, "monotonic") == <PyObject*>_monotonic):
+        dq_monotonic(t)
+        return True
+    return False
+
+
 cdef object _loop_time(object loop):
     """loop.time()."""
     cdef double t
-    if (_own(loop, "time", _base_time)
-            and _value(_time_dict, "monotonic") == <PyObject*>_monotonic):
-        dq_monotonic(&t)
+    if _c_time(loop, &t):
         return t
     return loop.time()
 
@@ -459,12 +467,17 @@ cdef class AioDelayCore:
         rescheduled).  Raises ``QueueFull`` if ``maxsize`` items are held,
         ``QueueShutDown`` once the queue is shut down.
         """
+        cdef double now, deadline
         if type(delay) is not float or delay != delay:
             delay = to_real(delay, "delay")
         loop = self._bound_loop()
+        if _c_time(loop, &now):
+            deadline = now + PyFloat_AS_DOUBLE(delay)  # the float sum loop.time() + delay makes
+        else:
+            deadline = loop.time() + delay
         if self._is_shutdown or self._cap > 0 or self._getters:
-            return self._c_add(item, _loop_time(loop) + delay)
-        return self._heap._push_key(_loop_time(loop) + delay, item)
+            return self._c_add(item, deadline)
+        return self._heap._push_key(deadline, item)
 
     def _add(self, item, double deadline):
         """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
@@ -494,12 +507,12 @@ cdef class AioDelayCore:
 
     cdef object _c_get_due(self):
         # get_nowait, returning _NOT_DUE where it raises QueueEmpty
-        cdef double head
+        cdef double head, now
         loop = self._bound_loop()
         heap = self._heap
         if heap._n:
             head = heap._hkey[0]
-            if _le(head, _loop_time(loop)):
+            if head <= now if _c_time(loop, &now) else _le(head, loop.time()):
                 item = heap._pop_head()
                 if Py_SIZE(self._putters) or Py_SIZE(self._getters):
                     self._c_taken()
