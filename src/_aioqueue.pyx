@@ -122,6 +122,54 @@ cdef void* _core_getattro = NULL  # the compiled classes' generic tp_getattro, s
 cdef object _monotonic = _time.monotonic
 cdef dict _time_dict = vars(_time)
 
+# From Python 3.12 (with the GIL) a dict watcher on the time module's dict
+# tells when time.monotonic may have been replaced: until the dict changes,
+# the one check made stands and no lookup is needed.  The callback runs
+# before each change, so a read after it looks again.  Elsewhere, and when
+# no watcher is free, every read looks it up.
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+    #define DQ_TIME_WATCH 1
+    static int dq_time_watcher = -1;
+    static int dq_time_seen = 0;  /* time.monotonic was the original, and the dict has not changed */
+    static int dq_time_changed(PyDict_WatchEvent event, PyObject *d, PyObject *k, PyObject *v) {
+        dq_time_seen = 0;
+        return 0;
+    }
+    static void dq_time_watch(PyObject *time_dict) {
+        dq_time_watcher = PyDict_AddWatcher(dq_time_changed);
+        if (dq_time_watcher < 0 || PyDict_Watch(dq_time_watcher, time_dict) < 0) {
+            PyErr_Clear();
+            dq_time_watcher = -1;
+        }
+    }
+    #else
+    #define DQ_TIME_WATCH 0
+    static int dq_time_seen = 0;
+    static int dq_time_watcher = -1;
+    static void dq_time_watch(PyObject *time_dict) { (void)time_dict; }
+    #endif
+    """
+    bint DQ_TIME_WATCH
+    bint dq_time_seen
+    int dq_time_watcher
+    void dq_time_watch(object time_dict)
+
+dq_time_watch(_time_dict)
+
+
+cdef inline bint _monotonic_is_original() noexcept:
+    # time.monotonic is still the function read at import
+    global dq_time_seen
+    if DQ_TIME_WATCH and dq_time_seen:
+        return True
+    if _value(_time_dict, "monotonic") != <PyObject*>_monotonic:
+        return False
+    if DQ_TIME_WATCH and dq_time_watcher >= 0:
+        dq_time_seen = True
+    return True
+
 
 cdef bint _own(object obj, str name, object method) noexcept:
     # True if obj.<name> is sure to be ``method``, the class's own function
@@ -145,7 +193,7 @@ cdef inline bint _c_time(object loop, double* t) except -1:
     # loop.time() read into t where that is the clock it reads (True); False:
     # the caller calls loop.time() itself.  No float object is made.
     if (_own(loop, "time", _base_time)
-            and _value(_time_dict, "monotonic") == <PyObject*>_monotonic):
+            and _monotonic_is_original()):
         dq_monotonic(t)
         return True
     return False

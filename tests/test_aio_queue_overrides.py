@@ -151,6 +151,33 @@ def test_delay_queue_reads_a_loop_time_set_on_the_instance(impl):
     assert real < FAKE_NOW / 2 and taken == "soon" and replaced == FAKE_NOW + 1.0
 
 
+def test_delay_queue_reads_time_monotonic_replaced_after_use(impl):
+    # asyncio's loop.time() calls time.monotonic(): replaced after the queue
+    # has read the real one (and made up its mind about it once), the new one
+    # runs; put back, the real one again
+    import time
+
+    real_monotonic = time.monotonic
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        for _ in range(3):
+            dq.put_nowait("real")
+            await dq.get()
+        time.monotonic = lambda: FAKE_NOW
+        try:
+            h = dq.put_nowait("soon", 5.0)
+            replaced = dq.next_deadline()
+        finally:
+            time.monotonic = real_monotonic
+        dq.cancel(h)
+        dq.put_nowait("later", 5.0)
+        return replaced, dq.next_deadline()
+
+    replaced, restored = _on(asyncio.new_event_loop(), main())
+    assert replaced == FAKE_NOW + 5.0 and restored < FAKE_NOW / 2
+
+
 def refs_and_growth(impl, cycle, warm, settle, n):
     """Run ``cycle(q, dq, k)`` on a fresh PriorityQueue and DelayQueue: warm, settle, then n rounds.
 
