@@ -24,6 +24,7 @@ from cpython.version cimport PY_VERSION_HEX
 
 from _await cimport dq_await_new, dq_await_ready, dq_await_start, dq_mark_coroutine_function
 from _clock cimport dq_monotonic
+from _ownedlock cimport DQ_FREE_THREADED
 from cpython.ref cimport Py_INCREF
 
 import asyncio
@@ -176,24 +177,69 @@ cdef bint _own(object obj, str name, object method) noexcept:
     # (neither a subclass nor the instance overrides it, no __getattribute__):
     # a caller may then run what it does in C, as obj.<name>(...) would.
     # False when unsure: the caller does obj.<name>(...) itself.
-    cdef PyTypeObject* tp = Py_TYPE(obj)
-    cdef PyObject** dp
+    return _own_on_type(Py_TYPE(obj), name, method) and _not_on_instance(obj, name)
+
+
+cdef inline bint _own_on_type(PyTypeObject* tp, str name, object method) noexcept:
+    # type(obj).<name> is ``method`` and attribute lookup is the generic one
     if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
         return False
-    if _PyType_Lookup(tp, name) != <PyObject*>method:
-        return False
-    if tp.tp_dictoffset == 0:
+    return _PyType_Lookup(tp, name) == <PyObject*>method
+
+
+cdef inline bint _not_on_instance(object obj, str name) noexcept:
+    # obj's own dict (if any) surely has no <name>
+    cdef PyObject** dp
+    if Py_TYPE(obj).tp_dictoffset == 0:
         return True
     dp = _PyObject_GetDictPtr(obj)  # NULL: failed to make the dict (error cleared)
     # (a lookup that runs a key's __eq__ changes nothing held here)
     return dp != NULL and (dp[0] == NULL or _absent(<object>dp[0], name))
 
 
+# The loop type last found to have asyncio's own time() (GIL builds only):
+# while it keeps the version tag it had then, the finding holds (CPython
+# gives a type a new tag, never reused, whenever it or a base changes, a
+# __getattribute__ set on it included), and _PyType_Lookup is skipped.  The
+# address is only compared, never followed.
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030C0000  /* a changed type's tag is 0 until looked up again */
+    #define DQ_TAG_VALID(tp) ((tp)->tp_version_tag != 0)
+    #else
+    #define DQ_TAG_VALID(tp) (((tp)->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && (tp)->tp_version_tag != 0)
+    #endif
+    static PyTypeObject *dq_time_type = NULL;
+    static unsigned int dq_time_tag = 0;
+    static CYTHON_INLINE int dq_time_type_seen(PyTypeObject *tp) {
+        return tp == dq_time_type && DQ_TAG_VALID(tp) && tp->tp_version_tag == dq_time_tag;
+    }
+    static CYTHON_INLINE void dq_time_type_see(PyTypeObject *tp) {
+        if (DQ_TAG_VALID(tp)) {
+            dq_time_type = tp;
+            dq_time_tag = tp->tp_version_tag;
+        }
+    }
+    """
+    bint dq_time_type_seen(PyTypeObject* tp) noexcept
+    void dq_time_type_see(PyTypeObject* tp) noexcept
+
+
+cdef inline bint _own_time(object loop) noexcept:
+    # _own(loop, "time", BaseEventLoop.time)
+    cdef PyTypeObject* tp = Py_TYPE(loop)
+    if DQ_FREE_THREADED or not dq_time_type_seen(tp):
+        if not _own_on_type(tp, "time", _base_time):
+            return False
+        if not DQ_FREE_THREADED:
+            dq_time_type_see(tp)
+    return _not_on_instance(loop, "time")
+
+
 cdef inline bint _c_time(object loop, double* t) except -1:
     # loop.time() read into t where that is the clock it reads (True); False:
     # the caller calls loop.time() itself.  No float object is made.
-    if (_own(loop, "time", _base_time)
-            and _monotonic_is_original()):
+    if _own_time(loop) and _monotonic_is_original():
         dq_monotonic(t)
         return True
     return False
@@ -516,8 +562,8 @@ cdef class AioDelayCore:
         ``QueueShutDown`` once the queue is shut down.
         """
         cdef double now, deadline
-        if type(delay) is not float or delay != delay:
-            delay = to_real(delay, "delay")
+        if type(delay) is not float or PyFloat_AS_DOUBLE(delay) != PyFloat_AS_DOUBLE(delay):
+            delay = to_real(delay, "delay")  # a number made a float, or the error (NaN too)
         loop = self._bound_loop()
         if _c_time(loop, &now):
             deadline = now + PyFloat_AS_DOUBLE(delay)  # the float sum loop.time() + delay makes

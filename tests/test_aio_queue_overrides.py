@@ -151,6 +151,45 @@ def test_delay_queue_reads_a_loop_time_set_on_the_instance(impl):
     assert real < FAKE_NOW / 2 and taken == "soon" and replaced == FAKE_NOW + 1.0
 
 
+@pytest.mark.parametrize("how", ["time", "__getattribute__", "base time"])
+def test_delay_queue_reads_a_loop_time_its_class_gets_after_use(impl, how):
+    # the loop's class (or a base) changed after the queue read asyncio's own
+    # clock through it (and remembered the class as unchanged)
+    class Base(asyncio.SelectorEventLoop):
+        pass
+
+    class Loop(Base):
+        pass
+
+    def fake_time(self):
+        return FAKE_NOW
+
+    def fake_getattribute(self, name):
+        return fake_time.__get__(self) if name == "time" else object.__getattribute__(self, name)
+
+    target, name, value = {"time": (Loop, "time", fake_time),
+                           "__getattribute__": (Loop, "__getattribute__", fake_getattribute),
+                           "base time": (Base, "time", fake_time)}[how]
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        for _ in range(3):
+            dq.put_nowait("real")
+            await dq.get()
+        setattr(target, name, value)
+        try:
+            h = dq.put_nowait("soon", 5.0)
+            changed = dq.next_deadline()
+        finally:
+            delattr(target, name)
+        dq.cancel(h)
+        dq.put_nowait("later", 5.0)
+        return changed, dq.next_deadline()
+
+    changed, restored = _on(Loop(), main())
+    assert changed == FAKE_NOW + 5.0 and restored < FAKE_NOW / 2
+
+
 def test_delay_queue_reads_time_monotonic_replaced_after_use(impl):
     # asyncio's loop.time() calls time.monotonic(): replaced after the queue
     # has read the real one (and made up its mind about it once), the new one
