@@ -122,7 +122,10 @@ class _AioQueueCore(Generic[T]):
             return await self._wait_put(item)  # the face's: waits on the loop
         return self.put_nowait(item)
 
-    get = queue_get  # get_nowait() if not empty, else the face's _wait_get()
+    if TYPE_CHECKING:  # as asyncio.Queue's, for the classes that join both
+        async def get(self) -> T: ...
+    else:
+        get = queue_get  # get_nowait() if not empty, else the face's _wait_get()
 
     def task_done(self) -> None:
         """Indicate that an item taken by ``get`` has been processed.  O(1).
