@@ -29,7 +29,7 @@ from ._convert import to_real
 from ._heap_py import Heap
 from ._pqueue_py import ItemHeap, T
 from ._waiting import check_maxsize, check_real_maxsize
-from .aio._base import LoopTimer, QueueShutDown, delay_get, wakeup_all, wakeup_next
+from .aio._base import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
@@ -122,15 +122,10 @@ class _AioQueueCore(Generic[T]):
             return await self._wait_put(item)  # the face's: waits on the loop
         return self.put_nowait(item)
 
-    async def get(self) -> T:
-        """Remove and return the lowest item, waiting until there is one.  O(log n).
-
-        Raises ``QueueShutDown`` if the queue has been shut down and is
-        empty, or shut down immediately.
-        """
-        if not self._heap:
-            return await self._wait_get()  # the face's: waits on the loop
-        return self.get_nowait()
+    if TYPE_CHECKING:  # as asyncio.Queue's, for the classes that join both
+        async def get(self) -> T: ...
+    else:
+        get = queue_get  # get_nowait() if not empty, else the face's _wait_get()
 
     def task_done(self, /) -> None:
         """Indicate that an item taken by ``get`` has been processed.  O(1).

@@ -22,9 +22,13 @@ from cpython.object cimport PyObject, PyTypeObject, Py_SIZE, Py_TYPE
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.version cimport PY_VERSION_HEX
 
+from _await cimport dq_await_new, dq_await_ready, dq_await_start, dq_mark_coroutine_function
 from _clock cimport dq_monotonic
+from _ownedlock cimport DQ_FREE_THREADED
+from cpython.ref cimport Py_INCREF
 
 import asyncio
+import collections.abc
 import os
 from math import ceil as _ceil
 import time as _time
@@ -35,7 +39,7 @@ from dq_core._heap cimport Heap
 from dq_core._convert import to_real
 from dq_core._pqueue cimport ItemHeap
 from dq_core._waiting import check_maxsize, check_real_maxsize
-from dq_core.aio._base import QueueShutDown
+from dq_core.aio._base import QueueShutDown, unstarted
 
 cdef extern from *:
     """
@@ -55,9 +59,13 @@ cdef extern from *:
         if (found < 0) { PyErr_Clear(); return 1; }
         return found;
     #else
+        int found;
         PyObject** dp = _PyObject_GetDictPtr(obj);  /* NULL: no dict could be made */
         if (dp == NULL) return 1;
-        return *dp != NULL && PyDict_GetItem(*dp, name) != NULL;
+        if (*dp == NULL) return 0;
+        found = PyDict_Contains(*dp, name);  /* no error state saved and restored */
+        if (found < 0) { PyErr_Clear(); return 1; }
+        return found;
     #endif
     }
     """
@@ -68,7 +76,22 @@ cdef extern from "Python.h":
     PyObject* _PyType_Lookup(PyTypeObject* type, object name)  # borrowed, or NULL; never raises
     PyObject* PyObject_GenericGetAttr(PyObject*, PyObject*)
     PyObject* PyThreadState_GetDict()
-    PyObject* PyDict_GetItem(object, object)
+    PyObject* PyDict_GetItemWithError(object, object)  # borrowed; NULL: absent, or an error set
+    void PyErr_Clear()
+
+
+# Dict reads that never run Python code for str keys in str-keyed dicts, and
+# skip PyDict_GetItem's saving and restoring of the error state (most of its
+# cost, three times in a DelayQueue put or get).  An error (a key of the dict's
+# own with an __eq__ that raises) is cleared and read as "not sure".
+
+cdef inline PyObject* _value(object d, object key) noexcept:
+    # d[key], borrowed (compared at once, never kept across a call), or NULL
+    cdef PyObject* v = PyDict_GetItemWithError(d, key)
+    if v == NULL:
+        PyErr_Clear()
+    return v
+
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
@@ -106,7 +129,7 @@ cdef inline PyObject* _holder() noexcept:
     d = PyThreadState_GetDict()
     if d == NULL:
         return NULL
-    return PyDict_GetItem(<object>d, _HOLDER_KEY)  # borrowed, or NULL
+    return _value(<object>d, _HOLDER_KEY)
 
 
 # asyncio's own loops read time.monotonic() in a Python method: for them (the
@@ -117,27 +140,128 @@ cdef void* _core_getattro = NULL  # the compiled classes' generic tp_getattro, s
 cdef object _monotonic = _time.monotonic
 cdef dict _time_dict = vars(_time)
 
+# From Python 3.12 (with the GIL) a dict watcher on the time module's dict
+# tells when time.monotonic may have been replaced: until the dict changes,
+# the one check made stands and no lookup is needed.  The callback runs
+# before each change, so a read after it looks again.  Elsewhere, and when
+# no watcher is free, every read looks it up.
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+    #define DQ_TIME_WATCH 1
+    static int dq_time_watcher = -1;
+    static int dq_time_seen = 0;  /* time.monotonic was the original, and the dict has not changed */
+    static int dq_time_changed(PyDict_WatchEvent event, PyObject *d, PyObject *k, PyObject *v) {
+        dq_time_seen = 0;
+        return 0;
+    }
+    static void dq_time_watch(PyObject *time_dict) {
+        dq_time_watcher = PyDict_AddWatcher(dq_time_changed);
+        if (dq_time_watcher < 0 || PyDict_Watch(dq_time_watcher, time_dict) < 0) {
+            PyErr_Clear();
+            dq_time_watcher = -1;
+        }
+    }
+    #else
+    #define DQ_TIME_WATCH 0
+    static int dq_time_seen = 0;
+    static int dq_time_watcher = -1;
+    static void dq_time_watch(PyObject *time_dict) { (void)time_dict; }
+    #endif
+    """
+    bint DQ_TIME_WATCH
+    bint dq_time_seen
+    int dq_time_watcher
+    void dq_time_watch(object time_dict)
+
+dq_time_watch(_time_dict)
+
+
+cdef inline bint _monotonic_is_original() noexcept:
+    # time.monotonic is still the function read at import
+    global dq_time_seen
+    if DQ_TIME_WATCH and dq_time_seen:
+        return True
+    if _value(_time_dict, "monotonic") != <PyObject*>_monotonic:
+        return False
+    if DQ_TIME_WATCH and dq_time_watcher >= 0:
+        dq_time_seen = True
+    return True
+
 
 cdef bint _own(object obj, str name, object method) noexcept:
     # True if obj.<name> is sure to be ``method``, the class's own function
     # (neither a subclass nor the instance overrides it, no __getattribute__):
     # a caller may then run what it does in C, as obj.<name>(...) would.
     # False when unsure: the caller does obj.<name>(...) itself.
-    cdef PyTypeObject* tp = Py_TYPE(obj)
+    return _own_on_type(Py_TYPE(obj), name, method) and _not_on_instance(obj, name)
+
+
+cdef inline bint _own_on_type(PyTypeObject* tp, str name, object method) noexcept:
+    # type(obj).<name> is ``method`` and attribute lookup is the generic one
     if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
         return False
-    if _PyType_Lookup(tp, name) != <PyObject*>method:
-        return False
-    # (a dict lookup that runs a key's __eq__ changes nothing held here)
-    return tp.tp_dictoffset == 0 or not _instance_may_hold(obj, name)
+    return _PyType_Lookup(tp, name) == <PyObject*>method
+
+
+cdef inline bint _not_on_instance(object obj, str name) noexcept:
+    # obj's own dict (if any) surely has no <name>
+    # (a lookup that runs a key's __eq__ changes nothing held here)
+    return Py_TYPE(obj).tp_dictoffset == 0 or not _instance_may_hold(obj, name)
+
+
+# The loop type last found to have asyncio's own time() (GIL builds only):
+# while it keeps the version tag it had then, the finding holds (CPython
+# gives a type a new tag, never reused, whenever it or a base changes, a
+# __getattribute__ set on it included), and _PyType_Lookup is skipped.  The
+# address is only compared, never followed.
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030C0000  /* a changed type's tag is 0 until looked up again */
+    #define DQ_TAG_VALID(tp) ((tp)->tp_version_tag != 0)
+    #else
+    #define DQ_TAG_VALID(tp) (((tp)->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && (tp)->tp_version_tag != 0)
+    #endif
+    static PyTypeObject *dq_time_type = NULL;
+    static unsigned int dq_time_tag = 0;
+    static CYTHON_INLINE int dq_time_type_seen(PyTypeObject *tp) {
+        return tp == dq_time_type && DQ_TAG_VALID(tp) && tp->tp_version_tag == dq_time_tag;
+    }
+    static CYTHON_INLINE void dq_time_type_see(PyTypeObject *tp) {
+        if (DQ_TAG_VALID(tp)) {
+            dq_time_type = tp;
+            dq_time_tag = tp->tp_version_tag;
+        }
+    }
+    """
+    bint dq_time_type_seen(PyTypeObject* tp) noexcept
+    void dq_time_type_see(PyTypeObject* tp) noexcept
+
+
+cdef inline bint _own_time(object loop) noexcept:
+    # _own(loop, "time", BaseEventLoop.time)
+    cdef PyTypeObject* tp = Py_TYPE(loop)
+    if DQ_FREE_THREADED or not dq_time_type_seen(tp):
+        if not _own_on_type(tp, "time", _base_time):
+            return False
+        if not DQ_FREE_THREADED:
+            dq_time_type_see(tp)
+    return _not_on_instance(loop, "time")
+
+
+cdef inline bint _c_time(object loop, double* t) except -1:
+    # loop.time() read into t where that is the clock it reads (True); False:
+    # the caller calls loop.time() itself.  No float object is made.
+    if _own_time(loop) and _monotonic_is_original():
+        dq_monotonic(t)
+        return True
+    return False
 
 
 cdef object _loop_time(object loop):
     """loop.time()."""
     cdef double t
-    if (_own(loop, "time", _base_time)
-            and PyDict_GetItem(_time_dict, "monotonic") == <PyObject*>_monotonic):
-        dq_monotonic(&t)
+    if _c_time(loop, &t):
         return t
     return loop.time()
 
@@ -275,31 +399,26 @@ cdef class _AioQueueCore:
             _wakeup_next(self._putters)
         return item
 
-    @cython.binding(True)  # a coroutine function to inspect, as the pure twin's
-    async def put(self, item):
+    # put and get return a coroutine of _await.pxd's (a coroutine function to
+    # inspect, as the pure twin's): _pq_put_start and _pq_get_start below run
+    # at its first send.  From Python 3.12 the faces' get is a Python
+    # coroutine instead (dq_core.aio._base.queue_get says why).
+    @cython.binding(True)
+    def put(self, item):
         """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
 
         Raises ``QueueShutDown`` if the queue has been shut down.
         """
-        if self._full():
-            return await self._wait_put(item)  # the face's: waits on the loop
-        if _own(self, "put_nowait", _put_nowait):
-            self._c_put_nowait(item)
-            return None
-        return self.put_nowait(item)
+        return dq_await_new(self, _PQ_PUT, <PyObject*>item)
 
     @cython.binding(True)
-    async def get(self):
+    def get(self):
         """Remove and return the lowest item, waiting until there is one.  O(log n).
 
         Raises ``QueueShutDown`` if the queue has been shut down and is
         empty, or shut down immediately.
         """
-        if PyList_GET_SIZE(self._heap._items) == 0:
-            return await self._wait_get()  # the face's: waits on the loop
-        if _own(self, "get_nowait", _get_nowait):
-            return self._c_get_nowait()
-        return self.get_nowait()
+        return dq_await_new(self, _PQ_GET, NULL)
 
     def task_done(self):
         """Indicate that an item taken by ``get`` has been processed.  O(1).
@@ -318,6 +437,33 @@ cdef class _AioQueueCore:
 _core_getattro = _getattro(<PyTypeObject*>_AioQueueCore)
 cdef object _put_nowait = _AioQueueCore.__dict__["put_nowait"]
 cdef object _get_nowait = _AioQueueCore.__dict__["get_nowait"]
+
+
+cdef object _wait_in(object coro, PyObject** inner):
+    # a start function's "it must wait": the slow coroutine goes on from here
+    Py_INCREF(coro)
+    inner[0] = <PyObject*>coro
+    return None
+
+
+cdef object _pq_put_start(object queue, object item, PyObject** inner):
+    # the first send of put(item): the async def it replaces, up to its wait
+    cdef _AioQueueCore q = <_AioQueueCore>queue
+    if q._full():
+        return _wait_in(q._wait_put(item), inner)  # the face's: waits on the loop
+    if _own(q, "put_nowait", _put_nowait):
+        q._c_put_nowait(item)
+        return None
+    return q.put_nowait(item)
+
+
+cdef object _pq_get_start(object queue, object unused, PyObject** inner):
+    cdef _AioQueueCore q = <_AioQueueCore>queue
+    if PyList_GET_SIZE(q._heap._items) == 0:
+        return _wait_in(q._wait_get(), inner)  # the face's: waits on the loop
+    if _own(q, "get_nowait", _get_nowait):
+        return q._c_get_nowait()
+    return q.get_nowait()
 
 
 class AioQueueCore(_AioQueueCore, asyncio.PriorityQueue):
@@ -429,12 +575,17 @@ cdef class AioDelayCore:
         rescheduled).  Raises ``QueueFull`` if ``maxsize`` items are held,
         ``QueueShutDown`` once the queue is shut down.
         """
-        if type(delay) is not float or delay != delay:
-            delay = to_real(delay, "delay")
+        cdef double now, deadline
+        if type(delay) is not float or PyFloat_AS_DOUBLE(delay) != PyFloat_AS_DOUBLE(delay):
+            delay = to_real(delay, "delay")  # a number made a float, or the error (NaN too)
         loop = self._bound_loop()
+        if _c_time(loop, &now):
+            deadline = now + PyFloat_AS_DOUBLE(delay)  # the float sum loop.time() + delay makes
+        else:
+            deadline = loop.time() + delay
         if self._is_shutdown or self._cap > 0 or self._getters:
-            return self._c_add(item, _loop_time(loop) + delay)
-        return self._heap._push_key(_loop_time(loop) + delay, item)
+            return self._c_add(item, deadline)
+        return self._heap._push_key(deadline, item)
 
     def _add(self, item, double deadline):
         """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
@@ -464,12 +615,12 @@ cdef class AioDelayCore:
 
     cdef object _c_get_due(self):
         # get_nowait, returning _NOT_DUE where it raises QueueEmpty
-        cdef double head
+        cdef double head, now
         loop = self._bound_loop()
         heap = self._heap
         if heap._n:
             head = heap._hkey[0]
-            if _le(head, _loop_time(loop)):
+            if head <= now if _c_time(loop, &now) else _le(head, loop.time()):
                 item = heap._pop_head()
                 if Py_SIZE(self._putters) or Py_SIZE(self._getters):
                     self._c_taken()
@@ -486,22 +637,13 @@ cdef class AioDelayCore:
             return _NOT_DUE
 
     @cython.binding(True)
-    async def get(self):
+    def get(self):
         """Remove and return the earliest-due item, waiting until one is due.  O(log n).
 
         Raises ``QueueShutDown`` once the queue is shut down and holds no
         item, or at once after an immediate shutdown.
         """
-        # ``try: return self.get_nowait() except QueueEmpty: pass`` with no try
-        # in the coroutine.  (From Python 3.12 the face's get, a Python
-        # coroutine, replaces this one: see dq_core.aio._delay.)
-        if _own(self, "get_nowait", _dq_get_nowait):
-            item = self._c_get_due()  # QueueShutDown once shut down and empty
-        else:
-            item = self._get_or_not_due()
-        if item is not _NOT_DUE:
-            return item
-        return await self._wait_get()  # the face's: waits on the loop
+        return dq_await_new(self, _DQ_GET, NULL)  # _dq_get_start runs at its first send
 
     def _taken(self):
         """The head was taken: wake a putter, and the next getter or the timer."""
@@ -583,3 +725,40 @@ cdef class AioDelayCore:
 
 cdef object _NOT_DUE = object()  # _c_get_due's "nothing due" (never an item: private)
 cdef object _dq_get_nowait = AioDelayCore.__dict__["get_nowait"]  # see _own
+
+
+cdef object _dq_get_start(object queue, object unused, PyObject** inner):
+    # ``try: return self.get_nowait() except QueueEmpty: pass``, then the wait
+    cdef AioDelayCore q = <AioDelayCore>queue
+    if _own(q, "get_nowait", _dq_get_nowait):
+        item = q._c_get_due()  # QueueShutDown once shut down and empty
+    else:
+        item = q._get_or_not_due()
+    if item is not _NOT_DUE:
+        return item
+    return _wait_in(q._wait_get(), inner)  # the face's: waits on the loop
+
+
+# -- the coroutines of put and get (src/_await.pxd) ------------------------------------
+
+cdef enum:
+    _PQ_GET = 0
+    _PQ_PUT = 1
+    _DQ_GET = 2
+
+cdef dq_await_start _starts[4]
+cdef const char* _qualnames[4]
+_starts[_PQ_GET] = _pq_get_start
+_starts[_PQ_PUT] = _pq_put_start
+_starts[_DQ_GET] = _dq_get_start
+_starts[3] = NULL
+_qualnames[_PQ_GET] = "_AioQueueCore.get"
+_qualnames[_PQ_PUT] = "_AioQueueCore.put"
+_qualnames[_DQ_GET] = "AioDelayCore.get"
+_qualnames[3] = NULL
+collections.abc.Coroutine.register(
+    dq_await_ready("dq_core._aioqueue.coroutine", unstarted, _starts, _qualnames))
+for _f in (_AioQueueCore.__dict__["get"], _AioQueueCore.__dict__["put"],
+           AioDelayCore.__dict__["get"]):
+    dq_mark_coroutine_function(_f)
+del _f

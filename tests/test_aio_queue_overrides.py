@@ -151,13 +151,108 @@ def test_delay_queue_reads_a_loop_time_set_on_the_instance(impl):
     assert real < FAKE_NOW / 2 and taken == "soon" and replaced == FAKE_NOW + 1.0
 
 
-def test_the_c_paths_hold_no_reference_and_leak_nothing(impl):
-    # put/get (through the core's own put_nowait/get_nowait) and the DelayQueue's
-    # clock (loop.time() read in C) keep no reference to items, loop or queue
+@pytest.mark.parametrize("how", ["time", "__getattribute__", "base time"])
+def test_delay_queue_reads_a_loop_time_its_class_gets_after_use(impl, how):
+    # the loop's class (or a base) changed after the queue read asyncio's own
+    # clock through it (and remembered the class as unchanged)
+    class Base(asyncio.SelectorEventLoop):
+        pass
+
+    class Loop(Base):
+        pass
+
+    def fake_time(self):
+        return FAKE_NOW
+
+    def fake_getattribute(self, name):
+        return fake_time.__get__(self) if name == "time" else object.__getattribute__(self, name)
+
+    target, name, value = {"time": (Loop, "time", fake_time),
+                           "__getattribute__": (Loop, "__getattribute__", fake_getattribute),
+                           "base time": (Base, "time", fake_time)}[how]
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        for _ in range(3):
+            dq.put_nowait("real")
+            await dq.get()
+        setattr(target, name, value)
+        try:
+            h = dq.put_nowait("soon", 5.0)
+            changed = dq.next_deadline()
+        finally:
+            delattr(target, name)
+        dq.cancel(h)
+        dq.put_nowait("later", 5.0)
+        return changed, dq.next_deadline()
+
+    changed, restored = _on(Loop(), main())
+    assert changed == FAKE_NOW + 5.0 and restored < FAKE_NOW / 2
+
+
+def test_delay_queue_reads_time_monotonic_replaced_after_use(impl):
+    # asyncio's loop.time() calls time.monotonic(): replaced after the queue
+    # has read the real one (and made up its mind about it once), the new one
+    # runs; put back, the real one again
+    import time
+
+    real_monotonic = time.monotonic
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        for _ in range(3):
+            dq.put_nowait("real")
+            await dq.get()
+        time.monotonic = lambda: FAKE_NOW
+        try:
+            h = dq.put_nowait("soon", 5.0)
+            replaced = dq.next_deadline()
+        finally:
+            time.monotonic = real_monotonic
+        dq.cancel(h)
+        dq.put_nowait("later", 5.0)
+        return replaced, dq.next_deadline()
+
+    replaced, restored = _on(asyncio.new_event_loop(), main())
+    assert replaced == FAKE_NOW + 5.0 and restored < FAKE_NOW / 2
+
+
+def refs_and_growth(impl, cycle, warm, settle, n):
+    """Run ``cycle(q, dq, k)`` on a fresh PriorityQueue and DelayQueue: warm, settle, then n rounds.
+
+    Returns the reference counts of the item-free objects (loop, q, dq) and of
+    ``cycle.item`` before and after, and the memory tracemalloc saw grow over
+    the n rounds.
+    """
     import gc
     import sys
     import tracemalloc
 
+    async def main():
+        loop = asyncio.get_running_loop()
+        q, dq = impl.aio.PriorityQueue(), impl.aio.DelayQueue()
+        await cycle(q, dq, warm)  # warm up (the loop's instance dict, caches)
+        gc.collect()
+        objs = (cycle.item, loop, q, dq)
+        counts = [sys.getrefcount(o) for o in objs]
+        tracemalloc.start()
+        try:
+            await cycle(q, dq, settle)
+            gc.collect()
+            start = tracemalloc.get_traced_memory()[0]
+            await cycle(q, dq, n)
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - start
+        finally:
+            tracemalloc.stop()
+        return counts, [sys.getrefcount(o) for o in objs], grown
+
+    return _on(asyncio.new_event_loop(), main())
+
+
+def test_the_c_paths_hold_no_reference_and_leak_nothing(impl):
+    # put/get (through the core's own put_nowait/get_nowait) and the DelayQueue's
+    # clock (loop.time() read in C) keep no reference to items, loop or queue
     item = (1, "an item")
 
     async def cycle(q, dq, n):
@@ -167,25 +262,7 @@ def test_the_c_paths_hold_no_reference_and_leak_nothing(impl):
             dq.put_nowait(item)
             await dq.get()
 
-    async def main():
-        loop = asyncio.get_running_loop()
-        q, dq = impl.aio.PriorityQueue(), impl.aio.DelayQueue()
-        await cycle(q, dq, 100)  # warm up (the loop's instance dict, caches)
-        gc.collect()
-        counts = sys.getrefcount(item), sys.getrefcount(loop), sys.getrefcount(q), sys.getrefcount(dq)
-        tracemalloc.start()
-        try:
-            await cycle(q, dq, 200)
-            gc.collect()
-            start = tracemalloc.get_traced_memory()[0]
-            await cycle(q, dq, 5000)
-            gc.collect()
-            grown = tracemalloc.get_traced_memory()[0] - start
-        finally:
-            tracemalloc.stop()
-        after = sys.getrefcount(item), sys.getrefcount(loop), sys.getrefcount(q), sys.getrefcount(dq)
-        return counts, after, grown
-
-    counts, after, grown = _on(asyncio.new_event_loop(), main())
+    cycle.item = item
+    counts, after, grown = refs_and_growth(impl, cycle, 100, 200, 5000)
     assert after == counts
     assert grown < 64 * 1024, grown  # 5,000 rounds of 4 calls: nothing kept per call

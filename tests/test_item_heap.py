@@ -326,6 +326,13 @@ def test_subclasses_in_a_tie_run_their_own_comparisons(impl):
     ((1, True), (1, 1)),
     ((1, "b"), (1, "a\U0001f600")),
     ((1, "\u00e9"), (1, "e")),
+    # strs of one byte per code point compare by memcmp in C: prefixes, NULs,
+    # bytes past 0x7f (unsigned), and a one-byte str against a wider one
+    ((1, "ab"), (1, "a")),
+    ((1, "a\x00"), (1, "a")),
+    ((1, "\x80"), (1, "\x7f")),
+    ((1, "\u00ff"), (1, "\u0100")),
+    ((1, "job-10"), (1, "job-9")),
     ((1, 2), (1, 2, 0)),
     ((1, 2, "x"), (1, 2.0, "y")),
     ((1, -0.0), (1, 0)),

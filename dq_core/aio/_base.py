@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 from asyncio import Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Protocol, Sized, TypeVar
 
 from .._waiting import check_maxsize
 
 __all__ = [
     "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "LoopTimer", "delay_get", "park",
-    "wakeup_next", "wakeup_all", "check_maxsize", "MAX_ARM",
+    "queue_get", "unstarted", "wakeup_next", "wakeup_all", "check_maxsize", "MAX_ARM",
 ]
 
 #: The longest a loop timer is armed ahead (RateLimiter; the DelayQueue and
@@ -76,6 +76,32 @@ class _DueSource(Protocol[T_co]):
     async def _wait_get(self) -> T_co: ...
 
 
+class _ItemSource(Protocol[T_co]):
+    @property
+    def _heap(self) -> Sized: ...
+    def get_nowait(self) -> T_co: ...
+    async def _wait_get(self) -> T_co: ...
+
+
+async def queue_get(self: _ItemSource[T_co]) -> T_co:
+    """Remove and return the lowest item, waiting until there is one.  O(log n).
+
+    Raises ``QueueShutDown`` if the queue has been shut down and is
+    empty, or shut down immediately.
+    """
+    # aio.PriorityQueue's get: the pure core's, and the face's from Python 3.12.
+    # From 3.12 the interpreter runs a Python coroutine awaited by another in
+    # a frame of its own and hands its result over with no exception object,
+    # while a compiled coroutine (the core's, src/_await.pxd) must return its
+    # result in a StopIteration there, which costs more than the rest of a get.
+    # Before 3.12 the compiled coroutine's am_send returns it and is the
+    # faster.  put returns None, which needs no StopIteration: the core's
+    # everywhere.  The same holds for delay_get below.
+    if not self._heap:
+        return await self._wait_get()  # the face's: waits on the loop
+    return self.get_nowait()
+
+
 async def delay_get(self: _DueSource[T_co]) -> T_co:
     """Remove and return the earliest-due item, waiting until one is due.  O(log n).
 
@@ -83,12 +109,18 @@ async def delay_get(self: _DueSource[T_co]) -> T_co:
     item, or at once after an immediate shutdown.
     """
     # aio.DelayQueue's get: the pure core's, and the face's from Python 3.12
-    # (see dq_core.aio._delay); the compiled core has its own before 3.12
+    # (see queue_get); the compiled core has its own before 3.12
     try:
         return self.get_nowait()  # QueueShutDown once shut down and empty
     except QueueEmpty:
         pass
     return await self._wait_get()  # the face's: waits on the loop
+
+
+async def unstarted() -> None:
+    """A coroutine never started: the compiled put/get throw into one in place of their own."""
+    # (dq_core._aioqueue: an exception thrown into a compiled put() or get()
+    # that has not started is raised as CPython raises it in a coroutine)
 
 
 def wakeup_all(waiters: deque[Future[None]]) -> None:

@@ -14,12 +14,13 @@ was (heapq leaves the new item in).
 from __future__ import annotations
 
 import asyncio
+import sys
 import types
 from collections import deque
 from typing import TYPE_CHECKING, Any, Iterable, NoReturn, Optional
 
 from .._convert import to_count
-from ._base import LoopBound, QueueFull, QueueShutDown, park, wakeup_all, wakeup_next
+from ._base import LoopBound, QueueFull, QueueShutDown, park, queue_get, wakeup_all, wakeup_next
 
 if TYPE_CHECKING:
     from .._aioqueue_py import AioQueueCore as _Core
@@ -130,6 +131,12 @@ class PriorityQueue(LoopBound, _Core[T]):
                 wakeup_next(getters)
 
     # -- get ------------------------------------------------------------------
+
+    if sys.version_info >= (3, 12) and not TYPE_CHECKING:
+        # a Python coroutine's result needs no StopIteration from 3.12 (see
+        # dq_core.aio._base.queue_get; callgrind, 3.13, 4 + 4 tasks: 6,232
+        # instructions per item against 6,869; 3.11: 5,497 against 4,662)
+        get = queue_get
 
     async def _wait_get(self) -> T:
         # get() once the queue was empty: asyncio's wait for an item
