@@ -134,7 +134,6 @@ class TTLDictCore(Generic[K, V]):
         return entry[1]  # type: ignore[no-any-return]
 
     def __contains__(self, key: object, /) -> bool:
-        """Return key in self."""
         entry = self._data.get(key)  # type: ignore[arg-type]
         if entry is None:
             return False
@@ -142,6 +141,8 @@ class TTLDictCore(Generic[K, V]):
         if type(now) is not float or now != now:
             now = real(now, "clock()")
         return not entry[2] + self._ttl <= now
+
+    __contains__.__doc__ = list.__contains__.__doc__  # the compiled slot's, per Python version
 
     def __setitem__(self, key: K, value: V) -> None:
         now = self._clock()  # reading(self._clock), its float fast path inline
