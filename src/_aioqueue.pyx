@@ -6,10 +6,13 @@
 waiter deques and counters, and every path that never waits: ``put_nowait``,
 ``get_nowait``, ``qsize``/``empty``/``full`` and ``task_done``.
 ``AioDelayCore`` does the same for aio.DelayQueue (a keyed ``Heap`` of
-deadlines on the loop's clock) and owns its one loop timer.  The waiting
-coroutines (``put``, ``get``, ``join``) and the rare paths live in the
-faces, ``dq_core.aio._queue`` and ``dq_core.aio._delay``, shared by both
-implementations; they park futures on the deques held here.
+deadlines on the loop's clock) and owns its one loop timer.  ``put`` and
+``get`` return the C coroutine of ``src/_await.pxd``: the fast path runs
+here at its first send, and a call that must wait hands over to the
+faces' waiting coroutines (``_wait_put``, ``_wait_get``; ``join`` and the
+rare paths are there too), in ``dq_core.aio._queue`` and
+``dq_core.aio._delay``, shared by both implementations; they park futures
+on the deques held here.
 
 Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
 ``set_result(None)`` and re-checks when its task runs.
