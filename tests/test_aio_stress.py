@@ -13,6 +13,7 @@ import asyncio
 import random
 from collections import Counter
 
+from helpers import traced_growth
 from test_aio_loops import run  # noqa: F401 -- the loop fixture
 
 from dq_core.aio import QueueShutDown
@@ -121,24 +122,6 @@ def test_delay_queue_four_by_four(impl, run):
 LEAK_OPS = 1_000_000
 
 
-def _traced_growth(work, rounds=3):
-    """Bytes still allocated after the last of ``rounds`` runs of ``work`` (after a warm-up run)."""
-    import gc
-    import tracemalloc
-
-    work()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        for _ in range(rounds):
-            work()
-        gc.collect()
-        return tracemalloc.get_traced_memory()[0] - base
-    finally:
-        tracemalloc.stop()
-
-
 def test_compiled_core_leaks_nothing_over_a_million_operations(both, run):
     # put_nowait/get_nowait/qsize/full/task_done (PriorityQueue) and
     # put_nowait/get_nowait (DelayQueue), ~1e6 operations in all, plus the
@@ -194,7 +177,7 @@ def test_compiled_core_leaks_nothing_over_a_million_operations(both, run):
         run(nowait_paths())
         run(waking_paths())
 
-    growth = _traced_growth(work)
+    growth = traced_growth(work, 3)
     assert sys.getrefcount(item) == item_refs and sys.getrefcount(due) == due_refs
     assert growth < 64 * 1024, f"{growth} bytes still allocated"
 
