@@ -27,7 +27,7 @@ def to_real(value: object, name: str) -> float:
         try:
             i = operator.index(value)  # type: ignore[arg-type]
         except TypeError:
-            # an __index__ that refuses (NumPy's one-element float arrays) while
+            # an __index__ that refuses (NumPy's 0-d float arrays) while
             # __float__ answers: the number is a float
             if not hasattr(tp, "__float__"):
                 raise TypeError(f"{name} must be a real number, not {tp.__name__!r}") from None
