@@ -43,9 +43,11 @@ class ItemHeap(Generic[T]):
     that compare inconsistently, come out in the order ``heapq`` gives.  For
     tuples that start with an int or float that number is cached as a
     double and decides the comparison of two such tuples whenever it
-    differs, skipping the rich comparison; when it ties, the following
-    elements are compared in C as long as both are exact ints, floats or
-    strs, where the result is the tuples' own.  A comparison that raises
+    differs, skipping the rich comparison; when it ties, so is the second
+    element when it is an exact int, float or str (its first 8 characters),
+    and decides where it differs; past that, the elements are compared in
+    C as long as both are exact ints, floats or strs, where the result is
+    the tuples' own.  A comparison that raises
     leaves the heap exactly as it was; a comparison that re-enters the heap
     gets ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
     Misused from several threads at once it still never corrupts memory:

@@ -58,15 +58,73 @@ cdef enum:
     MAX_MOVES = 256
 
 
-cdef inline double _cached_key(object item) noexcept:
+cdef extern from *:
+    """
+    /* The first 8 code points of a str of one byte per code point, big-endian
+       and zero-padded, into *s: two such numbers that differ order their strs
+       as str comparison does (at the first differing byte, either both strs
+       have a code point there, or the shorter str ends, a prefix of the
+       other: padding 0 < the other's byte).  Equal numbers decide nothing.
+       0: no such str (another kind; not ready before 3.12). */
+    static CYTHON_INLINE int dq_str_prefix(PyObject *a, unsigned long long *s) {
+        Py_ssize_t i, n;
+        const unsigned char *p;
+        unsigned long long v = 0;
+    #if PY_VERSION_HEX < 0x030C0000
+        if (!PyUnicode_IS_READY(a)) return 0;
+    #endif
+        if (PyUnicode_KIND(a) != PyUnicode_1BYTE_KIND) return 0;
+        n = PyUnicode_GET_LENGTH(a);
+        p = PyUnicode_1BYTE_DATA(a);
+        for (i = 0; i < 8; i++)
+            v = (v << 8) | (i < n ? p[i] : 0u);
+        *s = v;
+        return 1;
+    }
+    /* d (never NaN) as an unsigned number in the same order: -0.0 is 0.0,
+       negatives' bits inverted, positives' sign bit set. */
+    static CYTHON_INLINE unsigned long long dq_ordered_bits(double d) {
+        unsigned long long u;
+        if (d == 0.0) d = 0.0;
+        memcpy(&u, &d, sizeof u);
+        return (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
+    }
+    """
+    bint _str_prefix "dq_str_prefix"(object, unsigned long long*) noexcept
+    unsigned long long _ordered_bits "dq_ordered_bits"(double) noexcept
+
+# ItemKey.t: what ItemKey.s holds of a tuple's second element.
+cdef enum:
+    SUB_NONE = 0   # nothing: a tie on k is decided by _tie_lt or the items
+    SUB_STR = 1    # an exact str's dq_str_prefix
+    SUB_NUM = 2    # one of fast_key's numbers, by dq_ordered_bits
+
+
+cdef inline ItemKey _cached_key(object item) noexcept:
     # The number a tuple starts with, when comparing it exactly as a double
     # is possible; NaN means "compare the items".  Only tuples: a tuple and
-    # a bare number do not compare in Python, whatever their keys.
+    # a bare number do not compare in Python, whatever their keys.  With it,
+    # what orders the second elements, when C can tell exactly: two strs of
+    # one byte per code point by their first 8, two numbers as doubles (a
+    # str and a number, or any other kind, are never ordered here).
+    cdef ItemKey key
     cdef double d
+    cdef object second
+    key.k = NAN_KEY
+    key.s = 0
+    key.t = SUB_NONE
     if type(item) is tuple and PyTuple_GET_SIZE(item) > 0:
         if fast_key(<object>PyTuple_GET_ITEM(item, 0), &d):
-            return d
-    return NAN_KEY
+            key.k = d
+            if PyTuple_GET_SIZE(item) > 1:
+                second = <object>PyTuple_GET_ITEM(item, 1)
+                if type(second) is str:
+                    if _str_prefix(second, &key.s):
+                        key.t = SUB_STR
+                elif fast_key(second, &d):
+                    key.s = _ordered_bits(d)
+                    key.t = SUB_NUM
+    return key
 
 
 cdef double NAN_KEY = float("nan")
@@ -108,6 +166,36 @@ cdef int _tie_lt(object x, object y) noexcept:
     return nx < ny
 
 
+cdef inline int _key_lt(ItemKey* ka, PyObject* x, ItemKey* kb, PyObject* y) noexcept:
+    # x < y (their keys ka and kb) where C can tell exactly, else UNDECIDED:
+    # the items must be compared by their own <.  No Python code runs.
+    cdef double a = ka.k, b = kb.k
+    if a == a and b == b and a != b:
+        return a < b
+    if a == b:  # two tuples whose first elements are equal numbers (NaN is never equal)
+        if ka.t == kb.t and ka.t != SUB_NONE and ka.s != kb.s:
+            return ka.s < kb.s  # their second elements differ, and decide
+        # borrowed (a reference count taken and dropped is most of a tie's
+        # cost on Python 3.12+)
+        return _tie_lt(<object>x, <object>y)
+    return UNDECIDED
+
+
+cdef inline void _fill(PyObject** ob, ItemKey* keys, Py_ssize_t hole, Py_ssize_t i,
+                       Py_ssize_t* moves, Py_ssize_t* m) noexcept:
+    # a hole sift's step: the item at i moves into the hole (i is the new one)
+    ob[hole] = ob[i]
+    keys[hole] = keys[i]
+    _record(moves, m, hole, i)
+
+
+cdef inline void _record(Py_ssize_t* moves, Py_ssize_t* m, Py_ssize_t i, Py_ssize_t j) noexcept:
+    # a sift's move of the items at i and j, for _undo
+    moves[m[0]] = i
+    moves[m[0] + 1] = j
+    m[0] += 2
+
+
 # no_gc_clear: the collector never sets _items to None under a method (a
 # cycle through the heap is broken at its list or at the items instead).
 @cython.final
@@ -119,9 +207,11 @@ cdef class ItemHeap:
     that compare inconsistently, come out in the order ``heapq`` gives.  For
     tuples that start with an int or float that number is cached as a
     double and decides the comparison of two such tuples whenever it
-    differs, skipping the rich comparison; when it ties, the following
-    elements are compared in C as long as both are exact ints, floats or
-    strs, where the result is the tuples' own.  A comparison that raises
+    differs, skipping the rich comparison; when it ties, so is the second
+    element when it is an exact int, float or str (its first 8 characters),
+    and decides where it differs; past that, the elements are compared in
+    C as long as both are exact ints, floats or strs, where the result is
+    the tuples' own.  A comparison that raises
     leaves the heap exactly as it was; a comparison that re-enters the heap
     gets ``RuntimeError``.  Not thread-safe: ``QueueCore`` locks around it.
     Misused from several threads at once it still never corrupts memory:
@@ -161,11 +251,11 @@ cdef class ItemHeap:
 
     cdef int _reserve(self, Py_ssize_t n) except -1:
         cdef Py_ssize_t cap = self._kcap or 8
-        cdef double* p
+        cdef ItemKey* p
         while cap < n:
             cap *= 2
         if cap != self._kcap:
-            p = <double*>PyMem_Realloc(self._keys, cap * sizeof(double))
+            p = <ItemKey*>PyMem_Realloc(self._keys, cap * sizeof(ItemKey))
             if p == NULL:
                 raise MemoryError()
             self._keys = p
@@ -173,21 +263,17 @@ cdef class ItemHeap:
         return 0
 
     cdef inline int _lt(self, Py_ssize_t i, Py_ssize_t j) except -1:
-        cdef double a = self._keys[i], b = self._keys[j]
-        cdef object x, y
-        cdef int r
-        if a == a and b == b and a != b:
-            return a < b
-        if a == b:  # two tuples whose first elements are equal numbers (NaN is never equal)
-            # borrowed: no Python code runs in _tie_lt (and a reference count
-            # taken and dropped is most of a tie's cost on Python 3.12+)
-            r = _tie_lt(<object>PyList_GET_ITEM(self._items, i),
-                        <object>PyList_GET_ITEM(self._items, j))
-            if r != UNDECIDED:
-                return r
-        x = <object>PyList_GET_ITEM(self._items, i)  # owned refs across the call
-        y = <object>PyList_GET_ITEM(self._items, j)
-        r = PyObject_RichCompareBool(x, y, Py_LT)
+        cdef PyObject** ob = (<PyListObject*>self._items).ob_item
+        cdef int r = _key_lt(&self._keys[i], ob[i], &self._keys[j], ob[j])
+        if r != UNDECIDED:
+            return r
+        return self._rich_lt(i, j)
+
+    cdef int _rich_lt(self, Py_ssize_t i, Py_ssize_t j) except -1:
+        # items[i] < items[j] by their own <, which may run any Python code
+        cdef object x = <object>PyList_GET_ITEM(self._items, i)  # owned refs across the call
+        cdef object y = <object>PyList_GET_ITEM(self._items, j)
+        cdef int r = PyObject_RichCompareBool(x, y, Py_LT)
         if PyList_GET_SIZE(self._items) != self._n:  # as heapq checks
             raise RuntimeError("the heap changed size during a comparison of its items")
         return r
@@ -196,7 +282,7 @@ cdef class ItemHeap:
         # ob_item is re-read on every swap: the list may have moved it.
         cdef PyObject** ob = (<PyListObject*>self._items).ob_item
         cdef PyObject* t = ob[i]
-        cdef double k = self._keys[i]
+        cdef ItemKey k = self._keys[i]
         ob[i] = ob[j]
         ob[j] = t
         self._keys[i] = self._keys[j]
@@ -207,19 +293,54 @@ cdef class ItemHeap:
             m -= 2
             self._swap(moves[m], moves[m + 1])
 
+    # The sifts move a hole: the item sifted is held aside (and its list slot
+    # left stale) while the items it passes move one step each, and it is
+    # written once where it stops.  The list is a permutation of its items
+    # again before anything that can run Python code: while every
+    # comparison is decided by _key_lt nothing runs, and at the first that
+    # is not, the item goes back into the hole and the rest of the sift
+    # swaps (its moves are the swaps': _undo reverses either).  On a
+    # free-threaded build another thread could reach the list meanwhile
+    # (gc.get_referents): there, swaps only.
+
     cdef int _sift_up(self, Py_ssize_t pos, Py_ssize_t start,
                       Py_ssize_t* moves, Py_ssize_t* m) except -1:
         # Bubble the item at pos up towards the root, no higher than start
         # (heapq's _siftdown).
+        cdef PyObject** ob
+        cdef ItemKey* keys
+        cdef PyObject* x
+        cdef ItemKey kx
+        cdef Py_ssize_t parent
+        cdef int r = 0
+        if DQ_FREE_THREADED or pos <= start:
+            return self._sift_up_swaps(pos, start, moves, m)
+        ob = (<PyListObject*>self._items).ob_item
+        keys = self._keys
+        x = ob[pos]
+        kx = keys[pos]
+        while pos > start:
+            parent = (pos - 1) >> 1
+            r = _key_lt(&kx, x, &keys[parent], ob[parent])
+            if r != 1:  # in place, or undecided
+                break
+            _fill(ob, keys, pos, parent, moves, m)
+            pos = parent
+        ob[pos] = x
+        keys[pos] = kx
+        if r == UNDECIDED:
+            return self._sift_up_swaps(pos, start, moves, m)
+        return 0
+
+    cdef int _sift_up_swaps(self, Py_ssize_t pos, Py_ssize_t start,
+                            Py_ssize_t* moves, Py_ssize_t* m) except -1:
         cdef Py_ssize_t parent
         while pos > start:
             parent = (pos - 1) >> 1
             if not self._lt(pos, parent):
                 break
             self._swap(pos, parent)
-            moves[m[0]] = pos
-            moves[m[0] + 1] = parent
-            m[0] += 2
+            _record(moves, m, pos, parent)
             pos = parent
         return 0
 
@@ -228,16 +349,45 @@ cdef class ItemHeap:
         # displaced item back up (heapq's _siftup).
         cdef Py_ssize_t end = self._n, start = pos, child
         cdef Py_ssize_t limit = end >> 1
+        cdef PyObject** ob
+        cdef ItemKey* keys
+        cdef PyObject* x
+        cdef ItemKey kx
+        cdef int r = 0
+        if DQ_FREE_THREADED:
+            return self._sift_down_swaps(pos, start, moves, m)
+        ob = (<PyListObject*>self._items).ob_item
+        keys = self._keys
+        x = ob[pos]
+        kx = keys[pos]
+        while pos < limit:
+            child = 2 * pos + 1
+            if child + 1 < end:
+                r = _key_lt(&keys[child], ob[child], &keys[child + 1], ob[child + 1])
+                if r == UNDECIDED:
+                    break
+                if not r:
+                    child += 1
+            _fill(ob, keys, pos, child, moves, m)
+            pos = child
+        ob[pos] = x
+        keys[pos] = kx
+        if r == UNDECIDED:
+            return self._sift_down_swaps(pos, start, moves, m)
+        return self._sift_up(pos, start, moves, m)
+
+    cdef int _sift_down_swaps(self, Py_ssize_t pos, Py_ssize_t start,
+                              Py_ssize_t* moves, Py_ssize_t* m) except -1:
+        cdef Py_ssize_t end = self._n, child
+        cdef Py_ssize_t limit = end >> 1
         while pos < limit:
             child = 2 * pos + 1
             if child + 1 < end and not self._lt(child, child + 1):
                 child += 1
             self._swap(pos, child)
-            moves[m[0]] = pos
-            moves[m[0] + 1] = child
-            m[0] += 2
+            _record(moves, m, pos, child)
             pos = child
-        return self._sift_up(pos, start, moves, m)
+        return self._sift_up_swaps(pos, start, moves, m)
 
     def push(self, item):
         """Add ``item``.  O(log n) comparisons."""
@@ -291,7 +441,7 @@ cdef class ItemHeap:
     cdef object _pop_item(self):
         cdef Py_ssize_t moves[MAX_MOVES]
         cdef Py_ssize_t m = 0, n
-        cdef double top_key
+        cdef ItemKey top_key
         if PyList_GET_SIZE(self._items) == 0:
             raise IndexError("pop from an empty heap")
         self._enter()
@@ -324,7 +474,7 @@ cdef class ItemHeap:
             self._busy = False
 
     cdef void _reserve_shrink(self) noexcept:
-        cdef double* p = <double*>PyMem_Realloc(self._keys, (self._kcap // 2) * sizeof(double))
+        cdef ItemKey* p = <ItemKey*>PyMem_Realloc(self._keys, (self._kcap // 2) * sizeof(ItemKey))
         if p != NULL:
             self._keys = p
             self._kcap //= 2
@@ -378,8 +528,9 @@ cdef class ItemHeap:
             n = len(items)
             assert n == self._n, "key cache out of step with the list"
             for i in range(n):
-                k = _cached_key(items[i])
-                assert (k != k and self._keys[i] != self._keys[i]) or k == self._keys[i]
+                key = _cached_key(items[i])
+                assert (key.k != key.k and self._keys[i].k != self._keys[i].k) or key.k == self._keys[i].k
+                assert key.t == self._keys[i].t and key.s == self._keys[i].s
         for i in range(1, n):
             assert not items[i] < items[(i - 1) >> 1], f"heap order broken at {i}"
 

@@ -230,12 +230,10 @@ def outcome(fn):
         return ("raised", type(exc), str(exc))
 
 
-@given(st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]), tied_tuples), max_size=60))
-@settings(max_examples=400)
-def test_tied_tuples_come_out_as_heapq_gives_them(impl, program):
-    # The same items (objects, not copies), the same errors, the same list
-    # (a step that raises leaves ours as it was before the step).
-    h = impl.ItemHeap()
+def lockstep_with_heapq(h, program):
+    # Run program on h and on a heapq list: the same items (objects, not
+    # copies), the same errors, the same list after every step (a step that
+    # raises leaves ours as it was before; heapq's list is left half-sifted).
     ref: list = []
     for op, item in program:
         before = list(ref)
@@ -249,10 +247,17 @@ def test_tied_tuples_come_out_as_heapq_gives_them(impl, program):
             continue
         assert ours[0] == theirs[0]
         assert ours[1] is theirs[1] if ours[0] == "ok" else ours[1:] == theirs[1:]
-        if theirs[0] == "raised":  # heapq leaves its list half-sifted; ours undoes
+        if theirs[0] == "raised":
             ref = before
         snap = h.snapshot()
         assert len(snap) == len(ref) and all(a is b for a, b in zip(snap, ref))
+    return h
+
+
+@given(st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]), tied_tuples), max_size=60))
+@settings(max_examples=400)
+def test_tied_tuples_come_out_as_heapq_gives_them(impl, program):
+    h = lockstep_with_heapq(impl.ItemHeap(), program)
     if any(x != x for _, item in program for x in item):
         # NaN breaks the transitivity heap order rests on: heapq's list, which
         # ours matches item for item (above), need not be in heap order either
@@ -260,6 +265,25 @@ def test_tied_tuples_come_out_as_heapq_gives_them(impl, program):
     try:
         h._check()
     except TypeError:  # _check compares with <: mixed kinds raise there too
+        pass
+
+
+long_texts = st.text(alphabet="a\x00\xff\u0100", max_size=11)
+second_elements = st.one_of(long_texts, st.integers(-3, 3), st.floats(-2, 2, width=16),
+                            st.sampled_from([2**53, 2**53 + 1, -0.0, float("inf"), True]))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]),
+                          st.tuples(st.integers(0, 1), second_elements, st.integers(0, 1))),
+                max_size=60))
+@settings(max_examples=300)
+def test_second_elements_order_as_heapq(impl, program):
+    # Tuples tied on their first number are ordered by the cached second
+    # element where it differs: long strs sharing prefixes, NULs, numbers.
+    h = lockstep_with_heapq(impl.ItemHeap(), program)
+    try:
+        h._check()
+    except TypeError:
         pass
 
 
@@ -338,6 +362,18 @@ def test_subclasses_in_a_tie_run_their_own_comparisons(impl):
     ((1, -0.0), (1, 0)),
     ((1,), (1.0,)),
     ((1, "a"), (1, 2)),  # TypeError, as heapq raises it
+    # the second element's first 8 code points are cached: a difference
+    # there, at the 8th, past it, a NUL against the end, wider kinds
+    ((1, "abcdefgh"), (1, "abcdefgi")),
+    ((1, "abcdefgh1"), (1, "abcdefgh0")),
+    ((1, "abcdefgh"), (1, "abcdefgh\x00")),
+    ((1, "abcdefg"), (1, "abcdefg\x00")),
+    ((1, "\xff" * 9), (1, "\xff" * 8 + "\u0100")),
+    ((1, ""), (1, "\x00")),
+    ((1, float("inf")), (1, 2**53)),
+    ((1, -float("inf")), (1, -(2**53))),
+    ((1, -1.5), (1, -2)),
+    ((1, 2**53), (1, 2**53 + 1, 0)),
     ((1, 1, None), (1, 1, None)),
 ])
 def test_edge_ties_as_heapq(impl, a, b):
