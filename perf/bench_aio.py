@@ -5,6 +5,7 @@
     python perf/bench_aio.py --lateness     # DelayQueue lateness p50/p99, both loops (no pyperf)
     python perf/bench_aio.py --fast --timers-only -o timers.json   # aio.Timer vs call_later only
     python perf/bench_aio.py --fast --no-timers -o queues.json     # all the rest
+    python perf/bench_aio.py --fast --queues-only -o pq.json       # the queue rows only
     python perf/bench_aio.py --limiter-behaviour   # aio.RateLimiter vs aiolimiter, real time
 
 Each workload runs on the default loop and on uvloop (where installed); times
@@ -55,7 +56,7 @@ def benchmarks() -> None:
     import pyperf
 
     def pass_on(cmd: list[str], args: object) -> None:  # to pyperf's worker processes
-        for flag in ("timers_only", "no_timers"):
+        for flag in ("timers_only", "no_timers", "queues_only"):
             if getattr(args, flag, False):
                 cmd.append("--" + flag.replace("_", "-"))
 
@@ -64,6 +65,8 @@ def benchmarks() -> None:
                                   help="run only the aio.Timer vs call_later benchmarks")
     runner.argparser.add_argument("--no-timers", action="store_true",
                                   help="all but the aio.Timer benchmarks (their run-through is long)")
+    runner.argparser.add_argument("--queues-only", action="store_true",
+                                  help="only the PriorityQueue and DelayQueue benchmarks")
     args = runner.parse_args()
     if args.timers_only:
         timer_benchmarks(runner)
@@ -86,6 +89,8 @@ def benchmarks() -> None:
                                    a.delay_put_get, dq, past, new_loop, inner_loops=2 * n)
             runner.bench_time_func(f"aio DelayQueue 4 waiting consumers {loop_name} {label}",
                                    a.delay_waiting_consumers, dq, n, new_loop, inner_loops=n)
+    if args.queues_only:
+        return
     if not args.no_timers:
         timer_benchmarks(runner)
     limiter_benchmarks(runner, loops())
