@@ -100,6 +100,31 @@ __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
 cdef object _get_running_loop = asyncio.get_running_loop
 
+# asyncio's C get_running_loop (METH_NOARGS) is called through its C function,
+# as the interpreter's vectorcall of it does, minus the generic call's
+# recursion check and argument handling; any other function by a call.
+cdef extern from *:
+    """
+    static PyCFunction dq_grl = NULL;
+    static PyObject *dq_grl_self = NULL;  /* borrowed: _get_running_loop holds it */
+    static void dq_grl_setup(PyObject *f) {
+        if (PyCFunction_CheckExact(f)
+                && (PyCFunction_GET_FLAGS(f) & ~METH_COEXIST) == METH_NOARGS) {
+            dq_grl = PyCFunction_GET_FUNCTION(f);
+            dq_grl_self = PyCFunction_GET_SELF(f);
+        }
+    }
+    static CYTHON_INLINE PyObject *dq_running_loop(PyObject *f) {
+        if (dq_grl != NULL)
+            return dq_grl(dq_grl_self, NULL);
+        return PyObject_CallNoArgs(f);
+    }
+    """
+    void dq_grl_setup(object f)
+    object _running_loop "dq_running_loop"(object f)
+
+dq_grl_setup(_get_running_loop)
+
 
 # -- the running loop and its clock, as asyncio.get_running_loop() and loop.time() ----
 
@@ -562,7 +587,7 @@ cdef class AioDelayCore:
         cdef PyObject* h = _holder()
         if h != NULL and h == <PyObject*>self._seen_holder and self._seen_forks == _forks:
             return self._bound
-        loop = _get_running_loop()
+        loop = _running_loop(_get_running_loop)
         if loop is not self._bound:
             self._get_loop()  # LoopBound's, in the face: binds, or raises
         h = _holder()
