@@ -787,7 +787,7 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         return self._scripts[step.op](keys=self.keys, args=step.args)
 
     def _new_pubsub(self) -> "_PubSub":
-        return _BlockingPubSub(self.client.pubsub())  # type: ignore[no-untyped-call]
+        return _BlockingPubSub(self.client.pubsub())  # type: ignore[no-untyped-call, unused-ignore]  # typed in newer redis-py
 
     def _drive(self, flow: _Flow[R]) -> R:
         return _run_blocking(self._carry_out(flow))
