@@ -44,7 +44,7 @@ class ItemHeap(Generic[T]):
     tuples that start with an int or float that number is cached as a
     double and decides the comparison of two such tuples whenever it
     differs, skipping the rich comparison; when it ties, so is the second
-    element when it is an exact int, float or str (its first 8 characters),
+    element when it is an exact int, float or str (its first 7 characters),
     and decides where it differs; past that, the elements are compared in
     C as long as both are exact ints, floats or strs, where the result is
     the tuples' own.  A comparison that raises

@@ -60,44 +60,49 @@ cdef enum:
 
 cdef extern from *:
     """
-    /* The first 8 code points of a str of one byte per code point, big-endian
-       and zero-padded, into *s: two such numbers that differ order their strs
-       as str comparison does (at the first differing byte, either both strs
-       have a code point there, or the shorter str ends, a prefix of the
-       other: padding 0 < the other's byte).  Equal numbers decide nothing.
-       0: no such str (another kind; not ready before 3.12). */
-    static CYTHON_INLINE int dq_str_prefix(PyObject *a, unsigned long long *s) {
+    /* ItemKey.s: what orders a tuple's second element, in its top 56 bits,
+       and its kind in the low byte (0: nothing cached).  Two of one kind
+       whose s differ order their elements; equal s decide nothing. */
+    #define DQ_SUB_NONE 0ULL
+    #define DQ_SUB_STR 1ULL   /* an exact str of one byte per code point */
+    #define DQ_SUB_NUM 2ULL   /* one of fast_key's numbers */
+    #define DQ_SUB_KIND 0xFFULL
+
+    /* A str's first 7 code points, big-endian and zero-padded: two that
+       differ order their strs as str comparison does (at the first
+       differing byte, either both strs have a code point there, or the
+       shorter str ends, a prefix of the other: padding 0 < the other's
+       byte).  DQ_SUB_NONE: no such str (another kind; not ready before
+       3.12). */
+    static CYTHON_INLINE unsigned long long dq_str_sub(PyObject *a) {
         Py_ssize_t i, n;
         const unsigned char *p;
         unsigned long long v = 0;
     #if PY_VERSION_HEX < 0x030C0000
-        if (!PyUnicode_IS_READY(a)) return 0;
+        if (!PyUnicode_IS_READY(a)) return DQ_SUB_NONE;
     #endif
-        if (PyUnicode_KIND(a) != PyUnicode_1BYTE_KIND) return 0;
+        if (PyUnicode_KIND(a) != PyUnicode_1BYTE_KIND) return DQ_SUB_NONE;
         n = PyUnicode_GET_LENGTH(a);
         p = PyUnicode_1BYTE_DATA(a);
-        for (i = 0; i < 8; i++)
+        for (i = 0; i < 7; i++)
             v = (v << 8) | (i < n ? p[i] : 0u);
-        *s = v;
-        return 1;
+        return (v << 8) | DQ_SUB_STR;
     }
-    /* d (never NaN) as an unsigned number in the same order: -0.0 is 0.0,
-       negatives' bits inverted, positives' sign bit set. */
-    static CYTHON_INLINE unsigned long long dq_ordered_bits(double d) {
+    /* d (never NaN) as an unsigned number in the same order (-0.0 is 0.0,
+       negatives' bits inverted, positives' sign bit set), its low 8 bits
+       dropped: a coarser order, still never a wrong one. */
+    static CYTHON_INLINE unsigned long long dq_num_sub(double d) {
         unsigned long long u;
         if (d == 0.0) d = 0.0;
         memcpy(&u, &d, sizeof u);
-        return (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
+        u = (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
+        return (u & ~DQ_SUB_KIND) | DQ_SUB_NUM;
     }
     """
-    bint _str_prefix "dq_str_prefix"(object, unsigned long long*) noexcept
-    unsigned long long _ordered_bits "dq_ordered_bits"(double) noexcept
-
-# ItemKey.t: what ItemKey.s holds of a tuple's second element.
-cdef enum:
-    SUB_NONE = 0   # nothing: a tie on k is decided by _tie_lt or the items
-    SUB_STR = 1    # an exact str's dq_str_prefix
-    SUB_NUM = 2    # one of fast_key's numbers, by dq_ordered_bits
+    unsigned long long _str_sub "dq_str_sub"(object) noexcept
+    unsigned long long _num_sub "dq_num_sub"(double) noexcept
+    const unsigned long long SUB_NONE "DQ_SUB_NONE"
+    const unsigned long long SUB_KIND "DQ_SUB_KIND"
 
 
 cdef inline ItemKey _cached_key(object item) noexcept:
@@ -105,25 +110,22 @@ cdef inline ItemKey _cached_key(object item) noexcept:
     # is possible; NaN means "compare the items".  Only tuples: a tuple and
     # a bare number do not compare in Python, whatever their keys.  With it,
     # what orders the second elements, when C can tell exactly: two strs of
-    # one byte per code point by their first 8, two numbers as doubles (a
+    # one byte per code point by their first 7, two numbers as doubles (a
     # str and a number, or any other kind, are never ordered here).
     cdef ItemKey key
     cdef double d
     cdef object second
     key.k = NAN_KEY
-    key.s = 0
-    key.t = SUB_NONE
+    key.s = SUB_NONE
     if type(item) is tuple and PyTuple_GET_SIZE(item) > 0:
         if fast_key(<object>PyTuple_GET_ITEM(item, 0), &d):
             key.k = d
             if PyTuple_GET_SIZE(item) > 1:
                 second = <object>PyTuple_GET_ITEM(item, 1)
                 if type(second) is str:
-                    if _str_prefix(second, &key.s):
-                        key.t = SUB_STR
+                    key.s = _str_sub(second)
                 elif fast_key(second, &d):
-                    key.s = _ordered_bits(d)
-                    key.t = SUB_NUM
+                    key.s = _num_sub(d)
     return key
 
 
@@ -173,7 +175,7 @@ cdef inline int _key_lt(ItemKey* ka, PyObject* x, ItemKey* kb, PyObject* y) noex
     if a == a and b == b and a != b:
         return a < b
     if a == b:  # two tuples whose first elements are equal numbers (NaN is never equal)
-        if ka.t == kb.t and ka.t != SUB_NONE and ka.s != kb.s:
+        if ka.s != kb.s and (ka.s & SUB_KIND) == (kb.s & SUB_KIND) and ka.s & SUB_KIND:
             return ka.s < kb.s  # their second elements differ, and decide
         # borrowed (a reference count taken and dropped is most of a tie's
         # cost on Python 3.12+)
@@ -208,7 +210,7 @@ cdef class ItemHeap:
     tuples that start with an int or float that number is cached as a
     double and decides the comparison of two such tuples whenever it
     differs, skipping the rich comparison; when it ties, so is the second
-    element when it is an exact int, float or str (its first 8 characters),
+    element when it is an exact int, float or str (its first 7 characters),
     and decides where it differs; past that, the elements are compared in
     C as long as both are exact ints, floats or strs, where the result is
     the tuples' own.  A comparison that raises
@@ -530,7 +532,7 @@ cdef class ItemHeap:
             for i in range(n):
                 key = _cached_key(items[i])
                 assert (key.k != key.k and self._keys[i].k != self._keys[i].k) or key.k == self._keys[i].k
-                assert key.t == self._keys[i].t and key.s == self._keys[i].s
+                assert key.s == self._keys[i].s
         for i in range(1, n):
             assert not items[i] < items[(i - 1) >> 1], f"heap order broken at {i}"
 

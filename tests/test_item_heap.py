@@ -362,9 +362,16 @@ def test_subclasses_in_a_tie_run_their_own_comparisons(impl):
     ((1, -0.0), (1, 0)),
     ((1,), (1.0,)),
     ((1, "a"), (1, 2)),  # TypeError, as heapq raises it
-    # the second element's first 8 code points are cached: a difference
-    # there, at the 8th, past it, a NUL against the end, wider kinds
+    # the second element's first 7 code points are cached: a difference
+    # there, at the 7th, past it, a NUL against the end, wider kinds
+    ((1, "abcdefg"), (1, "abcdefh")),
     ((1, "abcdefgh"), (1, "abcdefgi")),
+    # numbers are cached without their order's low 8 bits: neighbours
+    # that differ only there are compared exactly
+    ((1, 1.0), (1, 1.0000000000000002)),
+    ((1, 2**53 - 1), (1, 2**53 - 2)),
+    ((1, 5e-324), (1, 0.0)),
+    ((1, -5e-324), (1, -0.0)),
     ((1, "abcdefgh1"), (1, "abcdefgh0")),
     ((1, "abcdefgh"), (1, "abcdefgh\x00")),
     ((1, "abcdefg"), (1, "abcdefg\x00")),

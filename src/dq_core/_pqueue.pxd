@@ -12,11 +12,11 @@ from _ownedlock cimport dq_owned_lock, owned_acquire, owned_release
 # What ItemHeap caches of an item (a tuple starting with a number) to order
 # it without a rich comparison: k, that number as a double (NaN: nothing
 # cached, compare the items); when the second elements decide a tie on k,
-# s, an unsigned number in their order, of kind t (see _pqueue.pyx).
+# s, an unsigned number in their order with their kind in its low byte
+# (see _pqueue.pyx).  16 bytes: the sifts move keys, so their size counts.
 ctypedef struct ItemKey:
     double k
     unsigned long long s
-    int t
 
 
 @cython.final
