@@ -84,6 +84,13 @@ cdef extern from *:
         if (PyUnicode_KIND(a) != PyUnicode_1BYTE_KIND) return DQ_SUB_NONE;
         n = PyUnicode_GET_LENGTH(a);
         p = PyUnicode_1BYTE_DATA(a);
+        if (n >= 7) {  /* one expression, which compilers make one load */
+            v = ((unsigned long long)p[0] << 56) | ((unsigned long long)p[1] << 48)
+                | ((unsigned long long)p[2] << 40) | ((unsigned long long)p[3] << 32)
+                | ((unsigned long long)p[4] << 24) | ((unsigned long long)p[5] << 16)
+                | ((unsigned long long)p[6] << 8);
+            return v | DQ_SUB_STR;
+        }
         for (i = 0; i < 7; i++)
             v = (v << 8) | (i < n ? p[i] : 0u);
         return (v << 8) | DQ_SUB_STR;
