@@ -465,6 +465,7 @@ cdef class _AioQueueCore:
 _core_getattro = _getattro(<PyTypeObject*>_AioQueueCore)
 cdef object _put_nowait = _AioQueueCore.__dict__["put_nowait"]
 cdef object _get_nowait = _AioQueueCore.__dict__["get_nowait"]
+cdef object _empty = _AioQueueCore.__dict__["empty"]
 
 
 cdef object _wait_in(object coro, PyObject** inner):
@@ -486,8 +487,10 @@ cdef object _pq_put_start(object queue, object item, PyObject** inner):
 
 
 cdef object _pq_get_start(object queue, object unused, PyObject** inner):
+    # dq_core.aio._base.queue_get: ``if self.empty(): return await
+    # self._wait_get()``, then ``return self.get_nowait()``
     cdef _AioQueueCore q = <_AioQueueCore>queue
-    if PyList_GET_SIZE(q._heap._items) == 0:
+    if (PyList_GET_SIZE(q._heap._items) == 0 if _own(q, "empty", _empty) else q.empty()):
         return _wait_in(q._wait_get(), inner)  # the face's: waits on the loop
     if _own(q, "get_nowait", _get_nowait):
         return q._c_get_nowait()

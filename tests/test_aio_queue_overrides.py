@@ -56,6 +56,40 @@ def test_put_and_get_call_methods_set_on_the_instance(impl, run):
     assert log == [("put", 5)]
 
 
+@pytest.mark.parametrize("who", ["asyncio", "dq_core"])
+def test_get_asks_an_overriding_empty_as_asyncio_does(impl, run, who):
+    # asyncio's get waits while self.empty() is true and only then calls
+    # get_nowait: a subclass (or an instance) that overrides empty is obeyed
+    base = asyncio.PriorityQueue if who == "asyncio" else impl.aio.PriorityQueue
+    log = []
+
+    class Gated(base):  # type: ignore[valid-type, misc]
+        closed = True
+
+        def empty(self):
+            log.append("empty")
+            return self.closed or super().empty()
+
+    async def main():
+        q = Gated()
+        q.put_nowait(1)
+        getter = asyncio.ensure_future(q.get())
+        await asyncio.sleep(0)
+        waited = not getter.done()
+        q.closed = False
+        await q.put(2)  # wakes the getter, which asks empty() again
+        got = await getter
+        q.empty = lambda: True  # on the instance as well
+        late = asyncio.ensure_future(q.get())
+        await asyncio.sleep(0)
+        waited_again = not late.done()
+        late.cancel()
+        return waited, got, waited_again, q.qsize()
+
+    assert run(main()) == (True, 1, True, 1)
+    assert log[:2] == ["empty", "empty"]
+
+
 def test_delay_get_calls_an_overriding_get_nowait(impl, run):
     log = []
 

@@ -97,7 +97,7 @@ async def queue_get(self: _ItemSource[T_co]) -> T_co:
     # Before 3.12 the compiled coroutine's am_send returns it and is the
     # faster.  put returns None, which needs no StopIteration: the core's
     # everywhere.  The same holds for delay_get below.
-    if not self._heap:
+    if self.empty():  # as asyncio's get (a method call is cheaper than reading _heap)
         return await self._wait_get()  # the face's: waits on the loop
     return self.get_nowait()
 
