@@ -266,10 +266,61 @@ cdef extern from *:
     void dq_time_type_see(PyTypeObject* tp) noexcept
 
 
+# Any other loop (uvloop's, a user's): loop.time() is called, but the lookup
+# CPython's method call makes (the type's attribute, its kind, the instance's
+# dict) is cached for the loop type last seen, as long as the type keeps its
+# version tag (GIL builds only): while the type's ``time`` is a function or a
+# method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR: calling it with the loop as
+# first argument is what loop.time() does, as CPython's own method calls
+# assume) and the instance's dict has no ``time``, it is called so.  uvloop's
+# Loop.time reads libuv's monotonic clock: marked, for the DelayQueue.
+cdef extern from *:
+    """
+    static PyTypeObject *dq_meth_type = NULL;  /* compared only, never followed */
+    static unsigned int dq_meth_tag = 0;
+    static PyObject *dq_meth = NULL;           /* strong */
+    static int dq_meth_mono = 0;
+    static CYTHON_INLINE PyObject *dq_meth_seen(PyTypeObject *tp, int *mono) {
+        if (tp == dq_meth_type && DQ_TAG_VALID(tp) && tp->tp_version_tag == dq_meth_tag) {
+            *mono = dq_meth_mono;
+            return dq_meth;
+        }
+        return NULL;
+    }
+    static int dq_meth_see(PyTypeObject *tp, PyObject *meth, int mono) {
+        /* remember meth (a new reference taken) as tp's time; 0 if tp has no valid tag */
+        PyObject *old = dq_meth;
+        if (!DQ_TAG_VALID(tp)) return 0;
+        dq_meth = Py_NewRef(meth);
+        dq_meth_type = tp;
+        dq_meth_tag = tp->tp_version_tag;
+        dq_meth_mono = mono;
+        Py_XDECREF(old);  /* last: whatever it runs finds the cache consistent */
+        return 1;
+    }
+    static CYTHON_INLINE int dq_is_method_like(PyObject *meth) {
+        return PyType_HasFeature(Py_TYPE(meth), Py_TPFLAGS_METHOD_DESCRIPTOR);
+    }
+    static CYTHON_INLINE PyObject *dq_call_with(PyObject *meth, PyObject *self) {
+        PyObject *args[1] = {self};
+        return PyObject_Vectorcall(meth, args, 1, NULL);
+    }
+    """
+    PyObject* dq_meth_seen(PyTypeObject* tp, int* mono) noexcept
+    int dq_meth_see(PyTypeObject* tp, object meth, int mono) noexcept
+    bint dq_is_method_like(object meth) noexcept
+    object dq_call_with(object meth, object self)
+
+
 cdef inline bint _own_time(object loop) noexcept:
     # _own(loop, "time", BaseEventLoop.time)
     cdef PyTypeObject* tp = Py_TYPE(loop)
+    cdef int mono
+    cdef PyObject* m
     if DQ_FREE_THREADED or not dq_time_type_seen(tp):
+        m = dq_meth_seen(tp, &mono)  # another loop type's time, seen before
+        if m != NULL and m != <PyObject*>_base_time:
+            return False
         if not _own_on_type(tp, "time", _base_time):
             return False
         if not DQ_FREE_THREADED:
@@ -286,12 +337,51 @@ cdef inline bint _c_time(object loop, double* t) except -1:
     return False
 
 
+cdef bint _is_uvloop_time(object meth) noexcept:
+    # meth is uvloop's Loop.time (compiled, module uvloop.loop)
+    try:
+        return (type(meth).__name__ == "cython_function_or_method"
+                and meth.__module__ == "uvloop.loop" and meth.__qualname__ == "Loop.time")
+    except Exception:
+        return False
+
+
+cdef object _type_time(object loop, int* mono):
+    # What loop's type holds as ``time`` when calling it with the loop is loop.time(), else None
+    cdef PyTypeObject* tp = Py_TYPE(loop)
+    cdef PyObject* m
+    if DQ_FREE_THREADED:
+        return None
+    m = dq_meth_seen(tp, mono)
+    if m != NULL:
+        return <object>m  # a strong reference from here on: a call cannot free it
+    if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
+        return None
+    m = _PyType_Lookup(tp, "time")
+    if m == NULL or not dq_is_method_like(<object>m):
+        return None
+    meth = <object>m
+    mono[0] = _is_uvloop_time(meth)
+    dq_meth_see(tp, meth, mono[0])
+    return meth
+
+
+cdef object _call_time(object loop, int* mono):
+    # loop.time(); *mono true if the clock read is one known to be monotonic
+    meth = _type_time(loop, mono)
+    if meth is not None and _not_on_instance(loop, "time"):
+        return dq_call_with(meth, loop)
+    mono[0] = False
+    return loop.time()
+
+
 cdef object _loop_time(object loop):
     """loop.time()."""
     cdef double t
+    cdef int mono
     if _c_time(loop, &t):
         return t
-    return loop.time()
+    return _call_time(loop, &mono)
 
 #: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
 #: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
@@ -510,6 +600,10 @@ class AioQueueCore(_AioQueueCore, asyncio.PriorityQueue):
 
 # -- AioDelayCore: aio.DelayQueue ---------------------------------------------------
 
+cdef enum:
+    _SEEN_NONE = 0
+    _SEEN_METHOD = 1    # uvloop's Loop.time
+
 @cython.no_gc_clear  # as above: _heap is typed, never None under a method
 @cython.auto_pickle(False)
 cdef class AioDelayCore:
@@ -526,6 +620,8 @@ cdef class AioDelayCore:
     cdef object _bound                      # the loop it is bound to (LoopBound's _loop)
     cdef object _seen_holder                # see _holder(): None, or the entry for _bound
     cdef Py_ssize_t _seen_forks
+    cdef double _seen                       # a reading of a monotonic clock (see _now)
+    cdef int _seen_src                      # its source: _SEEN_NONE or _SEEN_METHOD
     cdef object __weakref__
 
     def __cinit__(self, *args, **kwargs):
@@ -544,6 +640,7 @@ cdef class AioDelayCore:
     def _loop(self, loop):
         self._bound = loop
         self._seen_holder = None
+        self._seen_src = _SEEN_NONE
 
     def __init__(self, maxsize=0):
         m = check_maxsize(maxsize)
@@ -613,7 +710,11 @@ cdef class AioDelayCore:
         if _c_time(loop, &now):
             deadline = now + PyFloat_AS_DOUBLE(delay)  # the float sum loop.time() + delay makes
         else:
-            deadline = loop.time() + delay
+            t = self._call_now(loop)
+            if type(t) is float:
+                deadline = PyFloat_AS_DOUBLE(t) + PyFloat_AS_DOUBLE(delay)
+            else:
+                deadline = t + delay
         if self._is_shutdown or self._cap > 0 or self._getters:
             return self._c_add(item, deadline)
         return self._heap._push_key(deadline, item)
@@ -646,19 +747,59 @@ cdef class AioDelayCore:
 
     cdef object _c_get_due(self):
         # get_nowait, returning _NOT_DUE where it raises QueueEmpty
-        cdef double head, now
+        cdef double now
         loop = self._bound_loop()
         heap = self._heap
         if heap._n:
-            head = heap._hkey[0]
-            if head <= now if _c_time(loop, &now) else _le(head, loop.time()):
-                item = heap._pop_head()
-                if Py_SIZE(self._putters) or Py_SIZE(self._getters):
-                    self._c_taken()
-                return item
-        elif self._is_shutdown:
+            if _c_time(loop, &now):
+                if not heap._hkey[0] <= now:
+                    return _NOT_DUE
+            elif not self._seen_due(loop):
+                t = self._call_now(loop)  # may run a loop's code: the heap is read after
+                if heap._n and not _le(heap._hkey[0], t):
+                    return _NOT_DUE
+        if heap._n:
+            item = heap._pop_head()
+            if Py_SIZE(self._putters) or Py_SIZE(self._getters):
+                self._c_taken()
+            return item
+        if self._is_shutdown:
             raise QueueShutDown
         return _NOT_DUE
+
+    # -- the clock ----------------------------------------------------------------
+    #
+    # Where loop.time() is a call (uvloop), a reading of a clock known to be
+    # monotonic (uvloop's Loop.time) is remembered.  A head due by then is due
+    # now, as long as the loop still reads that clock: get need not call it
+    # again.  A remembered reading only ever says "due", never "not due yet"
+    # (that is always asked of the clock).  asyncio's own clock is read in C,
+    # as cheaply as it would be checked.
+
+    @cython.final
+    cdef object _call_now(self, object loop):
+        # loop.time() where it is a call; a monotonic reading is remembered
+        cdef int mono
+        t = _call_time(loop, &mono)
+        if mono and type(t) is float:
+            self._seen = PyFloat_AS_DOUBLE(t)
+            self._seen_src = _SEEN_METHOD
+        return t
+
+    @cython.final
+    cdef inline bint _seen_due(self, object loop) except -1:
+        # the head is due by the remembered reading, and the loop still reads its clock
+        if self._seen_src == _SEEN_NONE or not self._heap._hkey[0] <= self._seen:
+            return False
+        return self._still_seen(loop)
+
+    @cython.final
+    cdef bint _still_seen(self, object loop) except -1:
+        cdef int mono
+        same = _type_time(loop, &mono) is not None and mono and _not_on_instance(loop, "time")
+        # the checks may run a loop's code (a dict key's __eq__): read the heap again
+        heap = self._heap
+        return same and heap._n > 0 and heap._hkey[0] <= self._seen
 
     cdef object _get_or_not_due(self):
         # self.get_nowait() (a subclass's or the instance's), _NOT_DUE for QueueEmpty

@@ -251,7 +251,105 @@ def test_delay_queue_reads_time_monotonic_replaced_after_use(impl):
     assert replaced == FAKE_NOW + 5.0 and restored < FAKE_NOW / 2
 
 
-def refs_and_growth(impl, cycle, warm, settle, n):
+class _CallableClock:
+    """A loop's ``time`` that is a plain callable object: ``loop.time`` is this object, unbound."""
+
+    def __call__(self):
+        return FAKE_NOW
+
+
+class _StaticTimeLoop(asyncio.SelectorEventLoop):
+    time = staticmethod(lambda: FAKE_NOW)
+
+
+class _CallableTimeLoop(asyncio.SelectorEventLoop):
+    time = _CallableClock()
+
+
+@pytest.mark.parametrize("make", [_StaticTimeLoop, _CallableTimeLoop], ids=["staticmethod", "callable"])
+def test_delay_queue_calls_a_time_that_is_no_method_as_python_does(impl, make):
+    # loop.time() of such a class passes no loop: the core calls it as Python would
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.put_nowait("a", 1.0)
+        first = dq.next_deadline()
+        dq.put_nowait("b", -1.0)
+        return first, dq.get_nowait()
+
+    assert _on(make(), main()) == (FAKE_NOW + 1.0, "b")
+
+
+def _uvloop_class():
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - Windows
+        pytest.skip("uvloop is not installed")
+    return uvloop.Loop
+
+
+def test_delay_queue_on_uvloop_reads_a_time_set_on_the_instance_after_use(impl):
+    # uvloop's clock is a method call; the queue remembers its last reading (a
+    # head due by then is due now), but only while the loop reads that clock:
+    # replaced by one that is behind, an item due on it by the old reading is
+    # not let out early; replaced by one ahead, an item is due at once
+    async def main():
+        loop = asyncio.get_running_loop()
+        dq = impl.aio.DelayQueue()
+        for _ in range(3):
+            dq.put_nowait("real")
+            await dq.get()
+        real = loop.time()
+        loop.time = lambda: 0.0  # far behind the real clock
+        try:
+            dq.put_nowait("early", 1.0)  # due at 1.0: long past on the old reading
+            with pytest.raises(asyncio.QueueEmpty):
+                dq.get_nowait()
+            loop.time = lambda: FAKE_NOW  # far ahead
+            taken = dq.get_nowait()
+        finally:
+            del loop.time
+        dq.put_nowait("later", 5.0)
+        return real, taken, dq.next_deadline()
+
+    real, taken, later = _on(_uvloop_class()(), main())
+    assert taken == "early" and real < later < FAKE_NOW / 2
+
+
+@pytest.mark.parametrize("how", ["time", "base time"])
+def test_delay_queue_on_uvloop_reads_a_time_its_class_gets_after_use(impl, how):
+    base_cls = _uvloop_class()
+
+    class Base(base_cls):  # type: ignore[misc, valid-type]
+        pass
+
+    class Loop(Base):
+        pass
+
+    def behind(self):
+        return 0.0
+
+    target = Loop if how == "time" else Base
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        for _ in range(3):
+            dq.put_nowait("real")
+            await dq.get()
+        target.time = behind
+        try:
+            dq.put_nowait("early", 1.0)
+            changed = dq.next_deadline()
+            with pytest.raises(asyncio.QueueEmpty):
+                dq.get_nowait()  # the remembered real reading no longer counts
+        finally:
+            del target.time
+        return changed, dq.get_nowait()  # the real clock again: long due
+
+    changed, taken = _on(Loop(), main())
+    assert changed == 1.0 and taken == "early"
+
+
+def refs_and_growth(impl, cycle, warm, settle, n, new_loop=asyncio.new_event_loop):
     """Run ``cycle(q, dq, k)`` on a fresh PriorityQueue and DelayQueue: warm, settle, then n rounds.
 
     Returns the reference counts of the item-free objects (loop, q, dq) and of
@@ -281,7 +379,7 @@ def refs_and_growth(impl, cycle, warm, settle, n):
             tracemalloc.stop()
         return counts, [sys.getrefcount(o) for o in objs], grown
 
-    return _on(asyncio.new_event_loop(), main())
+    return _on(new_loop(), main())
 
 
 def test_the_c_paths_hold_no_reference_and_leak_nothing(impl):
@@ -300,3 +398,21 @@ def test_the_c_paths_hold_no_reference_and_leak_nothing(impl):
     counts, after, grown = refs_and_growth(impl, cycle, 100, 200, 5000)
     assert after == counts
     assert grown < 64 * 1024, grown  # 5,000 rounds of 4 calls: nothing kept per call
+
+
+def test_the_uvloop_clock_path_holds_no_reference_and_leaks_nothing(impl):
+    # uvloop's time() is called through the method the queue keeps for the loop
+    # type, and its reading remembered: no reference to loop, queue or item
+    item = (2, "an item")
+
+    async def cycle(q, dq, n):
+        for _ in range(n):
+            dq.put_nowait(item)
+            await dq.get()
+            dq.put_nowait(item, 0.0)
+            dq.get_nowait()
+
+    cycle.item = item
+    counts, after, grown = refs_and_growth(impl, cycle, 100, 200, 5000, _uvloop_class())
+    assert after == counts
+    assert grown < 64 * 1024, grown
