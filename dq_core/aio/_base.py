@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from asyncio import Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Protocol, Sized, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Protocol, TypeVar
 
 from .._waiting import check_maxsize
 
@@ -77,8 +77,7 @@ class _DueSource(Protocol[T_co]):
 
 
 class _ItemSource(Protocol[T_co]):
-    @property
-    def _heap(self) -> Sized: ...
+    def empty(self) -> bool: ...
     def get_nowait(self) -> T_co: ...
     async def _wait_get(self) -> T_co: ...
 
