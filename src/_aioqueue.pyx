@@ -287,13 +287,17 @@ cdef extern from *:
         }
         return NULL;
     }
-    static int dq_meth_see(PyTypeObject *tp, PyObject *meth, int mono) {
-        /* remember meth (a new reference taken) as tp's time; 0 if tp has no valid tag */
+    static CYTHON_INLINE unsigned int dq_type_tag(PyTypeObject *tp) {
+        /* tp's version tag, 0 if it has no valid one */
+        return DQ_TAG_VALID(tp) ? tp->tp_version_tag : 0;
+    }
+    static int dq_meth_see(PyTypeObject *tp, unsigned int tag, PyObject *meth, int mono) {
+        /* remember meth (a new reference taken) as tp's time while tp's tag is tag (not 0) */
         PyObject *old = dq_meth;
-        if (!DQ_TAG_VALID(tp)) return 0;
+        if (tag == 0) return 0;
         dq_meth = Py_NewRef(meth);
         dq_meth_type = tp;
-        dq_meth_tag = tp->tp_version_tag;
+        dq_meth_tag = tag;
         dq_meth_mono = mono;
         Py_XDECREF(old);  /* last: whatever it runs finds the cache consistent */
         return 1;
@@ -307,7 +311,8 @@ cdef extern from *:
     }
     """
     PyObject* dq_meth_seen(PyTypeObject* tp, int* mono) noexcept
-    int dq_meth_see(PyTypeObject* tp, object meth, int mono) noexcept
+    unsigned int dq_type_tag(PyTypeObject* tp) noexcept
+    int dq_meth_see(PyTypeObject* tp, unsigned int tag, object meth, int mono) noexcept
     bint dq_is_method_like(object meth) noexcept
     object dq_call_with(object meth, object self)
 
@@ -350,6 +355,7 @@ cdef object _type_time(object loop, int* mono):
     # What loop's type holds as ``time`` when calling it with the loop is loop.time(), else None
     cdef PyTypeObject* tp = Py_TYPE(loop)
     cdef PyObject* m
+    cdef unsigned int tag
     if DQ_FREE_THREADED:
         return None
     m = dq_meth_seen(tp, mono)
@@ -361,8 +367,9 @@ cdef object _type_time(object loop, int* mono):
     if m == NULL or not dq_is_method_like(<object>m):
         return None
     meth = <object>m
+    tag = dq_type_tag(tp)  # what the lookup saw: _is_uvloop_time runs Python code
     mono[0] = _is_uvloop_time(meth)
-    dq_meth_see(tp, meth, mono[0])
+    dq_meth_see(tp, tag, meth, mono[0])
     return meth
 
 
@@ -600,10 +607,6 @@ class AioQueueCore(_AioQueueCore, asyncio.PriorityQueue):
 
 # -- AioDelayCore: aio.DelayQueue ---------------------------------------------------
 
-cdef enum:
-    _SEEN_NONE = 0
-    _SEEN_METHOD = 1    # uvloop's Loop.time
-
 @cython.no_gc_clear  # as above: _heap is typed, never None under a method
 @cython.auto_pickle(False)
 cdef class AioDelayCore:
@@ -620,8 +623,8 @@ cdef class AioDelayCore:
     cdef object _bound                      # the loop it is bound to (LoopBound's _loop)
     cdef object _seen_holder                # see _holder(): None, or the entry for _bound
     cdef Py_ssize_t _seen_forks
-    cdef double _seen                       # a reading of a monotonic clock (see _now)
-    cdef int _seen_src                      # its source: _SEEN_NONE or _SEEN_METHOD
+    cdef double _seen                       # uvloop's last reading (see _call_now)
+    cdef bint _seen_ok                      # _seen holds one
     cdef object __weakref__
 
     def __cinit__(self, *args, **kwargs):
@@ -640,7 +643,7 @@ cdef class AioDelayCore:
     def _loop(self, loop):
         self._bound = loop
         self._seen_holder = None
-        self._seen_src = _SEEN_NONE
+        self._seen_ok = False
 
     def __init__(self, maxsize=0):
         m = check_maxsize(maxsize)
@@ -783,13 +786,13 @@ cdef class AioDelayCore:
         t = _call_time(loop, &mono)
         if mono and type(t) is float:
             self._seen = PyFloat_AS_DOUBLE(t)
-            self._seen_src = _SEEN_METHOD
+            self._seen_ok = True
         return t
 
     @cython.final
     cdef inline bint _seen_due(self, object loop) except -1:
         # the head is due by the remembered reading, and the loop still reads its clock
-        if self._seen_src == _SEEN_NONE or not self._heap._hkey[0] <= self._seen:
+        if not self._seen_ok or not self._heap._hkey[0] <= self._seen:
             return False
         return self._still_seen(loop)
 
