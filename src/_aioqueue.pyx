@@ -681,7 +681,7 @@ cdef class AioDelayCore:
     def next_deadline(self):
         """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
         heap = self._heap
-        return heap._hkey[0] if heap._n else None
+        return heap._hkey[heap._off] if heap._n else None
 
     # -- put and get ------------------------------------------------------------
 
@@ -732,7 +732,7 @@ cdef class AioDelayCore:
             raise QueueShutDown
         if self._full():
             raise QueueFull
-        if self._getters and (not heap._n or deadline < heap._hkey[0]):
+        if self._getters and (not heap._n or deadline < heap._hkey[heap._off]):
             handle = heap._push_key(deadline, item)
             self._c_schedule()  # a new head
             return handle
@@ -755,11 +755,11 @@ cdef class AioDelayCore:
         heap = self._heap
         if heap._n:
             if _c_time(loop, &now):
-                if not heap._hkey[0] <= now:
+                if not heap._hkey[heap._off] <= now:
                     return _NOT_DUE
             elif not self._seen_due(loop):
                 t = self._call_now(loop)  # may run a loop's code: the heap is read after
-                if heap._n and not _le(heap._hkey[0], t):
+                if heap._n and not _le(heap._hkey[heap._off], t):
                     return _NOT_DUE
         if heap._n:
             item = heap._pop_head()
@@ -792,7 +792,7 @@ cdef class AioDelayCore:
     @cython.final
     cdef inline bint _seen_due(self, object loop) except -1:
         # the head is due by the remembered reading, and the loop still reads its clock
-        if not self._seen_ok or not self._heap._hkey[0] <= self._seen:
+        if not self._seen_ok or not self._heap._hkey[self._heap._off] <= self._seen:
             return False
         return self._still_seen(loop)
 
@@ -802,7 +802,7 @@ cdef class AioDelayCore:
         same = _type_time(loop, &mono) is not None and mono and _not_on_instance(loop, "time")
         # the checks may run a loop's code (a dict key's __eq__): read the heap again
         heap = self._heap
-        return same and heap._n > 0 and heap._hkey[0] <= self._seen
+        return same and heap._n > 0 and heap._hkey[heap._off] <= self._seen
 
     cdef object _get_or_not_due(self):
         # self.get_nowait() (a subclass's or the instance's), _NOT_DUE for QueueEmpty
@@ -847,7 +847,7 @@ cdef class AioDelayCore:
             # nobody to wake, nothing to wait for, or a woken getter will call again
             self._c_disarm()
             return 0
-        deadline = heap._hkey[0]
+        deadline = heap._hkey[heap._off]
         loop = self._loop
         assert loop is not None
         now = _loop_time(loop)

@@ -43,12 +43,12 @@ cdef object _STALE = object()  # _by_handle's answer for a stale handle
 
 cdef inline object _push(Heap heap, double deadline, object item, bint* was_empty, double* head):
     was_empty[0] = heap._n == 0
-    head[0] = heap._hkey[0]  # read only if not empty
+    head[0] = heap._hkey[heap._off]  # read only if not empty
     return heap._push_key(deadline, item)
 
 
 cdef inline Py_ssize_t _head(Heap heap, double* deadline) noexcept:
-    deadline[0] = heap._hkey[0]  # read only if not empty
+    deadline[0] = heap._hkey[heap._off]  # read only if not empty
     return heap._n
 
 
@@ -179,7 +179,7 @@ cdef class DelayCore(LockedBase):
         self._acquire()
         try:
             with cython.critical_section(heap):
-                return heap._hkey[0] if heap._n else None
+                return heap._hkey[heap._off] if heap._n else None
         finally:
             self._release()
 
@@ -344,7 +344,7 @@ cdef class DelayCore(LockedBase):
                 raise ShutDown
             now = self._read()
             with cython.critical_section(heap):
-                while heap._n and len(out) < limit and heap._hkey[0] <= now:
+                while heap._n and len(out) < limit and heap._hkey[heap._off] <= now:
                     out.append(self._take())
             return out
         finally:
@@ -394,7 +394,7 @@ cdef class DelayCore(LockedBase):
         cdef bint moved
         cdef object item = None
         with cython.critical_section(heap):
-            head = heap._hkey[0]
+            head = heap._hkey[heap._off]
             try:
                 if remove:
                     item = heap._remove_handle(handle)
@@ -402,7 +402,7 @@ cdef class DelayCore(LockedBase):
                     heap._update_key(handle, deadline)
             except KeyError:
                 return _STALE
-            moved = not heap._n or heap._hkey[0] != head
+            moved = not heap._n or heap._hkey[heap._off] != head
         if moved:
             self._head_changed()
         return item

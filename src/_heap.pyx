@@ -2,14 +2,25 @@
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
 """Keyed binary min-heap: the compiled twin of ``dq_core._heap_py``.
 
-Entries live in three typed arrays indexed by heap position (key, insertion
-sequence, slot).  A slot table (position, generation, payload) gives every
-item a stable home, so a handle ``gen << 32 | slot`` finds its item in O(1)
-and a stale handle is refused because the generation moved on.
+Entries live in three typed arrays (key, insertion sequence, slot).  A slot
+table (array index, generation, payload) gives every item a stable home, so
+a handle ``gen << 32 | slot`` finds its item in O(1) and a stale handle is
+refused because the generation moved on.
+
+A sorted run: while every push comes in pop order (a deadline no earlier
+than the last one pushed: the usual constant delay or timeout), the entries
+stay sorted at ``[_off, _off + _n)`` of the arrays, which is a heap already:
+a push appends and a pop advances ``_off``, both O(1) and touching one
+cache line, where sifting a large heap walks its height in memory.  The
+first push out of order (or an update, or a removal inside the run) moves
+the entries back to the start and the heap goes on as a binary heap
+(``_off`` 0) until it holds at most one item.  The pure twin keeps a binary
+heap throughout: the pop order, (priority, insertion sequence), is the same.
 """
 
 cimport cython
 from cython.view cimport array as cvarray
+from libc.string cimport memmove
 
 from _handles cimport (
     MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free,
@@ -91,6 +102,8 @@ Binary min-heap of items keyed by real-number priorities.
     def __cinit__(self):
         self._seq = 0
         self._busy = False
+        self._off = 0
+        self._sorted = True
         self._alloc_heap(MIN_CAP)
         self._reset_slots(0)
 
@@ -138,17 +151,50 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef int _alloc_heap(self, Py_ssize_t cap) except -1:
+        # new arrays of cap (>= _n) entries, the entries moved to their start
         cdef double[::1] k = _new_array(cap, sizeof(double), "d")
         cdef u64[::1] s = _new_array(cap, sizeof(u64), "Q")
         cdef long long[::1] l = _new_array(cap, sizeof(long long), "q")
-        cdef Py_ssize_t n = self._n
+        cdef Py_ssize_t n = self._n, off = self._off, i
+        cdef long long* P
         if n:
-            k[:n] = self._hkey[:n]
-            s[:n] = self._hseq[:n]
-            l[:n] = self._hslot[:n]
+            k[:n] = self._hkey[off:off + n]
+            s[:n] = self._hseq[off:off + n]
+            l[:n] = self._hslot[off:off + n]
         self._hkey, self._hseq, self._hslot = k, s, l
         self._hcap = cap
+        self._off = 0
+        if off and n:
+            P = &self._spos[0]
+            for i in range(n):
+                P[l[i]] = i
         return 0
+
+    @cython.final
+    cdef void _move_down(self) noexcept:
+        # the entries of a sorted run moved to the start of the arrays
+        cdef Py_ssize_t off = self._off, n = self._n, i
+        cdef long long* L
+        cdef long long* P
+        if not off:
+            return
+        self._off = 0
+        if not n:
+            return
+        memmove(&self._hkey[0], &self._hkey[off], n * sizeof(double))
+        memmove(&self._hseq[0], &self._hseq[off], n * sizeof(u64))
+        memmove(&self._hslot[0], &self._hslot[off], n * sizeof(long long))
+        L = &self._hslot[0]
+        P = &self._spos[0]
+        for i in range(n):
+            P[L[i]] = i
+
+    @cython.final
+    cdef void _unsort(self) noexcept:
+        # leave the sorted run: from here on a binary heap at [0, _n)
+        if self._sorted:
+            self._move_down()
+            self._sorted = False
 
     @cython.final
     cdef int _alloc_slots(self, Py_ssize_t cap) except -1:
@@ -191,6 +237,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
     @cython.final
     cdef int _on_empty(self) except -1:
         cdef long long epoch = handles_spent(&self._t)
+        self._off = 0
+        self._sorted = True
         if epoch != NIL:
             self._reset_slots(<unsigned int>epoch)
         self._shrink_heap()
@@ -254,18 +302,23 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef inline long long _insert(self, double key, object item) except -1:
-        # Appends at the end of the heap array; the caller sifts.
+        # Appends after the last entry; the caller sifts (or keeps the run
+        # sorted: it left it first if key comes before the last entry).
         cdef long long slot
-        cdef Py_ssize_t pos = self._n
+        cdef Py_ssize_t pos = self._off + self._n
         if pos == self._hcap:
-            self._alloc_heap(2 * self._hcap)
+            if self._off >= self._n:  # at least half of it popped: paid for
+                self._move_down()
+            else:
+                self._alloc_heap(2 * self._hcap)
+            pos = self._off + self._n
         slot = self._take_slot(item)
         self._hkey[pos] = key
         self._hseq[pos] = self._seq
         self._hslot[pos] = slot
         self._spos[slot] = pos
         self._seq += 1
-        self._n = pos + 1
+        self._n += 1
         return slot
 
     @cython.final
@@ -275,6 +328,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
             cap *= 2
         if cap != self._hcap:
             self._alloc_heap(cap)
+        elif self._off + self._n + extra > cap:
+            self._move_down()
         cap = self._t.cap
         while cap < self._t.n + extra:
             cap = next_cap(cap, _FULL)
@@ -284,15 +339,19 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef object _delete_at(self, Py_ssize_t pos):
-        # Unlinks the entry at pos and returns its item; no user code runs
-        # until the caller drops the item.
+        # Unlinks the entry at array index pos and returns its item; no user
+        # code runs until the caller drops the item.  In a sorted run, pos is
+        # its first or its last entry (_remove_handle leaves it otherwise).
         cdef long long slot = self._hslot[pos]
         cdef Py_ssize_t last = self._n - 1
         cdef object item = self._items[slot]  # owned: it outlives the next line
         self._items[slot] = None
         handles_release(&self._t, <int>slot)
         self._n = last
-        if pos != last:
+        if self._sorted:
+            if pos == self._off:
+                self._off = pos + 1
+        elif pos != last:
             self._hkey[pos] = self._hkey[last]
             self._hseq[pos] = self._hseq[last]
             self._hslot[pos] = self._hslot[last]
@@ -302,6 +361,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 self._sift_up(pos, 0)
             else:
                 self._sift_down(pos)
+        if last <= 1:
+            self._sorted = True  # one item is a sorted run (at _off, 0 here)
         if last == 0:
             self._on_empty()
         else:
@@ -339,8 +400,11 @@ Initialize self.  See help(type(self)) for accurate signature."""
         with cython.critical_section(self):
             self._enter()
             try:
+                if self._sorted and self._n and key < self._hkey[self._off + self._n - 1]:
+                    self._unsort()
                 slot = self._insert(key, item)
-                self._sift_up(self._n - 1, 0)
+                if not self._sorted:
+                    self._sift_up(self._n - 1, 0)
                 return self._handle(slot)
             finally:
                 self._busy = False
@@ -400,16 +464,29 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._enter()
         try:
             self._reserve(k)
-            bulk = k >= self._n
+            if self._sorted and not self._in_order(&keys[0], k):
+                self._unsort()
+            bulk = k >= self._n and not self._sorted
             for i in range(k):
                 self._insert(keys[i], values[i])
-                if not bulk:
+                if not bulk and not self._sorted:
                     self._sift_up(self._n - 1, 0)
             if bulk and self._n > 1:
                 for i in reversed(range(self._n // 2)):
                     self._sift_down(i)
         finally:
             self._busy = False
+
+    @cython.final
+    cdef bint _in_order(self, const double* K, Py_ssize_t k) noexcept:
+        # keys K[:k], pushed after the entries of the sorted run, keep it sorted
+        cdef Py_ssize_t i
+        if k and self._n and K[0] < self._hkey[self._off + self._n - 1]:
+            return False
+        for i in range(1, k):
+            if K[i] < K[i - 1]:
+                return False
+        return True
 
     def pop(self):
         """Remove and return the item with the lowest priority.  O(log n).
@@ -425,7 +502,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             try:
                 if not self._n:
                     raise IndexError("pop from an empty heap")
-                return self._delete_at(0)
+                return self._delete_at(self._off)
             finally:
                 self._busy = False
 
@@ -440,8 +517,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
         try:
             if not self._n:
                 raise IndexError("pop from an empty heap")
-            key = self._hkey[0]
-            return key, self._delete_at(0)
+            key = self._hkey[self._off]
+            return key, self._delete_at(self._off)
         finally:
             self._busy = False
 
@@ -461,7 +538,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         try:
             k = self._n if count >= self._n else count
             for i in range(k):
-                out.append(self._delete_at(0))
+                out.append(self._delete_at(self._off))
             return out
         finally:
             self._busy = False
@@ -475,7 +552,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._idle()
         if not self._n:
             raise IndexError("peek at an empty heap")
-        return self._items[self._hslot[0]]
+        return self._items[self._hslot[self._off]]
 
     @cython.critical_section
     def peekitem(self):
@@ -487,7 +564,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         if not self._n:
             raise IndexError("peek at an empty heap")
         # both read before the tuple (an allocation) is made
-        return self._hkey[0], self._items[self._hslot[0]]
+        return self._hkey[self._off], self._items[self._hslot[self._off]]
 
     def update(self, handle, priority):
         """Give the item behind ``handle`` a new priority.  O(log n).
@@ -506,6 +583,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             self._enter()
             try:
                 slot = self._slot_of(handle)
+                self._unsort()
                 pos = self._spos[slot]
                 old = self._hkey[pos]
                 self._hkey[pos] = key
@@ -530,10 +608,17 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef object _remove_handle(self, object handle):
+        cdef long long slot
+        cdef Py_ssize_t pos
         with cython.critical_section(self):
             self._enter()
             try:
-                return self._delete_at(self._spos[self._slot_of(handle)])
+                slot = self._slot_of(handle)
+                pos = self._spos[slot]
+                if self._sorted and pos != self._off and pos != self._off + self._n - 1:
+                    self._unsort()  # inside the run
+                    pos = self._spos[slot]
+                return self._delete_at(pos)
             finally:
                 self._busy = False
 
@@ -587,7 +672,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             n = self._n
             if n:
                 self._idle()
-                key = self._hkey[0]
+                key = self._hkey[self._off]
         if not n:
             return f"<{type(self).__name__} len=0>"
         return f"<{type(self).__name__} len={n} next_priority={key!r}>"
@@ -608,7 +693,11 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef Py_ssize_t i, n = self._n
         cdef list free = handles_free_slots(&self._t)
         free.reverse()  # the next one to reuse last
-        order = sorted(range(n), key=lambda i: (self._hkey[i], self._hseq[i]))
+        cdef Py_ssize_t off = self._off
+        if self._sorted:
+            order = range(off, off + n)
+        else:
+            order = sorted(range(n), key=lambda i: (self._hkey[i], self._hseq[i]))
         return (
             STATE_VERSION,
             self._seq,
@@ -655,6 +744,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 self._t = t
                 self._hcap = hcap
                 self._n = n
+                self._off = 0
+                self._sorted = True  # live comes in pop order
                 self._seq = seq
             finally:
                 self._busy = False
@@ -705,15 +796,21 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef _check_tables(self):
-        cdef Py_ssize_t i, s
+        cdef Py_ssize_t i, s, off = self._off
         assert len(self._items) == self._t.n <= self._t.cap
-        assert self._n <= self._hcap and self._t.cap <= self._spos.shape[0]
-        for i in range(1, self._n):
-            p = (i - 1) >> 1
-            assert not _before(self._hkey[i], self._hseq[i], self._hkey[p], self._hseq[p]), \
-                f"heap order broken at {i}"
+        assert 0 <= off and off + self._n <= self._hcap and self._t.cap <= self._spos.shape[0]
+        if self._sorted:
+            for i in range(off + 1, off + self._n):
+                assert _before(self._hkey[i - 1], self._hseq[i - 1], self._hkey[i], self._hseq[i]), \
+                    f"sorted run broken at {i}"
+        else:
+            assert off == 0, "a binary heap starts at the start of the arrays"
+            for i in range(1, self._n):
+                p = (i - 1) >> 1
+                assert not _before(self._hkey[i], self._hseq[i], self._hkey[p], self._hseq[p]), \
+                    f"heap order broken at {i}"
         held = set()
-        for i in range(self._n):
+        for i in range(off, off + self._n):
             s = self._hslot[i]
             assert 0 <= s < self._t.n and self._spos[s] == i and s not in held
             assert self._hseq[i] < self._seq

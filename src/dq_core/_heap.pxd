@@ -11,7 +11,8 @@ ctypedef unsigned long long u64
 
 
 cdef class Heap:
-    # by heap position
+    # by array index; the entries are at [_off, _off + _n): heap positions
+    # (_off is 0) or, while _sorted, in pop order (see dq_core._heap)
     cdef double[::1] _hkey
     cdef u64[::1] _hseq
     cdef long long[::1] _hslot
@@ -21,7 +22,8 @@ cdef class Heap:
     cdef Handles _t
     cdef long long[::1] _spos
     cdef list _items
-    cdef Py_ssize_t _n, _hcap
+    cdef Py_ssize_t _n, _hcap, _off
+    cdef bint _sorted             # the entries are in pop order: a sorted run
     cdef u64 _seq
     cdef bint _busy               # an operation is changing the heap
     cdef object __weakref__
@@ -42,6 +44,12 @@ cdef class Heap:
     cdef inline long long _take_slot(self, object item) except -1
     @cython.final
     cdef int _on_empty(self) except -1
+    @cython.final
+    cdef void _move_down(self) noexcept
+    @cython.final
+    cdef void _unsort(self) noexcept
+    @cython.final
+    cdef bint _in_order(self, const double* K, Py_ssize_t k) noexcept
     @cython.final
     cdef void _sift_up(self, Py_ssize_t pos, Py_ssize_t start) noexcept
     @cython.final
