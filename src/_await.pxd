@@ -295,7 +295,10 @@ cdef extern from *:
 
     static void dq_await_dealloc(PyObject *op) {
         PyTypeObject *tp = Py_TYPE(op);
-        if (PyObject_CallFinalizerFromDealloc(op) < 0) return;  /* resurrected */
+        /* the finaliser does something only for one never started: the
+           others skip the call (most of them: every awaited put and get) */
+        if (((dq_await *)op)->state == DQ_FRESH
+                && PyObject_CallFinalizerFromDealloc(op) < 0) return;  /* resurrected */
         PyObject_GC_UnTrack(op);
         dq_await_clear(op);
         PyObject_GC_Del(op);
