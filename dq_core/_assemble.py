@@ -94,15 +94,16 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
     delayq, heap, pqueue, ring, ttlmap, wheel = (
         modules[name] for name in ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
-    priority_queue = _public(_queues.PriorityQueue, pqueue.QueueCore)
+    adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
+    priority_queue = adopt(_public(_queues.PriorityQueue, pqueue.QueueCore))
     return Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
-        DelayQueue=_public(_delayqueue.DelayQueue, delayq.DelayCore),
+        DelayQueue=adopt(_public(_delayqueue.DelayQueue, delayq.DelayCore)),
         TimingWheel=wheel.TimingWheel,
         Timer=_public(_timer.Timer, _TimingWheel=wheel.TimingWheel),
         TTLRing=ring.TTLRing,
-        TTLDict=_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping),
+        TTLDict=adopt(_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping)),
         PriorityExecutor=_public(_executor.PriorityExecutor, _PriorityQueue=priority_queue),
     )
 
@@ -114,9 +115,12 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     from .aio import _pool as _aio_pool, _ratelimit as _aio_ratelimit
 
     heap, wheel, aioqueue = modules["_heap"], modules["_wheel"], modules["_aioqueue"]
+    adopt = heap.adopt_methods
     return AioClasses(
-        PriorityQueue=_public(_aio_queue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio"),
-        DelayQueue=_public(_aio_delay.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio"),
+        PriorityQueue=adopt(_public(
+            _aio_queue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
+        DelayQueue=adopt(_public(
+            _aio_delay.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")),
         Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=modules["_aiotimer"],
                       __module__="dq_core.aio"),
         TimerHandle=modules["_aiotimer"].TimerHandle,

@@ -19,7 +19,25 @@ from ._final import refuse_subclassing
 from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
 from ._heapstate import STATE_VERSION, check_state
 
-__all__ = ["Heap"]
+__all__ = ["Heap", "adopt_methods"]
+
+C = TypeVar("C", bound=type)
+
+
+def adopt_methods(cls: C) -> C:
+    """Give ``cls`` a method of its own for each one it inherits from a compiled core; return it.
+
+    CPython's specialised call of a C method (``q.put_nowait(x)``) wants the
+    instance's type to be exactly the method's class, so a public class that
+    extends a compiled core would take the generic, slower call for every
+    inherited method.  Its own copy (the same C function, now of ``cls``)
+    takes the specialised one.  Methods ``cls`` defines itself, dunders and
+    what is not a core's are left alone; the pure twins' methods are Python
+    functions, which need nothing.
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, not {type(cls).__name__!r}")
+    return cls
 
 T = TypeVar("T")
 Entry = tuple[float, int, int]  # (key, seq, slot)

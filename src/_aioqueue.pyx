@@ -226,16 +226,32 @@ cdef bint _own(object obj, str name, object method) noexcept:
 
 
 cdef inline bint _own_on_type(PyTypeObject* tp, str name, object method) noexcept:
-    # type(obj).<name> is ``method`` and attribute lookup is the generic one
+    # type(obj).<name> is ``method`` (or, for a C method, the public class's
+    # copy of it: dq_core._heap.adopt_methods) and attribute lookup is the
+    # generic one
     if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
         return False
-    return _PyType_Lookup(tp, name) == <PyObject*>method
+    return dq_same_method(_PyType_Lookup(tp, name), <PyObject*>method)
 
 
 cdef inline bint _not_on_instance(object obj, str name) noexcept:
     # obj's own dict (if any) surely has no <name>
     # (a lookup that runs a key's __eq__ changes nothing held here)
     return Py_TYPE(obj).tp_dictoffset == 0 or not _instance_may_hold(obj, name)
+
+
+cdef extern from *:
+    """
+    /* found is method, or a method descriptor of the same C function (its copy
+       made for a subclass: the same code, a subclass's instances only) */
+    static CYTHON_INLINE int dq_same_method(PyObject *found, PyObject *method) {
+        return found == method
+            || (found != NULL && Py_IS_TYPE(found, &PyMethodDescr_Type)
+                && Py_IS_TYPE(method, &PyMethodDescr_Type)
+                && ((PyMethodDescrObject *)found)->d_method == ((PyMethodDescrObject *)method)->d_method);
+    }
+    """
+    bint dq_same_method(PyObject* found, PyObject* method) noexcept
 
 
 # The loop type last found to have asyncio's own time() (GIL builds only):

@@ -36,7 +36,7 @@ from dq_core._final import refuse_subclassing
 from dq_core._handles import check_table
 from dq_core._heapstate import check_state
 
-__all__ = ["Heap"]
+__all__ = ["Heap", "adopt_methods"]
 
 #: True in a DQ_CORE_DEBUG=1 build (bounds and wraparound checks on).
 DEBUG_BUILD = bool(DQ_DEBUG_BUILD)
@@ -49,6 +49,44 @@ cdef int STATE_VERSION = 1
 cdef Py_ssize_t MIN_CAP = 8
 _REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 _FULL = "a Heap holds at most 2**31 - 1 items"
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMethodDef:
+        pass
+    ctypedef struct PyMethodDescrObject:
+        PyMethodDef* d_method
+    ctypedef struct PyTypeObject:
+        pass
+    object PyDescr_NewMethod(PyTypeObject* cls, PyMethodDef* meth)
+
+cdef type _method_descriptor = type(list.append)
+
+
+def adopt_methods(cls):
+    """Give ``cls`` a method of its own for each one it inherits from a compiled core; return it.
+
+    CPython's specialised call of a C method (``q.put_nowait(x)``) wants the
+    instance's type to be exactly the method's class, so a public class that
+    extends a compiled core would take the generic, slower call for every
+    inherited method.  Its own copy (the same C function, now of ``cls``)
+    takes the specialised one.  Methods ``cls`` defines itself, dunders and
+    what is not a core's are left alone; the pure twins' methods are Python
+    functions, which need nothing.
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, not {type(cls).__name__!r}")
+    for base in cls.__mro__[1:]:
+        if not base.__module__.startswith("dq_core."):
+            continue
+        for name, d in list(vars(base).items()):
+            if name.startswith("__") or type(d) is not _method_descriptor:
+                continue
+            owner = next(k for k in cls.__mro__ if name in vars(k))
+            if owner is base:  # inherited from here, not overridden below
+                type.__setattr__(cls, name, PyDescr_NewMethod(
+                    <PyTypeObject*>cls, (<PyMethodDescrObject*>d).d_method))
+    return cls
 
 
 def _next_slot_cap(cap):

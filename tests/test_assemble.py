@@ -105,3 +105,45 @@ def test_the_aio_cores_arm_loop_timers_as_far_as_the_faces(impl):
     from dq_core.aio._base import MAX_ARM
 
     assert impl.aioqueue.MAX_ARM == impl.aiotimer.MAX_ARM == MAX_ARM == 86400.0
+
+
+def _faces(impl):
+    return [impl.PriorityQueue, impl.DelayQueue, impl.TTLDict, impl.aio.PriorityQueue,
+            impl.aio.DelayQueue]
+
+
+def test_faces_own_the_c_methods_they_inherit(impl):
+    # CPython's specialised call of a C method wants type(self) to be exactly
+    # the method's class: each face holds its own copy of its core's methods
+    modules = cores(IMPLEMENTATIONS[impl.name])
+    adopted = 0
+    for face in _faces(impl):
+        for base in face.__mro__[1:]:
+            if not base.__module__.startswith("dq_core."):
+                continue
+            for name, d in vars(base).items():
+                if name.startswith("__") or type(d) is not type(list.append):
+                    continue
+                mine = vars(face).get(name)
+                if any(name in vars(k) for k in face.__mro__[1:face.__mro__.index(base)]):
+                    continue  # overridden between: not the core's
+                assert type(mine) is type(list.append), (face, name)
+                assert mine.__objclass__ is face and mine.__doc__ == d.__doc__, (face, name)
+                adopted += 1
+    assert (adopted > 0) == (impl.name == "c")
+    with pytest.raises(TypeError, match="cls must be a class"):
+        modules["_heap"].adopt_methods("PriorityQueue")
+
+
+def test_an_adopted_method_is_still_overridable(impl):
+    seen = []
+
+    class Q(impl.PriorityQueue):
+        def put_nowait(self, item):
+            seen.append(item)
+            super().put_nowait(item)
+
+    q = Q()
+    q.put_nowait(3)
+    q.put_nowait(1)
+    assert seen == [3, 1] and q.get_nowait() == 1 and q.qsize() == 1
