@@ -215,13 +215,16 @@ class AioDelayCore(LoopTimer, Generic[D]):
         loop = _get_running_loop()
         if loop is not self._loop:
             self._get_loop()
-        if self._is_shutdown or self._maxsize > 0 or self._getters:
-            return self._add(item, loop.time() + delay)
-        return self._heap.push(loop.time() + delay, item)
+        deadline = loop.time() + delay
+        if self._is_shutdown or self._maxsize > 0 or self._getters or deadline != deadline:
+            return self._add(item, deadline)
+        return self._heap.push(deadline, item)
 
     def _add(self, /, item: D, deadline: float) -> int:
         """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
         heap = self._heap
+        if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
+            raise ValueError("deadline must not be NaN (loop.time() + delay)")
         if self._is_shutdown:
             raise QueueShutDown
         if 0 < self._maxsize <= len(heap):

@@ -734,7 +734,7 @@ cdef class AioDelayCore:
                 deadline = PyFloat_AS_DOUBLE(t) + PyFloat_AS_DOUBLE(delay)
             else:
                 deadline = t + delay
-        if self._is_shutdown or self._cap > 0 or self._getters:
+        if self._is_shutdown or self._cap > 0 or self._getters or deadline != deadline:
             return self._c_add(item, deadline)
         return self._heap._push_key(deadline, item)
 
@@ -744,6 +744,8 @@ cdef class AioDelayCore:
 
     cdef object _c_add(self, object item, double deadline):
         heap = self._heap
+        if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
+            raise ValueError("deadline must not be NaN (loop.time() + delay)")
         if self._is_shutdown:
             raise QueueShutDown
         if self._full():

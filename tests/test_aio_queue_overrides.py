@@ -416,3 +416,29 @@ def test_the_uvloop_clock_path_holds_no_reference_and_leaks_nothing(impl):
     counts, after, grown = refs_and_growth(impl, cycle, 100, 200, 5000, _uvloop_class())
     assert after == counts
     assert grown < 64 * 1024, grown
+
+
+class _InfiniteTimeLoop(asyncio.SelectorEventLoop):
+    """A loop whose clock reads ``inf``: ``loop.time() + (-inf)`` is NaN."""
+
+    def time(self):
+        return float("inf")
+
+
+@pytest.mark.parametrize("maxsize", [0, 3])
+@pytest.mark.parametrize("how", ["put_nowait", "put"])
+def test_delay_queue_refuses_a_nan_deadline_and_keeps_its_items(impl, maxsize, how):
+    # a delay of -inf on a clock at inf sums to NaN: both cores refuse it with
+    # the same ValueError before anything is held (a NaN key would sit
+    # anywhere in the heap's order)
+    async def main():
+        dq = impl.aio.DelayQueue(maxsize)
+        dq.put_nowait("a", 1.0)
+        with pytest.raises(ValueError, match=r"^deadline must not be NaN \(loop.time\(\) \+ delay\)$"):
+            if how == "put":
+                await dq.put("nan", float("-inf"))
+            else:
+                dq.put_nowait("nan", float("-inf"))
+        return dq.qsize(), dq.next_deadline(), dq.get_nowait()
+
+    assert _on(_InfiniteTimeLoop(), main()) == (1, float("inf"), "a")
