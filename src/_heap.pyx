@@ -438,8 +438,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
         with cython.critical_section(self):
             self._enter()
             try:
-                if self._sorted and self._n and key < self._hkey[self._off + self._n - 1]:
-                    self._unsort()
+                if self._sorted and self._n and not key >= self._hkey[self._off + self._n - 1]:
+                    self._unsort()  # `not >=`: a NaN key (never one a caller checked) too
                 slot = self._insert(key, item)
                 if not self._sorted:
                     self._sift_up(self._n - 1, 0)
@@ -505,13 +505,16 @@ Initialize self.  See help(type(self)) for accurate signature."""
             if self._sorted and not self._in_order(&keys[0], k):
                 self._unsort()
             bulk = k >= self._n and not self._sorted
-            for i in range(k):
-                self._insert(keys[i], values[i])
-                if not bulk and not self._sorted:
-                    self._sift_up(self._n - 1, 0)
-            if bulk and self._n > 1:
-                for i in reversed(range(self._n // 2)):
-                    self._sift_down(i)
+            try:
+                for i in range(k):
+                    self._insert(keys[i], values[i])  # MemoryError: no slot for it
+                    if not bulk and not self._sorted:
+                        self._sift_up(self._n - 1, 0)
+            finally:
+                # after a MemoryError too: the items inserted so far form a heap
+                if bulk and self._n > 1:
+                    for i in reversed(range(self._n // 2)):
+                        self._sift_down(i)
         finally:
             self._busy = False
 
@@ -519,10 +522,11 @@ Initialize self.  See help(type(self)) for accurate signature."""
     cdef bint _in_order(self, const double* K, Py_ssize_t k) noexcept:
         # keys K[:k], pushed after the entries of the sorted run, keep it sorted
         cdef Py_ssize_t i
-        if k and self._n and K[0] < self._hkey[self._off + self._n - 1]:
+        # `not >=`: a NaN key breaks the run too
+        if k and self._n and not K[0] >= self._hkey[self._off + self._n - 1]:
             return False
         for i in range(1, k):
-            if K[i] < K[i - 1]:
+            if not K[i] >= K[i - 1]:
                 return False
         return True
 
@@ -673,13 +677,15 @@ Initialize self.  See help(type(self)) for accurate signature."""
     def clear(self):
         """Remove every item; handles issued so far become stale.  O(n)."""
         cdef list old = self._items
+        cdef list fresh
         cdef Py_ssize_t s
         self._enter()
         try:
+            fresh = [None] * self._t.n  # first: a MemoryError here changes nothing
             for s in range(self._t.n):
                 if handles_held(&self._t, s):
                     handles_release(&self._t, <int>s)
-            self._items = [None] * self._t.n
+            self._items = fresh
             self._n = 0
             self._on_empty()
         finally:
