@@ -217,14 +217,6 @@ cdef inline bint _monotonic_is_original() noexcept:
     return True
 
 
-cdef bint _own(object obj, str name, object method) noexcept:
-    # True if obj.<name> is sure to be ``method``, the class's own function
-    # (neither a subclass nor the instance overrides it, no __getattribute__):
-    # a caller may then run what it does in C, as obj.<name>(...) would.
-    # False when unsure: the caller does obj.<name>(...) itself.
-    return _own_on_type(Py_TYPE(obj), name, method) and _not_on_instance(obj, name)
-
-
 cdef inline bint _own_on_type(PyTypeObject* tp, str name, object method) noexcept:
     # type(obj).<name> is ``method`` (or, for a C method, the public class's
     # copy of it: dq_core._heap.adopt_methods) and attribute lookup is the
@@ -282,6 +274,50 @@ cdef extern from *:
     void dq_time_type_see(PyTypeObject* tp) noexcept
 
 
+# For _own_at: each call site of the core's own put and get paths remembers
+# the type it last found to have the core's method, under the version tag
+# the type had then (GIL builds only; as dq_time_type above)
+cdef extern from *:
+    """
+    typedef struct { PyTypeObject *tp; unsigned int tag; } dq_own_seen_t;
+    static dq_own_seen_t dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due;
+    static CYTHON_INLINE int dq_own_seen(dq_own_seen_t *c, PyTypeObject *tp) {
+    #ifdef Py_GIL_DISABLED
+        return 0;
+    #else
+        return tp == c->tp && DQ_TAG_VALID(tp) && tp->tp_version_tag == c->tag;
+    #endif
+    }
+    static CYTHON_INLINE void dq_own_see(dq_own_seen_t *c, PyTypeObject *tp) {
+    #ifndef Py_GIL_DISABLED
+        if (DQ_TAG_VALID(tp)) {
+            c->tp = tp;
+            c->tag = tp->tp_version_tag;
+        }
+    #endif
+    }
+    """
+    ctypedef struct dq_own_seen_t:
+        pass
+    dq_own_seen_t dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due
+    bint dq_own_seen(dq_own_seen_t* c, PyTypeObject* tp) noexcept
+    void dq_own_see(dq_own_seen_t* c, PyTypeObject* tp) noexcept
+
+
+cdef inline bint _own_at(dq_own_seen_t* seen, object obj, str name, object method) noexcept:
+    # True if obj.<name> is sure to be ``method``, the class's own function
+    # (neither a subclass nor the instance overrides it, no __getattribute__):
+    # a caller may then run what it does in C, as obj.<name>(...) would.
+    # False when unsure: the caller does obj.<name>(...) itself.  What the
+    # type holds is looked up once per type version and remembered in seen.
+    cdef PyTypeObject* tp = Py_TYPE(obj)
+    if not dq_own_seen(seen, tp):
+        if not _own_on_type(tp, name, method):
+            return False
+        dq_own_see(seen, tp)  # the lookup gave tp a valid tag, if it can have one
+    return _not_on_instance(obj, name)
+
+
 # Any other loop (uvloop's, a user's): loop.time() is called, but the lookup
 # CPython's method call makes (the type's attribute, its kind, the instance's
 # dict) is cached for the loop type last seen, as long as the type keeps its
@@ -334,7 +370,7 @@ cdef extern from *:
 
 
 cdef inline bint _own_time(object loop) noexcept:
-    # _own(loop, "time", BaseEventLoop.time)
+    # _own_at(loop, "time", BaseEventLoop.time), with its own caches
     cdef PyTypeObject* tp = Py_TYPE(loop)
     cdef int mono
     cdef PyObject* m
@@ -574,7 +610,7 @@ cdef class _AioQueueCore:
             _wakeup_all(self._joiners)
 
 
-# what put and get look for on self before taking the C paths (see _own)
+# what put and get look for on self before taking the C paths (see _own_at)
 _core_getattro = _getattro(<PyTypeObject*>_AioQueueCore)
 cdef object _put_nowait = _AioQueueCore.__dict__["put_nowait"]
 cdef object _get_nowait = _AioQueueCore.__dict__["get_nowait"]
@@ -593,7 +629,7 @@ cdef object _pq_put_start(object queue, object item, PyObject** inner):
     cdef _AioQueueCore q = <_AioQueueCore>queue
     if q._full():
         return _wait_in(q._wait_put(item), inner)  # the face's: waits on the loop
-    if _own(q, "put_nowait", _put_nowait):
+    if _own_at(&dq_own_put_nowait, q, "put_nowait", _put_nowait):
         q._c_put_nowait(item)
         return None
     return q.put_nowait(item)
@@ -603,9 +639,9 @@ cdef object _pq_get_start(object queue, object unused, PyObject** inner):
     # dq_core.aio._base.queue_get: ``if self.empty(): return await
     # self._wait_get()``, then ``return self.get_nowait()``
     cdef _AioQueueCore q = <_AioQueueCore>queue
-    if (PyList_GET_SIZE(q._heap._items) == 0 if _own(q, "empty", _empty) else q.empty()):
+    if (PyList_GET_SIZE(q._heap._items) == 0 if _own_at(&dq_own_empty, q, "empty", _empty) else q.empty()):
         return _wait_in(q._wait_get(), inner)  # the face's: waits on the loop
-    if _own(q, "get_nowait", _get_nowait):
+    if _own_at(&dq_own_get_nowait, q, "get_nowait", _get_nowait):
         return q._c_get_nowait()
     return q.get_nowait()
 
@@ -917,13 +953,13 @@ cdef class AioDelayCore:
 
 
 cdef object _NOT_DUE = object()  # _c_get_due's "nothing due" (never an item: private)
-cdef object _dq_get_nowait = AioDelayCore.__dict__["get_nowait"]  # see _own
+cdef object _dq_get_nowait = AioDelayCore.__dict__["get_nowait"]  # see _own_at
 
 
 cdef object _dq_get_start(object queue, object unused, PyObject** inner):
     # ``try: return self.get_nowait() except QueueEmpty: pass``, then the wait
     cdef AioDelayCore q = <AioDelayCore>queue
-    if _own(q, "get_nowait", _dq_get_nowait):
+    if _own_at(&dq_own_due, q, "get_nowait", _dq_get_nowait):
         item = q._c_get_due()  # QueueShutDown once shut down and empty
     else:
         item = q._get_or_not_due()

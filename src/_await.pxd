@@ -55,9 +55,28 @@ cdef extern from *:
     #define DQ_AWAIT_UNLOCK() }
     #endif
 
+    #ifndef Py_GIL_DISABLED
+    /* A few dead objects kept for the next put or get, as CPython's own
+       freelists do (GIL builds only: the GIL guards it): no allocation and
+       no GC link per call.  Each is untracked, cleared and never finalised;
+       it holds no reference, not even to its type. */
+    #define DQ_AWAIT_FREELIST 8
+    static dq_await *dq_await_free[DQ_AWAIT_FREELIST];
+    static int dq_await_nfree = 0;
+    #endif
+
     static PyObject *dq_await_new(PyObject *queue, int kind, PyObject *arg) {
-        dq_await *self = PyObject_GC_New(dq_await, dq_await_type);
-        if (self == NULL) return NULL;
+        dq_await *self;
+    #ifdef DQ_AWAIT_FREELIST
+        if (dq_await_nfree > 0) {
+            self = dq_await_free[--dq_await_nfree];
+            (void)PyObject_Init((PyObject *)self, dq_await_type);  /* a new reference to the type too */
+        } else
+    #endif
+        {
+            self = PyObject_GC_New(dq_await, dq_await_type);
+            if (self == NULL) return NULL;
+        }
         self->queue = Py_NewRef(queue);
         self->arg = Py_XNewRef(arg);
         self->inner = NULL;
@@ -301,6 +320,15 @@ cdef extern from *:
                 && PyObject_CallFinalizerFromDealloc(op) < 0) return;  /* resurrected */
         PyObject_GC_UnTrack(op);
         dq_await_clear(op);
+    #ifdef DQ_AWAIT_FREELIST
+        /* a finalised one keeps its mark (its finaliser would never run
+           again): freed, as is any beyond the list's room */
+        if (dq_await_nfree < DQ_AWAIT_FREELIST && !PyObject_GC_IsFinalized(op)) {
+            dq_await_free[dq_await_nfree++] = (dq_await *)op;
+            Py_DECREF(tp);
+            return;
+        }
+    #endif
         PyObject_GC_Del(op);
         Py_DECREF(tp);
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections.abc
 import gc
+import warnings
 import weakref
 
 import pytest
@@ -165,6 +166,26 @@ def test_a_coroutine_never_awaited_warns_as_a_coroutine_does(impl):
         with pytest.warns(RuntimeWarning, match="was never awaited"):
             del coro
             gc.collect()
+
+
+def test_every_coroutine_never_awaited_warns_also_among_awaited_ones(impl, run):
+    # the compiled cores reuse the objects of finished puts and gets (a
+    # freelist): a reused one that is never awaited still warns, each time
+    async def main():
+        q = impl.aio.PriorityQueue()
+        warned = 0
+        for i in range(40):
+            if i % 3 == 0:
+                await q.put(i)  # finished ones go back to the freelist
+                await q.get()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                coro = q.put(i) if i % 2 else q.get()
+                del coro
+            warned += sum("was never awaited" in str(w.message) for w in caught)
+        return warned, q.qsize()
+
+    assert run(main()) == (40, 0)
 
 
 def _makers_outside_a_loop(aio):

@@ -56,6 +56,56 @@ def test_put_and_get_call_methods_set_on_the_instance(impl, run):
     assert log == [("put", 5)]
 
 
+@pytest.mark.parametrize("queue", ["PriorityQueue", "DelayQueue"])
+def test_put_and_get_obey_methods_a_subclass_gets_after_use(impl, run, queue):
+    # the compiled paths remember, per call site, a face type found to have
+    # the core's own put_nowait/empty/get_nowait; a class changed after that
+    # (here: methods set on the subclass, then deleted again) is obeyed at once
+    log = []
+
+    class Sub(getattr(impl.aio, queue)):
+        pass
+
+    def spy_put(self, item, *delay):
+        log.append(("put", item))
+        return super(Sub, self).put_nowait(item, *delay)
+
+    def spy_get(self):
+        item = super(Sub, self).get_nowait()
+        log.append(("get", item))
+        return item
+
+    def gated(self):
+        log.append("empty")
+        return super(Sub, self).empty()
+
+    async def main():
+        q, other = Sub(), getattr(impl.aio, queue)()
+        for _ in range(3):  # both types seen: each call site remembers the last, Sub
+            await other.put(1)
+            await q.put(1)
+            await other.get()
+            await q.get()
+        Sub.put_nowait = spy_put
+        Sub.get_nowait = spy_get
+        if queue == "PriorityQueue":
+            Sub.empty = gated
+        await q.put(2)
+        await other.put(3)
+        got = [await q.get(), await other.get()]
+        del Sub.put_nowait, Sub.get_nowait
+        if queue == "PriorityQueue":
+            del Sub.empty
+        await q.put(4)
+        return got + [await q.get()]
+
+    assert run(main()) == [2, 3, 4]
+    # asyncio's put calls put_nowait, and its get asks empty() once when an
+    # item is there; DelayQueue.put adds at its deadline (no put_nowait)
+    expected = [("put", 2), "empty", ("get", 2)] if queue == "PriorityQueue" else [("get", 2)]
+    assert log == expected
+
+
 @pytest.mark.parametrize("who", ["asyncio", "dq_core"])
 def test_get_asks_an_overriding_empty_as_asyncio_does(impl, run, who):
     # asyncio's get waits while self.empty() is true and only then calls
