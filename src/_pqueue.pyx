@@ -420,23 +420,27 @@ cdef class ItemHeap:
     cdef int _push_item(self, object item) except -1:
         cdef Py_ssize_t moves[MAX_MOVES]
         cdef Py_ssize_t m = 0, n
+        cdef bint sifted
         self._enter()
         try:
             n = self._n
-            self._reserve(n + 1)
+            if n >= self._kcap:
+                self._reserve(n + 1)
             self._keys[n] = _cached_key(item)
             self._items.append(item)
             self._n = n + 1
+            sifted = False
             try:
                 self._sift_up(n, 0, moves, &m)
-            except BaseException:
-                if PyList_GET_SIZE(self._items) == n + 1:
-                    self._undo(moves, m)
-                    del self._items[n]
-                    self._n = n
-                else:  # changed under a comparison: keep what is there
-                    self._rekey()
-                raise
+                sifted = True
+            finally:  # a flag, not `except`: Cython saves no exception state on entry
+                if not sifted:  # a comparison raised (it goes on up)
+                    if PyList_GET_SIZE(self._items) == n + 1:
+                        self._undo(moves, m)
+                        del self._items[n]
+                        self._n = n
+                    else:  # changed under a comparison: keep what is there
+                        self._rekey()
         finally:
             self._busy = False
         return 0
@@ -451,6 +455,7 @@ cdef class ItemHeap:
         cdef Py_ssize_t moves[MAX_MOVES]
         cdef Py_ssize_t m = 0, n
         cdef ItemKey top_key
+        cdef bint sifted
         if PyList_GET_SIZE(self._items) == 0:
             raise IndexError("pop from an empty heap")
         self._enter()
@@ -464,18 +469,20 @@ cdef class ItemHeap:
             top_key = self._keys[0]
             self._items[0] = last  # top and last are held: no finaliser runs
             self._keys[0] = self._keys[n - 1]
+            sifted = False
             try:
                 self._sift_down(0, moves, &m)
-            except BaseException:
-                if PyList_GET_SIZE(self._items) == n - 1:
-                    self._undo(moves, m)
-                    self._items[0] = top
-                    self._keys[0] = top_key
-                    self._items.append(last)  # its key is still in _keys[n - 1]
-                    self._n = n
-                else:  # changed under a comparison: keep what is there
-                    self._rekey()
-                raise
+                sifted = True
+            finally:  # as in _push_item
+                if not sifted:
+                    if PyList_GET_SIZE(self._items) == n - 1:
+                        self._undo(moves, m)
+                        self._items[0] = top
+                        self._keys[0] = top_key
+                        self._items.append(last)  # its key is still in _keys[n - 1]
+                        self._n = n
+                    else:  # changed under a comparison: keep what is there
+                        self._rekey()
             if n * 4 <= self._kcap and self._kcap > 64:
                 self._reserve_shrink()
             return top
