@@ -246,11 +246,12 @@ cdef extern from *:
     bint dq_same_method(PyObject* found, PyObject* method) noexcept
 
 
-# The loop type last found to have asyncio's own time() (GIL builds only):
-# while it keeps the version tag it had then, the finding holds (CPython
-# gives a type a new tag, never reused, whenever it or a base changes, a
-# __getattribute__ set on it included), and _PyType_Lookup is skipped.  The
-# address is only compared, never followed.
+# A type last found to have the method a C path stands in for (asyncio's own
+# loop time(), the core's own put_nowait, empty, get_nowait), one record per
+# call site (GIL builds only): while the type keeps the version tag it had
+# then, the finding holds (CPython gives a type a new tag, never reused,
+# whenever it or a base changes, a __getattribute__ set on it included), and
+# _PyType_Lookup is skipped.  The address is only compared, never followed.
 cdef extern from *:
     """
     #if PY_VERSION_HEX >= 0x030C0000  /* a changed type's tag is 0 until looked up again */
@@ -258,29 +259,8 @@ cdef extern from *:
     #else
     #define DQ_TAG_VALID(tp) (((tp)->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && (tp)->tp_version_tag != 0)
     #endif
-    static PyTypeObject *dq_time_type = NULL;
-    static unsigned int dq_time_tag = 0;
-    static CYTHON_INLINE int dq_time_type_seen(PyTypeObject *tp) {
-        return tp == dq_time_type && DQ_TAG_VALID(tp) && tp->tp_version_tag == dq_time_tag;
-    }
-    static CYTHON_INLINE void dq_time_type_see(PyTypeObject *tp) {
-        if (DQ_TAG_VALID(tp)) {
-            dq_time_type = tp;
-            dq_time_tag = tp->tp_version_tag;
-        }
-    }
-    """
-    bint dq_time_type_seen(PyTypeObject* tp) noexcept
-    void dq_time_type_see(PyTypeObject* tp) noexcept
-
-
-# For _own_at: each call site of the core's own put and get paths remembers
-# the type it last found to have the core's method, under the version tag
-# the type had then (GIL builds only; as dq_time_type above)
-cdef extern from *:
-    """
     typedef struct { PyTypeObject *tp; unsigned int tag; } dq_own_seen_t;
-    static dq_own_seen_t dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due;
+    static dq_own_seen_t dq_own_time, dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due;
     static CYTHON_INLINE int dq_own_seen(dq_own_seen_t *c, PyTypeObject *tp) {
     #ifdef Py_GIL_DISABLED
         return 0;
@@ -299,7 +279,7 @@ cdef extern from *:
     """
     ctypedef struct dq_own_seen_t:
         pass
-    dq_own_seen_t dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due
+    dq_own_seen_t dq_own_time, dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due
     bint dq_own_seen(dq_own_seen_t* c, PyTypeObject* tp) noexcept
     void dq_own_see(dq_own_seen_t* c, PyTypeObject* tp) noexcept
 
@@ -370,18 +350,18 @@ cdef extern from *:
 
 
 cdef inline bint _own_time(object loop) noexcept:
-    # _own_at(loop, "time", BaseEventLoop.time), with its own caches
+    # _own_at(&dq_own_time, loop, "time", BaseEventLoop.time), asking first
+    # what the other loop types' cache below knows
     cdef PyTypeObject* tp = Py_TYPE(loop)
     cdef int mono
     cdef PyObject* m
-    if DQ_FREE_THREADED or not dq_time_type_seen(tp):
+    if not dq_own_seen(&dq_own_time, tp):
         m = dq_meth_seen(tp, &mono)  # another loop type's time, seen before
         if m != NULL and m != <PyObject*>_base_time:
             return False
         if not _own_on_type(tp, "time", _base_time):
             return False
-        if not DQ_FREE_THREADED:
-            dq_time_type_see(tp)
+        dq_own_see(&dq_own_time, tp)
     return _not_on_instance(loop, "time")
 
 
