@@ -37,7 +37,28 @@ html_static_path = ["_static"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-autodoc_default_options = {"members": True, "special-members": "__len__, __contains__, __iter__"}
+# The public classes are assembled from a face and a core (dq_core._assemble),
+# so most methods are inherited: document them, except those that come from
+# the standard library's bases (queue.Queue, asyncio.Queue, MutableMapping,
+# Executor), which the pages name instead.
+autodoc_default_options = {
+    "members": True,
+    "inherited-members": True,
+    "special-members": "__len__, __contains__, __iter__, __aiter__, __getitem__, __setitem__, __delitem__",
+}
+FOREIGN_MODULES = ("builtins", "abc", "collections.abc", "typing", "queue", "asyncio.queues",
+                   "asyncio.mixins", "concurrent.futures._base", "_collections_abc")
+
+
+def _skip_foreign(app, what, name, obj, skip, options):  # type: ignore[no-untyped-def]
+    target = obj.fget if isinstance(obj, property) else getattr(obj, "__func__", obj)
+    if getattr(target, "__module__", None) in FOREIGN_MODULES:
+        return True
+    return None
+
+
+def setup(app):  # type: ignore[no-untyped-def]
+    app.connect("autodoc-skip-member", _skip_foreign)
 
 # the examples run as doctests (-b doctest), with the public names in scope
 doctest_global_setup = "from dq_core import *\nimport dq_core"

@@ -28,8 +28,11 @@ DUNDER_SUMMARY = {
     "__getitem__": "``x[key]``",
     "__setitem__": "``x[key] = value``",
     "__delitem__": "``del x[key]``",
+    "__aiter__": "``async for item in x``",
 }
-FOREIGN = ("builtins", "abc", "collections.abc", "typing", "queue", "concurrent.futures._base")
+FOREIGN = ("builtins", "abc", "collections.abc", "typing", "queue", "asyncio.queues", "asyncio.mixins",
+           "concurrent.futures._base")
+DUNDERS += ("__aiter__",)
 
 
 def public_members(cls: type) -> list[tuple[str, object]]:
