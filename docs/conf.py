@@ -28,6 +28,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.doctest",
     "complexity",
+    "perfresults",
 ]
 exclude_patterns = ["_build"]
 templates_path: list[str] = []

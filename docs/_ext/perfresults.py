@@ -1,0 +1,174 @@
+"""The speed figures, from one file: ``docs/perf-results.json``.
+
+Every measured number the documentation shows lives in that file, once.
+This extension renders it:
+
+- ``.. perf-table:: heap`` -- one table of the file, with when, where and
+  how it was measured and the command that reproduces it;
+- ``.. perf-summary:: choosing`` -- a summary (a list in ``summaries``) of
+  chosen rows: workload, Python, dq_core, baseline, ratio;
+- ``:perf:`heap/push-pop-1e6/3.13/c``` -- one cell (table, row key, Python
+  version, column) inline in prose.
+
+The README cannot run an extension, so ``python docs/_ext/perfresults.py
+readme`` prints its summary table as Markdown, and
+``tests/test_docs_numbers.py`` fails when the README's table is not exactly
+that, or when the README quotes a time or ratio the file does not hold.
+
+The file's format: ``tables`` maps an id to ``title``, ``command``, ``date``,
+``version`` (of dq_core), ``python`` (the versions measured), ``machine``,
+``conditions``, optional ``unit``, ``columns`` (``[id, heading]`` pairs) and
+``rows``: objects with a ``key`` (shared by the same workload on each
+Python), a ``python`` version and a value per column id (a missing value is
+shown blank).  A new Python version is new rows with the same keys.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parents[1] / "perf-results.json"
+
+
+def load(path: Path = RESULTS) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def version_key(python: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in python.rstrip("t").split("."))
+
+
+def row(results: dict[str, Any], table: str, key: str, python: str) -> dict[str, str]:
+    """The row ``key`` of ``table`` measured on ``python``; KeyError naming what is missing."""
+    try:
+        rows = results["tables"][table]["rows"]
+    except KeyError:
+        raise KeyError(f"no table {table!r} in {RESULTS.name}") from None
+    for r in rows:
+        if r["key"] == key and r["python"] == python:
+            return r
+    raise KeyError(f"no row {key!r} for Python {python} in table {table!r} of {RESULTS.name}")
+
+
+def cell(results: dict[str, Any], ref: str) -> str:
+    """The value at ``table/key/python/column``."""
+    table, key, python, column = ref.split("/")
+    value = row(results, table, key, python).get(column)
+    if value is None:
+        raise KeyError(f"no value {column!r} in {ref!r}")
+    return value
+
+
+def sorted_rows(table: dict[str, Any]) -> list[dict[str, str]]:
+    """The rows grouped by workload (in the file's order), each group by Python version."""
+    order: dict[str, int] = {}
+    for r in table["rows"]:
+        order.setdefault(r["key"], len(order))
+    return sorted(table["rows"], key=lambda r: (order[r["key"]], version_key(r["python"])))
+
+
+def summary(results: dict[str, Any], name: str) -> list[tuple[str, str, str, str, str]]:
+    """(workload, Python, dq_core, baseline, ratio) for each row of summary ``name``."""
+    out = []
+    for s in results["summaries"][name]:
+        r = row(results, s["table"], s["key"], s["python"])
+        out.append((s["label"], s["python"], r["c"], f"{r['base']} ({s['baseline']})", r["c_x"]))
+    return out
+
+
+SUMMARY_HEADINGS = ("workload", "Python", "dq_core (compiled)", "baseline", "speed-up")
+
+
+def markdown_summary(results: dict[str, Any], name: str = "readme") -> str:
+    """Summary ``name`` as a Markdown table (the README's)."""
+    lines = ["| " + " | ".join(SUMMARY_HEADINGS) + " |", "|" + "---|" * len(SUMMARY_HEADINGS)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in summary(results, name)]
+    return "\n".join(lines) + "\n"
+
+
+def measured_on(table: dict[str, Any]) -> str:
+    pythons = table["python"]
+    py = pythons[0] if len(pythons) == 1 else ", ".join(pythons[:-1]) + " and " + pythons[-1]
+    return (f"Measured {table['date']} with dq_core {table['version']} on CPython {py}, "
+            f"on a {table['machine']}: {table['conditions']}.")
+
+
+def _literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|").replace("`", "\\`")
+
+
+def rst_table(headings: list[str], rows: list[list[str]], widths: str = "") -> list[str]:
+    lines = [".. list-table::", "   :header-rows: 1"]
+    if widths:
+        lines.append(f"   :widths: {widths}")
+    lines.append("")
+    for i, cells in enumerate([headings, *rows]):
+        for j, c in enumerate(cells):
+            lines.append(("   * - " if j == 0 else "     - ") + (_literal(c) if c else " "))
+    return lines
+
+
+try:
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective, SphinxRole
+except ImportError:  # run as a script, or from the tests: no Sphinx needed
+    pass
+else:
+
+    class _Rendering(SphinxDirective):
+        required_arguments = 1
+
+        def render(self, lines: list[str]) -> list[nodes.Node]:
+            self.env.note_dependency(str(RESULTS))
+            container = nodes.container()
+            self.state.nested_parse(StringList(lines, source=str(RESULTS)), self.content_offset,
+                                    container)
+            return container.children
+
+    class PerfTable(_Rendering):
+        """``.. perf-table:: <table id>``."""
+
+        def run(self) -> list[nodes.Node]:
+            table = load()["tables"][self.arguments[0]]
+            columns = table["columns"]
+            unit = f"  Times are {table['unit']}." if "unit" in table else ""
+            lines = [_literal(measured_on(table)) + unit, "", ".. code-block:: sh", "",
+                     "   " + table["command"], ""]
+            lines += rst_table([heading for _, heading in columns],
+                               [[r.get(cid, "") for cid, _ in columns] for r in sorted_rows(table)])
+            return self.render(lines)
+
+    class PerfSummary(_Rendering):
+        """``.. perf-summary:: <summary name>``."""
+
+        def run(self) -> list[nodes.Node]:
+            rows = [list(cells) for cells in summary(load(), self.arguments[0])]
+            return self.render(rst_table(list(SUMMARY_HEADINGS), rows, "34 8 16 30 12"))
+
+    class PerfCell(SphinxRole):
+        """``:perf:`table/key/python/column```."""
+
+        def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+            self.env.note_dependency(str(RESULTS))
+            try:
+                value = cell(load(), self.text)
+            except (KeyError, ValueError) as e:
+                msg = self.inliner.reporter.error(f"perf: {e}", line=self.lineno)
+                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+            return [nodes.Text(value)], []
+
+    def setup(app):  # type: ignore[no-untyped-def]
+        app.add_directive("perf-table", PerfTable)
+        app.add_directive("perf-summary", PerfSummary)
+        app.add_role("perf", PerfCell())
+        return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    # python docs/_ext/perfresults.py [summary name]: that summary as Markdown
+    sys.stdout.write(markdown_summary(load(), sys.argv[1] if len(sys.argv) > 1 else "readme"))
