@@ -11,8 +11,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def retry_example() -> str:
-    text = README.read_text()
-    section = text.split("## asyncio: aio.PriorityQueue and aio.DelayQueue", 1)[1].split("\n## ", 1)[0]
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## asyncio\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     return next(b for b in blocks if "async def worker" in b)
 
