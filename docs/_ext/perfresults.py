@@ -20,7 +20,9 @@ The file's format: ``tables`` maps an id to ``title``, ``command``, ``date``,
 ``conditions``, optional ``unit``, ``columns`` (``[id, heading]`` pairs) and
 ``rows``: objects with a ``key`` (shared by the same workload on each
 Python), a ``python`` version and a value per column id (a missing value is
-shown blank).  A new Python version is new rows with the same keys.
+shown blank).  A new Python version is new rows with the same keys, its
+version added to ``python``; rows measured later than the rest of their
+table carry their own ``date`` and ``version``.
 """
 
 from __future__ import annotations
@@ -90,11 +92,23 @@ def markdown_summary(results: dict[str, Any], name: str = "readme") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def measured_on(table: dict[str, Any]) -> str:
-    pythons = table["python"]
-    py = pythons[0] if len(pythons) == 1 else ", ".join(pythons[:-1]) + " and " + pythons[-1]
-    return (f"Measured {table['date']} with dq_core {table['version']} on CPython {py}, "
-            f"on a {table['machine']}: {table['conditions']}.")
+    """When, with what and where: the table's ``date`` and ``version``, and
+    those of rows that carry their own (rows added later, for a newer Python)."""
+    later: dict[tuple[str, str], list[str]] = {}
+    for r in table["rows"]:
+        when = (r.get("date", table["date"]), r.get("version", table["version"]))
+        if when != (table["date"], table["version"]) and r["python"] not in later.get(when, []):
+            later.setdefault(when, []).append(r["python"])
+    text = (f"Measured {table['date']} with dq_core {table['version']} on CPython "
+            f"{_and(table['python'])}, on a {table['machine']}: {table['conditions']}.")
+    for (date, version), pythons in later.items():
+        text += f"  The CPython {_and(pythons)} rows: {date}, dq_core {version}."
+    return text
 
 
 def _literal(text: str) -> str:
