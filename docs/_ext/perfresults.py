@@ -153,8 +153,10 @@ else:
             unit = f"  Times are {table['unit']}." if "unit" in table else ""
             lines = [_literal(measured_on(table)) + unit, "", ".. code-block:: sh", "",
                      "   " + table["command"], ""]
+            rest = max(1, 64 // (len(columns) - 1))  # the first column (the workload) widest
             lines += rst_table([heading for _, heading in columns],
-                               [[r.get(cid, "") for cid, _ in columns] for r in sorted_rows(table)])
+                               [[r.get(cid, "") for cid, _ in columns] for r in sorted_rows(table)],
+                               " ".join(["36"] + [str(rest)] * (len(columns) - 1)))
             return self.render(lines)
 
     class PerfSummary(_Rendering):
