@@ -1,0 +1,48 @@
+"""What the workloads of several areas share: the implementations, a fake clock, percentiles."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Sequence
+
+__all__ = ["FakeTimer", "HEAD_START", "implementations", "percentiles_us"]
+
+#: Lateness runs put their deadlines this long after "now", so filling the
+#: queue first makes no early item late before the consumer begins.
+HEAD_START = 0.05
+
+
+class FakeTimer:
+    """A clock the benchmarks move by hand."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def implementations() -> list[tuple[str, Any]]:
+    """``(label, classes)`` for each implementation built here, compiled first.
+
+    ``classes`` holds the public classes (``.Heap``, ``.PriorityQueue``, ...)
+    exactly as ``dq_core`` exports them for that implementation.
+    """
+    from dq_core._assemble import classes
+
+    out = []
+    for label, implementation in (("dq_core-c", "cython"), ("dq_core-py", "python")):
+        try:
+            out.append((label, classes(implementation)))
+        except ImportError:  # pure-only build: compare what exists
+            pass
+    return out
+
+
+def percentiles_us(xs: Sequence[float]) -> tuple[float, float, float]:
+    """p50, p99 and the largest of ``xs`` (seconds), in microseconds."""
+    ordered = sorted(xs)
+    q = statistics.quantiles(ordered, n=100)
+    return q[49] * 1e6, q[98] * 1e6, ordered[-1] * 1e6
