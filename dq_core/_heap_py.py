@@ -459,7 +459,7 @@ class Heap(Generic[T]):
         del old  # the replaced payloads' finalisers run only now
 
     def __reduce__(self, /) -> tuple[Any, ...]:
-        from ._compat import restore
+        from ._pickling import restore
 
         return restore, ("Heap", self.__getstate__())
 

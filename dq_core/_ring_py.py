@@ -300,7 +300,7 @@ class TTLRing(Generic[K]):
         del old  # released after the change
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from ._compat import restore
+        from ._pickling import restore
 
         return restore, ("TTLRing", self.__getstate__())
 

@@ -180,7 +180,7 @@ class TTLDict(_Base[K, V]):
     def __reduce__(self) -> tuple[Any, ...]:
         cls = type(self)
         if cls.__module__ == "dq_core" and cls.__qualname__ == "TTLDict":
-            from ._compat import restore
+            from ._pickling import restore
 
             # the public class of either implementation: loads in the one in use
             return restore, ("TTLDict",), self.__getstate__()

@@ -583,7 +583,7 @@ class TimingWheel(Generic[T]):
             setattr(self, name, getattr(new, name))
 
     def __reduce__(self, /) -> tuple[Any, ...]:
-        from ._compat import restore
+        from ._pickling import restore
 
         return restore, ("TimingWheel", self.__getstate__())
 
