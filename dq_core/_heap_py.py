@@ -14,10 +14,11 @@ import types
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
 
-from ._convert import MAX_EXACT_INT, InitSignature, keys_of, to_count, to_real
+from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 from ._final import refuse_subclassing
 from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
 from ._heapstate import STATE_VERSION, check_state
+from ._signature import InitSignature
 
 __all__ = ["Heap", "adopt_methods"]
 

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 import copy
 
-from ._convert import InitSignature, to_count, to_real
+from ._convert import to_count, to_real
 from ._final import refuse_subclassing
 from ._handles import NIL, SLOT_BITS, Handles
+from ._signature import InitSignature
 from ._wheelstate import (
     DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
     WHEEL_LISTS, check_raw, check_state, tick_of,
