@@ -4,13 +4,15 @@ A leaf module: the cores and faces import it, it imports nothing of
 dq_core.  ``restore`` rebuilds a pickled object on the implementation in
 use, from the public classes that ``dq_core/__init__`` hands it with
 ``publish``, so a pickle made by either implementation loads in the other.
+``Uncopyable`` refuses copying and pickling, for the classes that own
+locks and waiting threads.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, NoReturn
 
-__all__ = ["publish", "restore"]
+__all__ = ["Uncopyable", "publish", "restore"]
 
 _NO_STATE: Any = object()
 
@@ -38,3 +40,14 @@ def restore(name: str, state: Any = _NO_STATE) -> Any:
     if state is not _NO_STATE:
         obj.__setstate__(state)
     return obj
+
+
+class Uncopyable:
+    """Refuses copy.copy, copy.deepcopy and pickle: the object owns locks and waiting threads."""
+
+    __slots__ = ()
+
+    def __reduce_ex__(self, protocol: object) -> NoReturn:
+        raise TypeError(
+            f"cannot pickle or copy {type(self).__name__!r} object: "
+            "it owns a lock and the threads waiting on it")

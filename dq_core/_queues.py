@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NoReturn, Op
 
 from ._convert import to_count
 from ._exceptions import Empty, Full, ShutDown
-from ._waiting import QueueProtocol, check_timeout, notify_all, wait
+from ._queueprotocol import QueueProtocol
+from ._validate import check_timeout
+from ._waiting import notify_all, wait
 
 if TYPE_CHECKING:
     from ._pqueue_py import QueueCore, T
