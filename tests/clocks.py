@@ -1,6 +1,7 @@
-"""Clocks for the tests: an event loop whose clock is virtual.
+"""Clocks for the tests: a fake clock moved by hand, and an event loop on a virtual clock.
 
-``VirtualClockLoop`` is the default (selector) event loop on a virtual
+``FakeClock`` is the clock every threaded structure's tests pass as
+``clock=``: it reads ``now``, which the test sets.  ``VirtualClockLoop`` is the default (selector) event loop on a virtual
 clock: its selector polls without waiting and moves the clock on by the
 timeout the loop asked for, so the loop jumps from one timer to the next
 and 60 s of timers run through in no time.  ``perf/bench_aio.py`` runs
@@ -13,7 +14,27 @@ import asyncio
 import selectors
 from typing import Any, Optional
 
-__all__ = ["VirtualClockLoop"]
+__all__ = ["FakeClock", "VirtualClockLoop"]
+
+
+class FakeClock:
+    """A clock the tests move by hand (``clock.now = 5.0``); ``now`` may be any object.
+
+    Picklable, and equal to another FakeClock with the same reading (by
+    ``repr``: NaN included), so a copy or an unpickled structure's clock
+    compares equal to the original's.
+    """
+
+    def __init__(self, now: object = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> Any:
+        return self.now
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FakeClock) and repr(other.now) == repr(self.now)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by reading, which changes
 
 
 class _VirtualSelector(selectors.DefaultSelector):
