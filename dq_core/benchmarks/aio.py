@@ -19,7 +19,7 @@ from time import process_time as perf_counter  # CPU time: see above
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
 from . import queues
-from .common import HEAD_START
+from .common import HEAD_START, put_all_at
 from .queues import HeapqDelayBase
 
 __all__ = [
@@ -162,15 +162,11 @@ def delay_lateness(queue_cls: Any, delays: Sequence[float],
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
         q = queue_cls()
-        start = loop.time() + HEAD_START
-        deadline = {}
-        for i, d in enumerate(delays):
-            deadline[i] = start + d
-            q.put_at_nowait(i, start + d)
+        deadlines = put_all_at(q.put_at_nowait, loop.time() + HEAD_START, delays)
         late = []
         for _ in delays:
             i = await q.get()
-            late.append(loop.time() - deadline[i])
+            late.append(loop.time() - deadlines[i])
         return late
 
     return run_on(new_loop, main())

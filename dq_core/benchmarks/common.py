@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["FakeTimer", "HEAD_START", "implementations", "percentiles_us"]
+__all__ = ["FakeTimer", "HEAD_START", "implementations", "percentiles_us", "put_all_at"]
 
 #: Lateness runs put their deadlines this long after "now", so filling the
 #: queue first makes no early item late before the consumer begins.
@@ -46,3 +46,13 @@ def percentiles_us(xs: Sequence[float]) -> tuple[float, float, float]:
     ordered = sorted(xs)
     q = statistics.quantiles(ordered, n=100)
     return q[49] * 1e6, q[98] * 1e6, ordered[-1] * 1e6
+
+
+def put_all_at(put_at: Callable[[int, float], Any], start: float,
+               delays: Sequence[float]) -> dict[int, float]:
+    """``put_at(i, start + delays[i])`` for every i, in order; returns each item's deadline."""
+    deadlines = {}
+    for i, d in enumerate(delays):
+        deadlines[i] = start + d
+        put_at(i, start + d)
+    return deadlines

@@ -17,7 +17,7 @@ import threading
 from time import monotonic, perf_counter
 from typing import Any, Callable, Sequence
 
-from .common import HEAD_START
+from .common import HEAD_START, put_all_at
 
 __all__ = [
     "pq_items", "pq_fill_drain", "pq_alternating", "pq_threads", "HeapqDelayBase",
@@ -141,16 +141,10 @@ def delay_fill_drain(loops: int, queue_cls: Any, delays: Sequence[float]) -> flo
     return perf_counter() - t0
 
 
-
-
 def delay_lateness(queue_cls: Any, delays: Sequence[float]) -> list[float]:
     """How late a blocking ``get`` returns, in seconds: its return time minus the item's deadline."""
     q = queue_cls()
-    start = monotonic() + HEAD_START
-    deadlines = {}
-    for i, d in enumerate(delays):
-        deadlines[i] = start + d
-        q.put_at(i, start + d)
+    deadlines = put_all_at(q.put_at, monotonic() + HEAD_START, delays)
     late = []
     for _ in delays:
         i = q.get()
