@@ -40,7 +40,9 @@ def refuse_storage_hooks(face: str, base: str, hooks: tuple[str, ...],
 
     Each hook raises ``TypeError`` naming it; a subclass overriding one,
     itself or through another base, is refused with a ``TypeError`` that
-    names the methods to override ``instead``.
+    names the methods to override ``instead``.  An ``__init_subclass__``
+    the class defines itself runs after that check, for subclasses it lets
+    through.
     """
 
     def refused(cls: type, name: str) -> Callable[..., NoReturn]:
@@ -53,18 +55,21 @@ def refuse_storage_hooks(face: str, base: str, hooks: tuple[str, ...],
         return hook
 
     def decorate(cls: C) -> C:
-        assert "__init_subclass__" not in vars(cls), "the decorator writes it"
         owner: Any = cls  # the decorated class, for super() (typed Any: mypy refuses the TypeVar)
+        own: Any = vars(cls).get("__init_subclass__")  # a classmethod, or None
         for name in hooks:
             setattr(cls, name, refused(cls, name))
 
         def __init_subclass__(sub: Any, /, **kwargs: Any) -> None:
-            super(owner, sub).__init_subclass__(**kwargs)
             for name in hooks:
                 if getattr(sub, name) is not getattr(owner, name):
                     raise TypeError(
                         f"{sub.__name__} overrides {name}(), which {face} never calls; "
                         f"override {instead} instead")
+            if own is None:
+                super(owner, sub).__init_subclass__(**kwargs)
+            else:
+                own.__get__(None, sub)(**kwargs)
 
         setattr(cls, "__init_subclass__", classmethod(__init_subclass__))
         return cls
