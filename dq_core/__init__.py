@@ -25,8 +25,10 @@ if TYPE_CHECKING:  # the pure classes are the type source of both implementation
     from ._wheel_py import TimingWheel
 else:
     from ._assemble import classes
+    from ._pickling import publish
 
     _classes = classes(implementation)
+    publish(_classes._asdict())  # what unpickling rebuilds: the classes in use
     Heap = _classes.Heap
     PriorityQueue = _classes.PriorityQueue
     DelayQueue = _classes.DelayQueue
@@ -35,7 +37,7 @@ else:
     TTLRing = _classes.TTLRing
     TTLDict = _classes.TTLDict
     PriorityExecutor = _classes.PriorityExecutor
-    del _classes, classes
+    del _classes, classes, publish
 
 __all__ = [
     "DelayQueue", "Empty", "Full", "Heap", "PriorityExecutor", "PriorityQueue", "RateLimiter",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Generic, Optional, TypeVar
 from ._convert import to_real
 from ._heap_py import Heap
 from ._pqueue_py import ItemHeap, T
-from ._waiting import check_maxsize, check_real_maxsize
+from ._validate import check_maxsize, check_real_maxsize
 from .aio._base import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any
+
+# Pickles name dq_core._compat.restore (those made before it moved, and the
+# compiled cores' today): it is dq_core._pickling.restore.
+from ._pickling import restore
 
 __all__ = ["USE_EXT", "implementation", "restore"]
 
@@ -43,22 +46,3 @@ def _pick() -> str:
 
 implementation = _pick()
 USE_EXT = implementation == "cython"
-
-
-_NO_STATE: Any = object()
-
-
-def restore(name: str, state: Any = _NO_STATE) -> Any:
-    """Unpickling helper: rebuild a ``name`` on the implementation in use.
-
-    Both implementations pickle to this, so a pickle made by one loads in
-    the other.  Without ``state`` the object is left empty, for pickle to
-    give it its state (which may then refer to the object itself).
-    """
-    import dq_core
-
-    cls = getattr(dq_core, name)
-    obj = cls.__new__(cls)
-    if state is not _NO_STATE:
-        obj.__setstate__(state)
-    return obj

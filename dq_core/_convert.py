@@ -8,7 +8,7 @@ in one place.
 from __future__ import annotations
 
 import operator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 #: Largest integer magnitude a C double holds exactly.
 MAX_EXACT_INT = 2**53
@@ -105,18 +105,3 @@ def keys_of(values: object, name: str) -> list[float]:
         else:
             append(to_real(v, f"{name}[{i}]"))
     return out
-
-
-class InitSignature:
-    """A class's signature for inspect: its ``__init__``'s without ``self``.
-
-    For the pure classes whose ``__new__`` takes any arguments (to make a
-    usable object even if ``__init__`` never runs, as the compiled twins do)
-    and leaves refusing them to ``__init__``.
-    """
-
-    def __get__(self, obj: object, cls: type) -> Any:
-        from inspect import signature
-
-        sig = signature(vars(cls)["__init__"])
-        return sig.replace(parameters=list(sig.parameters.values())[1:])

@@ -26,7 +26,9 @@ from typing import Any, Callable, Generic, Optional, TypeVar
 from ._convert import to_count, to_real
 from ._exceptions import Empty, ShutDown
 from ._heap_py import Heap
-from ._waiting import OwnedLock, check_clock, check_maxsize, check_timeout, notify_all, read_clock
+from ._ownedlock import OwnedLock
+from ._validate import check_clock, check_maxsize, check_timeout, read_clock
+from ._waiting import notify_all
 
 __all__ = ["DelayCore"]
 

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Generic, Iterator, Optional
 
 from ._exceptions import Empty, ShutDown
 from ._queues import head_snapshot
-from ._waiting import QueueProtocol, Uncopyable, new_waiter, wait
+from ._pickling import Uncopyable
+from ._queueprotocol import QueueProtocol
+from ._waiting import new_waiter, wait
 
 if TYPE_CHECKING:
     from ._delayq_py import DelayCore, T

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
 from ._convert import to_real
 from ._queues import PriorityQueue
 from ._ratelimit import RateLimiter, task_burst
-from ._waiting import Uncopyable
+from ._pickling import Uncopyable
 
 __all__ = ["PriorityExecutor"]
 

@@ -14,10 +14,12 @@ import types
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
 
-from ._convert import MAX_EXACT_INT, InitSignature, keys_of, to_count, to_real
+from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 from ._final import refuse_subclassing
 from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
 from ._heapstate import STATE_VERSION, check_state
+from ._pickling import copied_by_state
+from ._signature import InitSignature
 
 __all__ = ["Heap", "adopt_methods"]
 
@@ -47,6 +49,8 @@ _REENTERED = "the heap was re-entered (from a finaliser) while it was being chan
 _FULL = "a Heap holds at most 2**31 - 1 items"
 
 
+@copied_by_state(copy_doc="A new heap with the same items (not copied) and handles.  O(n).",
+                 deepcopy_doc="A new heap with copies of the items, and the same handles.  O(n).")
 class Heap(Generic[T]):
     """Binary min-heap of items keyed by real-number priorities.
 
@@ -457,26 +461,6 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
         del old  # the replaced payloads' finalisers run only now
-
-    def __reduce__(self, /) -> tuple[Any, ...]:
-        from ._compat import restore
-
-        return restore, ("Heap", self.__getstate__())
-
-    def __copy__(self, /) -> Heap[T]:
-        """A new heap with the same items (not copied) and handles.  O(n)."""
-        new: Heap[T] = Heap.__new__(Heap)
-        new.__setstate__(self.__getstate__())
-        return new
-
-    def __deepcopy__(self, /, memo: dict[int, Any]) -> Heap[T]:
-        """A new heap with copies of the items, and the same handles.  O(n)."""
-        from copy import deepcopy
-
-        new: Heap[T] = Heap.__new__(Heap)
-        memo[id(self)] = new  # an item may refer back to the heap
-        new.__setstate__(deepcopy(self.__getstate__(), memo))
-        return new
 
     def _check(self, /) -> None:
         """Assert every invariant of the heap and its slot table."""

@@ -25,7 +25,7 @@ from typing import (
 )
 
 from ._exceptions import Empty, Full, ShutDown
-from ._waiting import OwnedLock
+from ._ownedlock import OwnedLock
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison

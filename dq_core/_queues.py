@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NoReturn, Op
 
 from ._convert import to_count
 from ._exceptions import Empty, Full, ShutDown
-from ._waiting import QueueProtocol, check_timeout, notify_all, wait
+from ._final import refuse_storage_hooks
+from ._queueprotocol import QueueProtocol
+from ._validate import check_timeout
+from ._waiting import notify_all, wait
 
 if TYPE_CHECKING:
     from ._pqueue_py import QueueCore, T
@@ -64,9 +67,8 @@ def _head(heap: Any, head: Callable[[Any], Any]) -> tuple[int, Any]:
     return n, (head(heap) if n else None)
 
 # queue.Queue's storage hooks: PriorityQueue never calls them.
-_HOOKS = ("_init", "_qsize", "_put", "_get")
-
-
+@refuse_storage_hooks("dq_core.PriorityQueue", "queue.Queue", ("_init", "_qsize", "_put", "_get"),
+                      "put() and get()")
 class PriorityQueue(QueueProtocol, _Core[T]):
     """Thread-safe priority queue: lowest item first, by the items' own ``<``.
 
@@ -93,28 +95,6 @@ class PriorityQueue(QueueProtocol, _Core[T]):
     __slots__ = ()
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for name in _HOOKS:
-            if getattr(cls, name) is not getattr(PriorityQueue, name):
-                raise TypeError(
-                    f"{cls.__name__} overrides {name}(), which dq_core.PriorityQueue "
-                    "never calls; override put() and get() instead")
-
-    # The standard library's storage hooks, refused: nothing here calls them.
-
-    def _init(self, maxsize: int) -> NoReturn:
-        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _init() hook")
-
-    def _qsize(self) -> NoReturn:
-        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _qsize() hook")
-
-    def _put(self, item: T) -> NoReturn:
-        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _put() hook")
-
-    def _get(self) -> NoReturn:
-        raise TypeError("dq_core.PriorityQueue does not use queue.Queue's _get() hook")
 
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
         raise TypeError(f"cannot pickle {type(self).__name__!r} object")

@@ -21,7 +21,9 @@ import time
 from typing import TYPE_CHECKING, Callable, Optional
 
 from ._convert import at_least, to_real
-from ._waiting import Uncopyable, check_clock, check_timeout, read_clock, sleep
+from ._pickling import Uncopyable
+from ._validate import check_clock, check_timeout, read_clock
+from ._waiting import sleep
 
 __all__ = ["RateLimiter", "TokenBucket"]
 

@@ -15,11 +15,11 @@ so no change ever sees a half-made one.
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from ._final import refuse_subclassing
+from ._pickling import copied_by_state
 from ._ringstate import (
     COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
     real, reentered, segment_size_of, ttl_of,
@@ -35,6 +35,7 @@ Segment = tuple[list[Any], list[float]]  # (keys, created_at) by slot
 _FIELDS = ("_segs", "_spare", "_clock")  # what a re-initialisation releases after it
 
 
+@copied_by_state()
 class TTLRing(Generic[K]):
     """FIFO of keys that all live ``ttl`` seconds from their ``created_at``.
 
@@ -298,22 +299,6 @@ class TTLRing(Generic[K]):
         self._spare = None
         self._busy = False
         del old  # released after the change
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        from ._compat import restore
-
-        return restore, ("TTLRing", self.__getstate__())
-
-    def __copy__(self) -> TTLRing[K]:
-        new = type(self).__new__(type(self))
-        new.__setstate__(self.__getstate__())
-        return new
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> TTLRing[K]:
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
-        return new
 
     def _check(self, /) -> None:
         """Assert the ring's bookkeeping: counts, head/tail, released slots."""

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from ._convert import at_least, to_count, to_real
 
-if TYPE_CHECKING:
-    import inspect
+# Defined once in _signature: the compiled cores still import them from here.
+from ._signature import NO_DEFAULT as NO_DEFAULT, signature as signature
 
 __all__ = [
-    "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "NO_DEFAULT", "ttl_of", "segment_size_of", "real", "clock_of",
-    "reading", "max_items_of", "reentered", "signature", "check_ring_state",
+    "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "ttl_of", "segment_size_of", "real", "clock_of",
+    "reading", "max_items_of", "reentered", "check_ring_state",
 ]
 
 T = TypeVar("T")
@@ -40,8 +40,6 @@ STATE_VERSION = 1
 MAX_SEGMENT_SIZE = 2**20
 #: The pushed/expired counters are 64-bit unsigned in the compiled core.
 MAX_COUNT = 2**64 - 1
-#: A parameter without a default, for :func:`signature`.
-NO_DEFAULT: Any = object()
 
 
 def ttl_of(value: object) -> float:
@@ -109,20 +107,6 @@ def enter_anew(obj: Any, name: str, fields: tuple[str, ...]) -> list[Any]:
     """
     enter(obj, name)
     return [getattr(obj, field, None) for field in fields]
-
-
-def signature(*params: tuple[str, Any]) -> inspect.Signature:
-    """The Signature of a compiled class: ``(name, default)`` pairs, NO_DEFAULT for none.
-
-    A default of time.monotonic cannot be written in a docstring's text
-    signature, so the compiled class carries this one for inspect.
-    """
-    import inspect
-
-    P = inspect.Parameter
-    return inspect.Signature([
-        P(name, P.POSITIONAL_OR_KEYWORD, default=P.empty if default is NO_DEFAULT else default)
-        for name, default in params])
 
 
 def check_ring_state(state: object) -> tuple[Any, ...]:

@@ -8,12 +8,12 @@ iteration, views, ``on_expire`` dispatch, copying and pickling.
 
 from __future__ import annotations
 
-import copy
 import copyreg
 import types
 from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
+from ._pickling import copied_by_state
 from ._ringstate import real as _real, reading as _reading  # the number rules, shared by both cores
 
 __all__ = ["TTLDict"]
@@ -51,6 +51,7 @@ class _Values(ValuesView[V]):
             yield value
 
 
+@copied_by_state()  # its own __reduce__ keeps a subclass's class
 class TTLDict(_Base[K, V]):
     """A mapping whose entries all live ``ttl`` seconds from when they were set.
 
@@ -180,21 +181,9 @@ class TTLDict(_Base[K, V]):
     def __reduce__(self) -> tuple[Any, ...]:
         cls = type(self)
         if cls.__module__ == "dq_core" and cls.__qualname__ == "TTLDict":
-            from ._compat import restore
+            from ._pickling import restore
 
             # the public class of either implementation: loads in the one in use
             return restore, ("TTLDict",), self.__getstate__()
         # a subclass, as dict's are: its class, and its attributes in the state
         return copyreg.__newobj__, (cls,), self.__getstate__()  # type: ignore[attr-defined]
-
-    def __copy__(self) -> Any:
-        new = type(self).__new__(type(self))
-        new.__setstate__(self.__getstate__())
-        return new
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
-        return new
-

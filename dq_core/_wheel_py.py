@@ -26,11 +26,11 @@ import time
 import types
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
-import copy
-
-from ._convert import InitSignature, to_count, to_real
+from ._convert import to_count, to_real
 from ._final import refuse_subclassing
 from ._handles import NIL, SLOT_BITS, Handles
+from ._pickling import copied_by_state
+from ._signature import InitSignature
 from ._wheelstate import (
     DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
     WHEEL_LISTS, check_raw, check_state, tick_of,
@@ -64,6 +64,7 @@ def _lowest_bit(x: int) -> int:
     return (x & -x).bit_length() - 1
 
 
+@copied_by_state()
 class TimingWheel(Generic[T]):
     """Hierarchical hashed timing wheel: O(1) schedule and cancel of timers.
 
@@ -581,22 +582,6 @@ class TimingWheel(Generic[T]):
         old = getattr(self, "_items", None)  # noqa: F841 -- dropped after the move
         for name in TimingWheel.__slots__[:-1]:
             setattr(self, name, getattr(new, name))
-
-    def __reduce__(self, /) -> tuple[Any, ...]:
-        from ._compat import restore
-
-        return restore, ("TimingWheel", self.__getstate__())
-
-    def __copy__(self, /) -> TimingWheel[T]:
-        new: TimingWheel[T] = TimingWheel.__new__(TimingWheel)
-        new.__setstate__(self.__getstate__())
-        return new
-
-    def __deepcopy__(self, /, memo: dict[int, Any]) -> TimingWheel[T]:
-        new: TimingWheel[T] = TimingWheel.__new__(TimingWheel)
-        memo[id(self)] = new
-        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
-        return new
 
     def _raw(self, /) -> dict[str, Any]:
         # a snapshot taken across allocations: a finaliser must not change it

@@ -12,7 +12,9 @@ Each workload runs on the default loop and on uvloop (where installed); times
 are per element (one put or one get; per item for the task workloads).  The
 baselines are asyncio.PriorityQueue and ``AsyncHeapqDelayQueue`` (heapq, an
 ``asyncio.Event`` and ``wait_for``).  The workloads live in
-``dq_core.aio._bench``, shared with ``python -m dq_core.bench``.
+``dq_core.benchmarks`` (``aio``, ``aiotimers``, ``limit``), the queue rows
+shared with ``python -m dq_core.bench``; the timer run-through runs on the
+tests' ``VirtualClockLoop`` (``tests/clocks.py``).
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dq_core import bench as w
-from dq_core.aio import _bench as a
+from dq_core.benchmarks import aio as a
+from dq_core.benchmarks.common import percentiles_us
+from dq_core.benchmarks.queues import pq_items
 
 if TYPE_CHECKING:
     import pyperf
@@ -73,7 +77,7 @@ def benchmarks() -> None:
         return
     runner.metadata["description"] = "dq_core.aio vs asyncio.PriorityQueue and heapq+asyncio.Event"
     n = 10_000
-    jobs = w.pq_items(n)
+    jobs = pq_items(n)
     past = [-1.0] * n
     ours = contenders()
     for loop_name, new_loop in loops():
@@ -96,7 +100,7 @@ def benchmarks() -> None:
     limiter_benchmarks(runner, loops())
 
 
-# -- aio.Timer against loop.call_later (workloads: dq_core.aio._benchtimer) -----------------
+# -- aio.Timer against loop.call_later (workloads: dq_core.benchmarks.aiotimers) ------------
 
 def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> None:
     """aio.Timer vs the loop's own call_later: a run-through, per-call schedule and cancel.
@@ -108,7 +112,10 @@ def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> N
     ``UVLOOP_SCALE``.  Times are per timer scheduled.
     """
     from dq_core._assemble import aio_classes
-    from dq_core.aio import _benchtimer as t
+    from dq_core.benchmarks import aiotimers as t
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from clocks import VirtualClockLoop
 
     ours = []
     for label, implementation in (("dq_core-c", "cython"), ("dq_core-py", "python")):
@@ -121,7 +128,7 @@ def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> N
     run_uv = [d / t.UVLOOP_SCALE for d in run_60]
     per_call = t.delays(n_call, 60.0)
     for loop_name, new_loop in loops():
-        virtual = t.VirtualClockLoop if loop_name == "asyncio" else new_loop
+        virtual = VirtualClockLoop if loop_name == "asyncio" else new_loop
         ds = run_60 if loop_name == "asyncio" else run_uv
         span = "60 s virtual" if loop_name == "asyncio" else f"{60 / t.UVLOOP_SCALE:g} s"
         for label, contender in who:
@@ -139,7 +146,7 @@ def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> N
 
 def limiter_benchmarks(runner: "pyperf.Runner", loop_list: list[tuple[str, a.NewLoop]]) -> None:
     """aio.RateLimiter against aiolimiter.AsyncLimiter: the cost of one acquire (CPU time)."""
-    from dq_core.aio import _benchlimit as lb
+    from dq_core.benchmarks import limit as lb
 
     for loop_name, new_loop in loop_list:
         for kind in ("dq_core", "aiolimiter"):
@@ -150,7 +157,7 @@ def limiter_benchmarks(runner: "pyperf.Runner", loop_list: list[tuple[str, a.New
 
 
 def limiter_behaviour() -> None:
-    from dq_core.aio import _benchlimit as lb
+    from dq_core.benchmarks import limit as lb
 
     print("rate 100/s, burst 5; 20 tasks asking for 1 token and 2 for 5, 1 s, real time:\n"
           "worst window = most tokens in any window / (rate * window + burst), <= 1 keeps the "
@@ -171,9 +178,9 @@ def lateness(items: int = 2000, max_delay: float = 0.5) -> None:
           "the floor: asyncio.sleep to the same deadlines on the same loop")
     for loop_name, new_loop in loops():
         for label, _, dq in contenders():
-            p50, p99 = a.percentiles_us(a.delay_lateness(dq, delays, new_loop))
+            p50, p99, _ = percentiles_us(a.delay_lateness(dq, delays, new_loop))
             print(f"  {loop_name:<8} {label:<14} p50 {p50:8.1f}   p99 {p99:8.1f}")
-        p50, p99 = a.percentiles_us(a.sleep_lateness(delays, new_loop))
+        p50, p99, _ = percentiles_us(a.sleep_lateness(delays, new_loop))
         print(f"  {loop_name:<8} {'asyncio.sleep':<14} p50 {p50:8.1f}   p99 {p99:8.1f}   (the floor)")
 
 

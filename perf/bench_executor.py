@@ -13,7 +13,7 @@ from time import perf_counter
 
 import pyperf
 
-from dq_core import bench as w
+from dq_core.benchmarks.common import implementations
 
 
 def noop() -> None:
@@ -36,7 +36,7 @@ def dispatch(loops: int, executor_cls, n: int) -> float:
 def main() -> None:
     runner = pyperf.Runner()
     n = 10_000
-    for label, impl in w.implementations():
+    for label, impl in implementations():
         runner.bench_time_func(f"dispatch N={n} {label}", dispatch, impl.PriorityExecutor, n,
                                inner_loops=n)
     runner.bench_time_func(f"dispatch N={n} ThreadPoolExecutor", dispatch, ThreadPoolExecutor, n,

@@ -4,7 +4,7 @@
     python perf/bench_heap.py --fast -o heap.json   # quicker, noisier
     python -m pyperf stats heap.json
 
-Times are per element.  The workloads live in dq_core.bench, shared with
+Times are per element.  The workloads live in dq_core.benchmarks.heap, shared with
 ``python -m dq_core.bench``.
 """
 
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import pyperf
 
-from dq_core import bench as w
+from dq_core.benchmarks import heap as w
+from dq_core.benchmarks.common import implementations
 
-IMPLS = w.implementations()
+IMPLS = implementations()
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ except the DelayQueue rows: per pair, one ``put(item, delay)`` of an item
 already due and one ``get_nowait()`` (10,000 held at most), the unit of seed
 003's Go figure (push+take, 476.8 ns/op).  Every time includes the Python
 loop that makes the calls, the same for dq_core and its baseline.
-The workloads live in dq_core.bench, shared with ``python -m dq_core.bench``.
+The workloads live in dq_core.benchmarks.queues, shared with ``python -m dq_core.bench``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ import random
 
 import pyperf
 
-from dq_core import bench as w
+from dq_core.benchmarks import queues as w
+from dq_core.benchmarks.common import implementations
+from dq_core.benchmarks.heap import random_priorities
 
 
 def queue_classes():
     """(label, PriorityQueue class, DelayQueue class) per implementation."""
-    return [(label, impl.PriorityQueue, impl.DelayQueue) for label, impl in w.implementations()]
+    return [(label, impl.PriorityQueue, impl.DelayQueue) for label, impl in implementations()]
 
 
 def main() -> None:
@@ -48,7 +50,7 @@ def main() -> None:
     for label, pq, _ in classes + [("queue", queue.PriorityQueue, None)]:
         runner.bench_time_func(f"PQ 1P1C threads N={n} {label}", w.pq_threads, pq, jobs,
                                inner_loops=n)
-    past = [-p for p in w.random_priorities(n)]
+    past = [-p for p in random_priorities(n)]
     for label, _, dq in classes + [("heapq+Condition", None, w.HeapqDelayQueue)]:
         runner.bench_time_func(f"DelayQueue put+get_nowait pair N={n} {label}", w.delay_fill_drain,
                                dq, past, inner_loops=n)

@@ -4,17 +4,18 @@
     python perf/compare.py ttl.json
 
 ``expire`` rows are per call; the TTLDict rows per operation (a set, a get,
-or an expired entry).  Both sides use the same fake timer.
+or an expired entry).  Both sides use the same fake timer.  The workloads
+live in dq_core.benchmarks.ttl, shared with ``python -m dq_core.bench``.
 """
 
 from __future__ import annotations
 
-import cachetools
 import pyperf
 
-from dq_core import bench as w
+from dq_core.benchmarks import ttl as w
+from dq_core.benchmarks.common import implementations
 
-IMPLS = w.implementations()
+IMPLS = implementations()
 
 
 def main() -> None:
@@ -25,9 +26,7 @@ def main() -> None:
             ring = w.ring_with_backlog(impl.TTLRing, backlog)
             runner.bench_time_func(f"expire nothing-due backlog={backlog} {label}",
                                    w.ring_expire_nothing_due, ring, inner_loops=1000)
-        cache = cachetools.TTLCache(maxsize=float("inf"), ttl=60.0, timer=lambda: 0.0)
-        for i in range(backlog):
-            cache[i] = i
+        cache = w.ttlcache_with_backlog(backlog)
         runner.bench_time_func(f"expire nothing-due backlog={backlog} cachetools",
                                w.cachetools_expire_nothing_due, cache, inner_loops=1000)
     n = 100_000

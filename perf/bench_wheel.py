@@ -8,15 +8,17 @@ The timer workload (issue #4): 1e6 timers, tick 1 ms, delays uniform in
 through 61 s; rows are per timer.  heapq uses lazy cancellation (the heapq
 docs' recipe).  sched cancels in O(n), so it is compared on 1e4 timers.
 schedule/cancel rows are per call, into and out of a wheel of 1e6 timers.
+The workloads live in dq_core.benchmarks.timers.
 """
 
 from __future__ import annotations
 
 import pyperf
 
-from dq_core import bench as w
+from dq_core.benchmarks import timers as w
+from dq_core.benchmarks.common import implementations
 
-IMPLS = [(label, impl.TimingWheel) for label, impl in w.implementations()]
+IMPLS = [(label, impl.TimingWheel) for label, impl in implementations()]
 
 
 def main() -> None:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from dq_core import bench as w
 from dq_core._assemble import aio_classes
-from dq_core.aio import _bench as a
+from dq_core.benchmarks import aio as a
+from dq_core.benchmarks.queues import pq_items
 
 
 def main(workload: str, who: str, loops: int, n: int = 10_000) -> None:
-    jobs = w.pq_items(n)
+    jobs = pq_items(n)
     if who == "base":
         pq, dq = asyncio.PriorityQueue, a.AsyncHeapqDelayQueue
     else:

@@ -28,30 +28,16 @@ from __future__ import annotations
 
 import functools
 import queue
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pyperf
 
-from dq_core import bench as w
+from dq_core.benchmarks import heap, queues, timers, ttl
+from dq_core.benchmarks.common import implementations
 
 SIZES = (100, 1_000, 10_000, 100_000, 1_000_000)
 SCHED_MAX = 10_000  # sched cancels by scanning its list: 1e5 timers take minutes
-
-
-def wheel_churn(loops: int, wheel_cls: Any, delays: Sequence[float]) -> float:
-    """bench's timer workload advancing in len(delays) steps (the README's takes 61000)."""
-    return w.wheel_timers(loops, wheel_cls, delays, steps=len(delays))
-
-
-def heapq_churn(loops: int, delays: Sequence[float]) -> float:
-    """The same with heapq and lazy cancellation (the heapq docs' recipe)."""
-    return w.heapq_timers(loops, delays, steps=len(delays))
-
-
-def sched_churn(loops: int, delays: Sequence[float]) -> float:
-    """The same with sched.scheduler and no-op actions."""
-    return w.sched_timers(loops, delays, steps=len(delays))
 
 
 def lazy(workload: Callable[..., float], data: Callable[[], tuple[Any, ...]],
@@ -70,17 +56,17 @@ def lazy(workload: Callable[..., float], data: Callable[[], tuple[Any, ...]],
 
 @functools.lru_cache(maxsize=None)
 def priorities(n: int) -> tuple[list[float]]:
-    return (w.random_priorities(n),)
+    return (heap.random_priorities(n),)
 
 
 @functools.lru_cache(maxsize=None)
 def jobs(n: int) -> tuple[list[tuple[int, str]]]:
-    return (w.pq_items(n),)
+    return (queues.pq_items(n),)
 
 
 @functools.lru_cache(maxsize=None)
 def delays(n: int) -> tuple[list[float]]:
-    return (w.timer_delays(n),)
+    return (timers.timer_delays(n),)
 
 
 def add_sizes_option(cmd: Any, args: Any) -> None:
@@ -96,38 +82,38 @@ def main() -> None:
     args = runner.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     runner.metadata["description"] = "dq_core cost per operation against size N"
-    impls = w.implementations()
+    impls = implementations()
     for n in sizes:
         for label, impl in impls:
             runner.bench_time_func(f"heap N={n} {label}",
-                                   lazy(w.heap_push_pop, lambda n=n: priorities(n), impl.Heap),
+                                   lazy(heap.heap_push_pop, lambda n=n: priorities(n), impl.Heap),
                                    inner_loops=2 * n)
         runner.bench_time_func(f"heap N={n} heapq",
-                               lazy(w.heapq_push_pop, lambda n=n: priorities(n)), inner_loops=2 * n)
+                               lazy(heap.heapq_push_pop, lambda n=n: priorities(n)), inner_loops=2 * n)
 
         for label, impl in impls:
             runner.bench_time_func(f"pqueue N={n} {label}",
-                                   lazy(w.pq_fill_drain, lambda n=n: jobs(n), impl.PriorityQueue),
+                                   lazy(queues.pq_fill_drain, lambda n=n: jobs(n), impl.PriorityQueue),
                                    inner_loops=2 * n)
         runner.bench_time_func(f"pqueue N={n} queue.PriorityQueue",
-                               lazy(w.pq_fill_drain, lambda n=n: jobs(n), queue.PriorityQueue),
+                               lazy(queues.pq_fill_drain, lambda n=n: jobs(n), queue.PriorityQueue),
                                inner_loops=2 * n)
 
         for label, impl in impls:
             runner.bench_time_func(f"timers N={n} {label}",
-                                   lazy(wheel_churn, lambda n=n: delays(n), impl.TimingWheel),
+                                   lazy(timers.wheel_churn, lambda n=n: delays(n), impl.TimingWheel),
                                    inner_loops=n)
-        runner.bench_time_func(f"timers N={n} heapq", lazy(heapq_churn, lambda n=n: delays(n)),
+        runner.bench_time_func(f"timers N={n} heapq", lazy(timers.heapq_churn, lambda n=n: delays(n)),
                                inner_loops=n)
         if n <= SCHED_MAX:
             runner.bench_time_func(f"timers N={n} sched",
-                                   lazy(sched_churn, lambda n=n: delays(n)), inner_loops=n)
+                                   lazy(timers.sched_churn, lambda n=n: delays(n)), inner_loops=n)
 
         for label, impl in impls:
-            runner.bench_time_func(f"ttldict N={n} {label}", w.ttl_set_get_expire,
-                                   w.make_ttldict(impl.TTLDict), n, inner_loops=3 * n)
-        runner.bench_time_func(f"ttldict N={n} cachetools", w.ttl_set_get_expire,
-                               w.make_ttlcache, n, inner_loops=3 * n)
+            runner.bench_time_func(f"ttldict N={n} {label}", ttl.ttl_set_get_expire,
+                                   ttl.make_ttldict(impl.TTLDict), n, inner_loops=3 * n)
+        runner.bench_time_func(f"ttldict N={n} cachetools", ttl.ttl_set_get_expire,
+                               ttl.make_ttlcache, n, inner_loops=3 * n)
 
 if __name__ == "__main__":
     main()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from clocks import FakeClock
 from test_aio_loops import run  # noqa: F401 -- the loop fixture
 
 FAKE_NOW = 1.0e6  # a loop clock far from the real one
@@ -301,19 +302,12 @@ def test_delay_queue_reads_time_monotonic_replaced_after_use(impl):
     assert replaced == FAKE_NOW + 5.0 and restored < FAKE_NOW / 2
 
 
-class _CallableClock:
-    """A loop's ``time`` that is a plain callable object: ``loop.time`` is this object, unbound."""
-
-    def __call__(self):
-        return FAKE_NOW
-
-
 class _StaticTimeLoop(asyncio.SelectorEventLoop):
     time = staticmethod(lambda: FAKE_NOW)
 
 
 class _CallableTimeLoop(asyncio.SelectorEventLoop):
-    time = _CallableClock()
+    time = FakeClock(FAKE_NOW)  # a plain callable object: loop.time is it, unbound
 
 
 @pytest.mark.parametrize("make", [_StaticTimeLoop, _CallableTimeLoop], ids=["staticmethod", "callable"])

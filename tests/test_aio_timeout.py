@@ -299,7 +299,7 @@ def test_bad_arguments(impl, run):
 def test_many_tasks_on_a_virtual_clock(impl):
     # 2000 tasks, each a timeout around a sleep, deadlines at least 3 ticks apart
     # from the sleeps' ends: timed out exactly when the timeout is the shorter
-    from dq_core.aio._benchtimer import VirtualClockLoop
+    from clocks import VirtualClockLoop
 
     rng = __import__("random").Random(7)
     cases = [(rng.randrange(1, 5000) * 0.001, rng.randrange(1, 5000) * 0.001) for _ in range(2000)]

@@ -22,11 +22,10 @@ import sysconfig
 import weakref
 
 import pytest
+from clocks import VirtualClockLoop
 from hypothesis import given, settings, strategies as st
 from test_aio_loops import LOOPS, new_loop, run, run_on, settle  # noqa: F401 -- the loop fixture
 from test_heap import assert_no_leak
-
-from dq_core.aio._benchtimer import VirtualClockLoop
 
 
 @pytest.fixture(params=LOOPS)

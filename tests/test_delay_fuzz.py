@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 
+from clocks import FakeClock
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -24,11 +25,11 @@ class BadFloat:
         raise ZeroDivisionError("no float today")
 
 
-class Clock:
+class Clock(FakeClock):
     """A fake clock that can be told to misbehave on its next reading."""
 
     def __init__(self) -> None:
-        self.now = 0.0
+        super().__init__()
         self.next_bad: object = None  # an exception to raise, or a bad reading
         self.reenter = None  # a callable run from inside the next reading
 

@@ -12,17 +12,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from clocks import FakeClock
 import dq_core
 from dq_core import Empty, Full, ShutDown
 from helpers import traced_growth
-
-
-class FakeClock:
-    def __init__(self, now: float = 100.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def start(fn, *args):
@@ -35,7 +28,7 @@ def start(fn, *args):
 
 
 def test_never_early_and_earliest_first(impl):
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     dq = impl.DelayQueue(clock=clock)
     dq.put("b", 2.0)
     dq.put("a", 1.0)
@@ -55,7 +48,7 @@ def test_never_early_and_earliest_first(impl):
 
 
 def test_equal_deadlines_fifo_and_past_delays_due_now(impl):
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     dq = impl.DelayQueue(clock=clock)
     for i in range(5):
         dq.put(i, 1.0)
@@ -68,7 +61,7 @@ def test_equal_deadlines_fifo_and_past_delays_due_now(impl):
 
 
 def test_bad_delays_name_the_argument(impl):
-    dq = impl.DelayQueue(clock=FakeClock())
+    dq = impl.DelayQueue(clock=FakeClock(100.0))
     dq.put("x", 1)
     for bad, exc, msg in [(float("nan"), ValueError, "delay must not be NaN"),
                           ("1", TypeError, "delay must be a real number"),
@@ -89,7 +82,7 @@ def test_bad_delays_name_the_argument(impl):
 
 
 def test_cancel_and_reschedule(impl):
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     dq = impl.DelayQueue(clock=clock)
     a = dq.put("a", 1)
     b = dq.put("b", 2)
@@ -107,7 +100,7 @@ def test_cancel_and_reschedule(impl):
 
 
 def test_maxsize_bounds_held_items(impl):
-    dq = impl.DelayQueue(maxsize=2, clock=FakeClock())
+    dq = impl.DelayQueue(maxsize=2, clock=FakeClock(100.0))
     dq.put("a", 10)
     h = dq.put("b", 10)
     with pytest.raises(Full):
@@ -128,7 +121,7 @@ def test_repr_and_generic(impl):
 
 
 def test_shutdown_keeps_delivering_then_raises(impl):
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     dq = impl.DelayQueue(clock=clock)
     dq.put("a", 1)
     dq.put("b", 2)
@@ -148,7 +141,7 @@ def test_shutdown_keeps_delivering_then_raises(impl):
 
 
 def test_immediate_shutdown_drops_items(impl):
-    dq = impl.DelayQueue(clock=FakeClock())
+    dq = impl.DelayQueue(clock=FakeClock(100.0))
     dq.put("a", 0)
     dq.shutdown(immediate=True)
     assert len(dq) == 0
@@ -505,7 +498,7 @@ def test_millions_of_operations_leak_nothing(impl):
 
 @pytest.mark.parametrize("delay", [float("inf"), 1e300, threading.TIMEOUT_MAX * 2, 2**53])
 def test_a_far_or_infinite_delay_is_held_and_not_due(impl, delay):
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     dq = impl.DelayQueue(clock=clock)
     h = dq.put("far", delay)
     assert dq.next_deadline() == 100.0 + delay and len(dq) == 1
@@ -596,7 +589,7 @@ def test_maxsize_is_validated_and_settable(impl):
         impl.DelayQueue(maxsize="3")
     with pytest.raises(TypeError, match="^maxsize must be an int, not 'float'$"):
         impl.DelayQueue(maxsize=2.0)
-    dq = impl.DelayQueue(maxsize=1, clock=FakeClock())
+    dq = impl.DelayQueue(maxsize=1, clock=FakeClock(100.0))
     dq.put("a", 5)
     with pytest.raises(TypeError, match="^maxsize must be an int, not 'NoneType'$"):
         dq.maxsize = None
@@ -648,7 +641,7 @@ def test_a_clock_that_raises_leaks_no_lock_and_loses_no_item(impl):
 def test_an_item_finaliser_may_use_the_queue(impl):
     # A cancelled or dropped item's __del__ runs after the lock is released,
     # so it can put into the queue (under the lock it would hit re-entry).
-    dq = impl.DelayQueue(clock=FakeClock())
+    dq = impl.DelayQueue(clock=FakeClock(100.0))
     outcome = []
 
     class Phoenix:

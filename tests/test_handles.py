@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from clocks import FakeClock
 
 from dq_core import _handles
 from dq_core._handles import GEN_LIMIT, LIVE, MAX_SLOTS, MIN_SLOTS, NIL, SLOT_BITS, Handles
@@ -20,18 +21,10 @@ FULL = {"Heap": "a Heap holds at most 2**31 - 1 items",
         "TimingWheel": "a TimingWheel holds at most 2**31 - 1 timers"}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def make(impl, kind):
     if kind == "Heap":
         return impl.Heap()
-    return impl.TimingWheel(tick=1.0, wheel_size=4, clock=Clock())
+    return impl.TimingWheel(tick=1.0, wheel_size=4, clock=FakeClock())
 
 
 def add(s, i):

@@ -6,16 +6,9 @@ import threading
 import time
 
 import pytest
+from clocks import FakeClock as Clock
 
 from dq_core import RateLimiter
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_starts_full_and_refills_exactly():

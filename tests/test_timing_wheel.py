@@ -18,24 +18,15 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from clocks import FakeClock
 from helpers import traced_growth
 
 DAY = 86400.0
 YEAR = 365.25 * DAY
 
 
-class Clock:
-    """A fake clock: tests move it by hand."""
-
-    def __init__(self, t: float = 0.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_basics(impl):
-    clock = Clock(100.0)
+    clock = FakeClock(100.0)
     w = impl.TimingWheel(tick=0.5, wheel_size=4, clock=clock)
     assert len(w) == 0 and w.next_deadline() is None and w.advance() == []
     assert w.tick == 0.5 and w.wheel_size == 4
@@ -53,7 +44,7 @@ def test_basics(impl):
 
 
 def test_earliest_tick_first_fifo_within_a_tick(impl):
-    w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=FakeClock(0.0))
     # scheduled out of order, across levels; ties keep their order
     for name, d in [("c1", 70.5), ("a1", 3.0), ("b1", 20.2), ("c2", 70.1), ("a2", 2.5),
                     ("b2", 20.9), ("c3", 71.0), ("z", 1000.0)]:
@@ -65,7 +56,7 @@ def test_earliest_tick_first_fifo_within_a_tick(impl):
 
 
 def test_past_deadlines_and_non_positive_delays_are_due_at_the_next_advance(impl):
-    clock = Clock(50.0)
+    clock = FakeClock(50.0)
     w = impl.TimingWheel(tick=1.0, clock=clock)
     w.schedule_at("later", 50.5)
     w.schedule("zero", 0)
@@ -80,7 +71,7 @@ def test_past_deadlines_and_non_positive_delays_are_due_at_the_next_advance(impl
 
 
 def test_time_never_goes_back(impl):
-    w = impl.TimingWheel(tick=1.0, clock=Clock(7.0))
+    w = impl.TimingWheel(tick=1.0, clock=FakeClock(7.0))
     assert w.wheel_time == 7.0
     w.advance(100.0)
     assert w.wheel_time == 100.0
@@ -92,7 +83,7 @@ def test_time_never_goes_back(impl):
 
 
 def test_advance_over_a_day_of_idle_time_visits_only_occupied_slots(impl):
-    clock = Clock(0.0)
+    clock = FakeClock(0.0)
     w = impl.TimingWheel(tick=0.001, wheel_size=256, clock=clock)
     for d in (1.0, 3600.0, DAY):
         w.schedule(d, d)
@@ -108,7 +99,7 @@ def test_advance_over_a_day_of_idle_time_visits_only_occupied_slots(impl):
 
 
 def test_delays_from_zero_to_years_and_beyond(impl):
-    clock = Clock(1000.0)
+    clock = FakeClock(1000.0)
     w = impl.TimingWheel(tick=0.001, wheel_size=64, clock=clock)
     delays = [0.0, 0.0005, 0.001, 0.0015, 1.0, 60.0, 3600.0, DAY, YEAR, 1e9, 50 * YEAR,
               1e15, 1e300, math.inf]
@@ -128,7 +119,7 @@ def test_delays_from_zero_to_years_and_beyond(impl):
 
 
 def test_far_future_deadlines_keep_their_order(impl):
-    w = impl.TimingWheel(tick=1e-9, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1e-9, clock=FakeClock(0.0))
     w.schedule_at("b", 1e300)
     w.schedule_at("a", 1e200)
     w.schedule_at("b2", 1e300)
@@ -143,7 +134,7 @@ def test_far_future_deadlines_keep_their_order(impl):
 
 
 def test_next_deadline_is_exact_on_the_lowest_level(impl):
-    w = impl.TimingWheel(tick=0.01, wheel_size=256, clock=Clock(5.0))
+    w = impl.TimingWheel(tick=0.01, wheel_size=256, clock=FakeClock(5.0))
     w.schedule_at("x", 5.123)
     nd = w.next_deadline()
     assert 5.123 <= nd < 5.123 + 0.01
@@ -152,7 +143,7 @@ def test_next_deadline_is_exact_on_the_lowest_level(impl):
 
 
 def test_next_deadline_is_a_lower_bound_on_upper_levels(impl):
-    w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=FakeClock(0.0))
     w.schedule_at("x", 30.5)  # level 2 of a 4-slot wheel
     nd = w.next_deadline()
     assert nd <= 31.0
@@ -192,7 +183,7 @@ def test_init_runs_once(impl):
 
 
 def test_bad_input_leaves_the_wheel_as_it_was(impl):
-    clock = Clock(0.0)
+    clock = FakeClock(0.0)
     w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=clock)
     h = w.schedule("keep", 10)
     before = (len(w), w.next_deadline(), w.stats())
@@ -218,17 +209,17 @@ def test_bad_input_leaves_the_wheel_as_it_was(impl):
             call()
         assert (len(w), w.next_deadline(), w.stats()) == before
         w._check()
-    clock.t = float("nan")
+    clock.now = float("nan")
     with pytest.raises(ValueError, match=r"clock\(\) must not be NaN"):
         w.schedule("x", 1)
     with pytest.raises(ValueError, match=r"clock\(\) must not be NaN"):
         w.advance()
     for bad in (math.inf, -math.inf):
-        clock.t = bad
+        clock.now = bad
         for call in (w.advance, lambda: w.schedule("x", 1)):
             with pytest.raises(ValueError, match=r"clock\(\) must return a finite number"):
                 call()
-    clock.t = object()
+    clock.now = object()
     with pytest.raises(TypeError, match=r"clock\(\) must be a real number, not 'object'"):
         w.advance()
     assert (len(w), w.next_deadline(), w.stats(), w.wheel_time) == before + (0.0,)
@@ -237,7 +228,7 @@ def test_bad_input_leaves_the_wheel_as_it_was(impl):
 
 @pytest.mark.parametrize("handle", [-1, 2**64, 2**200, 12345, 7 << 32, True])
 def test_unknown_handles_are_refused_quietly(impl, handle):
-    w = impl.TimingWheel(clock=Clock(0.0))
+    w = impl.TimingWheel(clock=FakeClock(0.0))
     w.schedule("x", 1)
     assert w.cancel(handle) is False
     assert (handle in w) is False
@@ -245,7 +236,7 @@ def test_unknown_handles_are_refused_quietly(impl, handle):
 
 
 def test_handles_are_never_reused(impl):
-    clock = Clock(0.0)
+    clock = FakeClock(0.0)
     w = impl.TimingWheel(tick=1.0, clock=clock)
     seen = set()
     for rnd in range(5):
@@ -254,7 +245,7 @@ def test_handles_are_never_reused(impl):
         seen.update(hs)
         for h in hs[::3]:
             assert w.cancel(h)
-        clock.t += 10
+        clock.now += 10
         w.advance()
         assert len(w) == 0
         assert not any(h in w for h in hs)
@@ -262,7 +253,7 @@ def test_handles_are_never_reused(impl):
 
 
 def test_drain_returns_everything_in_order(impl):
-    w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=FakeClock(0.0))
     order = [(0, "due"), (1e300, "far"), (2.5, "a"), (100.0, "c"), (2.2, "a2"), (40.0, "b")]
     hs = [w.schedule_at(name, d) for d, name in order]
     assert w.drain() == ["due", "a", "a2", "b", "c", "far"]
@@ -290,12 +281,12 @@ def _run_ops(w, clock, ops):
             handles.append(w.schedule(len(handles), x))
             log.append(handles[-1])
         elif op == "at":
-            handles.append(w.schedule_at(len(handles), clock.t + x))
+            handles.append(w.schedule_at(len(handles), clock.now + x))
             log.append(handles[-1])
         elif op == "cancel" and handles:
             log.append(w.cancel(handles[int(x) % len(handles)]))
         elif op == "advance":
-            clock.t += x
+            clock.now += x
             log.append(w.advance())
         log.append((len(w), w.next_deadline(), repr(w)))
     log.append(w.drain())
@@ -314,7 +305,7 @@ def test_implementations_agree_in_lockstep(both):
                         "cancel" if r < 0.7 else "advance", x))
         logs = []
         for m in both:
-            clock = Clock(10.0)
+            clock = FakeClock(10.0)
             logs.append(_run_ops(m.TimingWheel(tick=tick, wheel_size=size, clock=clock),
                                  clock, ops))
         assert logs[0] == logs[1]
@@ -343,7 +334,7 @@ def test_stateful_against_model(impl, tick, size):
 
         def __init__(self) -> None:
             super().__init__()
-            self.clock = Clock(1000.0)
+            self.clock = FakeClock(1000.0)
             self.w = impl.TimingWheel(tick=tick, wheel_size=size, clock=self.clock)
             self.time = 1000.0  # the wheel's time
             self.seq = 0
@@ -360,11 +351,11 @@ def test_stateful_against_model(impl, tick, size):
         @rule(target=handles, delay=delays)
         def schedule(self, delay):
             h = self.w.schedule(self.seq, delay)
-            return self._add(h, self.clock.t + delay, delay <= 0)
+            return self._add(h, self.clock.now + delay, delay <= 0)
 
         @rule(target=handles, offset=delays)
         def schedule_at(self, offset):
-            d = self.clock.t + offset
+            d = self.clock.now + offset
             return self._add(self.w.schedule_at(self.seq, d), d, False)
 
         @rule(h=consumes(handles))
@@ -383,8 +374,8 @@ def test_stateful_against_model(impl, tick, size):
 
         @rule(step=steps)
         def advance(self, step):
-            self.clock.t = self.time + step
-            self._advance(self.clock.t)
+            self.clock.now = self.time + step
+            self._advance(self.clock.now)
 
         @rule(back=st.floats(0, 100, allow_nan=False))
         def advance_backwards(self, back):
@@ -396,7 +387,7 @@ def test_stateful_against_model(impl, tick, size):
             if nd is not None and not any(due for _, _, due in self.live.values()):
                 assert self.w.advance(math.nextafter(nd, -math.inf)) == []
                 self.time = max(self.time, math.nextafter(nd, -math.inf))
-                self.clock.t = self.time
+                self.clock.now = self.time
 
         def _advance(self, now):
             t = max(now, self.time)
@@ -461,7 +452,7 @@ def test_stateful_against_model(impl, tick, size):
        tick=st.sampled_from([1e-6, 0.001, 0.1, 1.0, 7.0]))
 @settings(max_examples=300)
 def test_never_early_at_any_float(impl, d, now, tick):
-    w = impl.TimingWheel(tick=tick, wheel_size=16, clock=Clock(-2e6))
+    w = impl.TimingWheel(tick=tick, wheel_size=16, clock=FakeClock(-2e6))
     w.schedule_at("x", d)
     out = w.advance(now)
     if d <= now - tick * (1 + 1e-9) - 1e-9 * abs(now):
@@ -471,7 +462,7 @@ def test_never_early_at_any_float(impl, d, now, tick):
 
 
 def test_cancel_from_a_payload_destructor(impl):
-    w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, clock=FakeClock(0.0))
     other = w.schedule("other", 5)
 
     class Payload:
@@ -490,7 +481,7 @@ def test_items_are_released_when_they_leave(impl):
     class Item:
         pass
 
-    w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, clock=FakeClock(0.0))
     items = [Item() for _ in range(6)]
     refs = [weakref.ref(x) for x in items]
     hs = [w.schedule(x, 1 + i) for i, x in enumerate(items)]
@@ -508,7 +499,7 @@ def test_garbage_collection_with_cycles(impl):
     class Node:
         pass
 
-    w = impl.TimingWheel(clock=Clock(0.0))
+    w = impl.TimingWheel(clock=FakeClock(0.0))
     n = Node()
     n.wheel = w
     w.schedule(n, 5)
@@ -521,7 +512,7 @@ def test_garbage_collection_with_cycles(impl):
 def test_millions_of_operations_leak_nothing(impl):
     rnd = random.Random(3)
     payload = object()
-    clock = Clock(0.0)
+    clock = FakeClock(0.0)
     w = impl.TimingWheel(tick=0.001, wheel_size=64, clock=clock)
     count = 300_000 if impl.name == "c" else 60_000
 
@@ -532,9 +523,9 @@ def test_millions_of_operations_leak_nothing(impl):
             if i % 3 == 0:
                 w.cancel(hs[rnd.randrange(len(hs))])
             if i % 1000 == 0:
-                clock.t += 0.1
+                clock.now += 0.1
                 w.advance()
-        clock.t += 20
+        clock.now += 20
         w.advance()
         assert len(w) == 0
 
@@ -558,7 +549,7 @@ def test_schedule_reads_the_default_clock(impl):
 def test_a_wheel_made_at_a_negative_time_keeps_a_timer_of_its_first_tick(impl, start, tick):
     # The wheel's origin is floor(clock() / tick): truncated towards zero,
     # it would be the tick a first-tick timer falls in, and it would be lost.
-    w = impl.TimingWheel(tick=tick, wheel_size=4, clock=Clock(start))
+    w = impl.TimingWheel(tick=tick, wheel_size=4, clock=FakeClock(start))
     first_end = math.ceil(start / tick) * tick  # where the wheel's first tick ends
     w.schedule_at("x", (start + first_end) / 2)
     w.schedule_at("y", first_end + tick / 2)

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from clocks import FakeClock as Clock
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_expired_keys_are_invisible_before_expire(impl):

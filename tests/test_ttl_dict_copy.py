@@ -11,11 +11,12 @@ import pytest
 
 import dq_core
 
-from ttl_helpers import Clock, assert_no_leaks, assert_same_signatures_and_docstrings
+from clocks import FakeClock
+from ttl_helpers import assert_no_leaks, assert_same_signatures_and_docstrings
 
 
 def _dict(impl, clock=None, **kw):
-    d = impl.TTLDict(10, clock=clock or Clock(), **kw)
+    d = impl.TTLDict(10, clock=clock or FakeClock(), **kw)
     for i in range(6):
         d.clock.now = float(i)
         d[f"k{i}"] = [i]
@@ -41,7 +42,7 @@ def test_dict_copies_are_independent(impl, how):
     d.on_expire = None
     assert len(d.expire()) == 5
     c.on_expire = None
-    c.clock = Clock(10.5)  # only k0 (set at 0) has expired
+    c.clock = FakeClock(10.5)  # only k0 (set at 0) has expired
     assert sorted(c) == ["k1", "k2", "k4", "k5", "new"]
     c._check()
     d._check()
@@ -84,7 +85,7 @@ COPIERS = {"copy": copy.copy, "deepcopy": copy.deepcopy,
 @pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
 def test_subclass_copies_keep_the_class_and_its_attributes(impl, how):
     Sub = _subclass(impl)
-    d = Sub(10, maxsize=5, clock=Clock())
+    d = Sub(10, maxsize=5, clock=FakeClock())
     d["a"] = [1]
     d.me = d
     c = COPIERS[how](d)
@@ -101,7 +102,7 @@ def test_subclass_copies_keep_the_class_and_its_attributes(impl, how):
 
 @pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
 def test_public_class_copies_keep_attributes_and_self_references(impl, how):
-    d = impl.TTLDict(10, clock=Clock())
+    d = impl.TTLDict(10, clock=FakeClock())
     d["self"] = d
     d.note = "kept"
     c = COPIERS[how](d)
@@ -113,7 +114,7 @@ def test_public_class_copies_keep_attributes_and_self_references(impl, how):
 def test_subclass_states_load_in_the_other_implementation_and_old_states_load(both):
     c, py = both
     for src, dst in ((c, py), (py, c)):
-        d = _subclass(src)(10, clock=Clock())
+        d = _subclass(src)(10, clock=FakeClock())
         d["a"] = 1
         other = _subclass(dst).__new__(_subclass(dst))
         other.__setstate__(d.__getstate__())
@@ -125,7 +126,7 @@ def test_subclass_states_load_in_the_other_implementation_and_old_states_load(bo
 
 
 def test_state_attributes_are_checked(impl):
-    d = impl.TTLDict(5, clock=Clock())
+    d = impl.TTLDict(5, clock=FakeClock())
     d["a"] = 1
     before = d.__getstate__()
     with pytest.raises(TypeError, match="^TTLDict state attributes must be a dict or None$"):
@@ -187,14 +188,14 @@ def test_same_signatures_and_docstrings(both):
 
 def test_no_leaks_through_copies_states_and_refusals(impl):
     def round_trip(value: object) -> None:
-        d = impl.TTLDict(5, maxsize=20, clock=Clock(), on_expire=lambda k, v: None)
+        d = impl.TTLDict(5, maxsize=20, clock=FakeClock(), on_expire=lambda k, v: None)
         for i in range(60):
             d.clock.now = i / 10
             d[i] = value
         e = copy.copy(d)
         e.__setstate__(d.__getstate__())
         with pytest.raises(ValueError):
-            e.__setstate__((1, 5.0, None, Clock(), None, [(1, value, 0.0), (1, value, 0.0)]))
+            e.__setstate__((1, 5.0, None, FakeClock(), None, [(1, value, 0.0), (1, value, 0.0)]))
         assert d.pop(59) is value and d.popitem()[1] is value
         with pytest.raises(RuntimeError):
             d[Reentering(d)] = value

@@ -14,10 +14,11 @@ import sys
 import pytest
 
 from helpers import collecting_constantly
-from ttl_helpers import Clock, Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
+from clocks import FakeClock
+from ttl_helpers import Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
 
 
-class Ticking(Clock):
+class Ticking(FakeClock):
     """A clock that moves on by ``step`` every time it is read."""
 
     def __init__(self, step: float = 1.0) -> None:
@@ -55,7 +56,7 @@ class Colliding:
 @pytest.mark.parametrize("op", ["getitem", "contains", "delitem", "get", "pop", "setitem"])
 def test_eq_clearing_the_mapping_during_a_lookup(impl, op):
     for _ in range(20):  # a freed dict is reused quickly: repeat to hit it
-        d = impl.TTLDict(10, clock=Clock())
+        d = impl.TTLDict(10, clock=FakeClock())
         held = Colliding("held")
         for i in range(8):
             d[f"filler{i}"] = [i] * 50  # values only the dict holds
@@ -85,7 +86,7 @@ def test_eq_clearing_the_mapping_during_a_lookup(impl, op):
 
 
 def test_eq_clearing_during_a_read_finds_the_entry_as_it_was(impl):
-    d = impl.TTLDict(10, clock=Clock())
+    d = impl.TTLDict(10, clock=FakeClock())
     held = Colliding("same")
     d[held] = "value"
     held.action = d.clear
@@ -95,7 +96,7 @@ def test_eq_clearing_during_a_read_finds_the_entry_as_it_was(impl):
 
 
 def test_eq_that_raises_during_expire_keeps_every_entry_on_the_ring(impl):
-    clock = Clock()
+    clock = FakeClock()
     seen = []
     d = impl.TTLDict(8, clock=clock, on_expire=lambda k, v: seen.append(k.name))
     a, b, c = Colliding("a"), Colliding("b"), Colliding("c")
@@ -120,7 +121,7 @@ def test_eq_that_raises_during_expire_keeps_every_entry_on_the_ring(impl):
 
 
 def test_hash_that_re_enters_on_set_is_refused_and_changes_nothing(impl):
-    d = impl.TTLDict(10, clock=Clock())
+    d = impl.TTLDict(10, clock=FakeClock())
     d["x"] = 1
 
     class Reentrant:
@@ -138,7 +139,7 @@ def test_hash_that_re_enters_on_set_is_refused_and_changes_nothing(impl):
 
 
 def test_finaliser_setting_keys_while_the_dict_changes(impl, eager_gc):
-    clock = Clock()
+    clock = FakeClock()
     d = impl.TTLDict(5, maxsize=50, clock=clock)
     errors: list[str] = []
     done = {}
@@ -216,7 +217,7 @@ def test_popitem_and_pop_never_raise_for_an_entry_expiring_meanwhile(impl):
 ])
 def test_ttldict_expire_now_follows_the_number_rules(impl, now, exc, msg):
     seen = []
-    d = impl.TTLDict(5, clock=Clock(), on_expire=lambda k, v: seen.append(k))
+    d = impl.TTLDict(5, clock=FakeClock(), on_expire=lambda k, v: seen.append(k))
     d["a"] = 1
     with pytest.raises(exc, match=msg):
         d.expire(now=now)
@@ -225,9 +226,9 @@ def test_ttldict_expire_now_follows_the_number_rules(impl, now, exc, msg):
 
 
 def test_infinite_ttl_from_minus_infinity_never_expires(impl):
-    d = impl.TTLDict(math.inf, clock=Clock(-math.inf))
+    d = impl.TTLDict(math.inf, clock=FakeClock(-math.inf))
     d["a"] = 1
-    d.clock = Clock(math.inf)
+    d.clock = FakeClock(math.inf)
     assert d["a"] == 1 and "a" in d and d.expire() == []
     d._check()
 
@@ -236,7 +237,7 @@ def test_infinite_ttl_from_minus_infinity_never_expires(impl):
 
 
 def test_maxsize_setter_validates_as_the_constructor(impl):
-    d = impl.TTLDict(5, maxsize=2, clock=Clock())
+    d = impl.TTLDict(5, maxsize=2, clock=FakeClock())
     for bad, exc, msg in [(0, ValueError, "^maxsize must be at least 1 or None, got 0$"),
                           (-1, ValueError, "^maxsize must be at least 1 or None, got -1$"),
                           (-(2**70), ValueError, rf"^maxsize must be at least 1 or None, got {-(2**70)}$"),
@@ -262,7 +263,7 @@ def test_maxsize_setter_validates_as_the_constructor(impl):
 def test_on_expire_must_be_callable(impl):
     with pytest.raises(TypeError, match="on_expire must be callable or None, not 'int'"):
         impl.TTLDict(5, on_expire=5)
-    d = impl.TTLDict(5, clock=Clock())
+    d = impl.TTLDict(5, clock=FakeClock())
     with pytest.raises(TypeError, match="on_expire must be callable or None, not 'int'"):
         d.on_expire = 5
     assert d.on_expire is None
@@ -273,7 +274,7 @@ def test_on_expire_must_be_callable(impl):
 def test_clock_must_be_callable(impl):
     with pytest.raises(TypeError, match="clock must be callable, not 'int'"):
         impl.TTLDict(5, clock=5)
-    clock = Clock()
+    clock = FakeClock()
     d = impl.TTLDict(5, clock=clock)
     with pytest.raises(TypeError, match="clock must be callable, not 'int'"):
         d.clock = 5
@@ -285,7 +286,7 @@ def test_clock_must_be_callable(impl):
     ("soon", TypeError, "clock\\(\\) must be a real number, not 'str'"),
 ])
 def test_a_bad_clock_reading_names_the_clock(impl, reading, exc, msg):
-    clock = Clock()
+    clock = FakeClock()
     d = impl.TTLDict(5, clock=clock)
     d["a"] = 1
     clock.now = reading
@@ -299,7 +300,7 @@ def test_a_bad_clock_reading_names_the_clock(impl, reading, exc, msg):
 
 
 def test_ttl_setter_applies_to_held_entries_and_validates(impl):
-    clock = Clock()
+    clock = FakeClock()
     d = impl.TTLDict(100, clock=clock)
     d["a"] = 1
     clock.now = 20
@@ -312,7 +313,7 @@ def test_ttl_setter_applies_to_held_entries_and_validates(impl):
 
 
 def test_on_expire_error_propagates_after_the_mapping_is_consistent_under_re_entry(impl):
-    clock = Clock()
+    clock = FakeClock()
     d = impl.TTLDict(5, maxsize=3, clock=clock)
     calls = []
 
@@ -353,7 +354,7 @@ class Num:
 
 def test_ttl_setter_whose_float_clears_the_dict(impl):
     for _ in range(20):
-        d = impl.TTLDict(10, clock=Clock())
+        d = impl.TTLDict(10, clock=FakeClock())
         for j in range(50):
             d[j] = [j]
         d.ttl = Num(5.0, d.clear)
@@ -366,13 +367,13 @@ def test_ttl_setter_whose_float_clears_the_dict(impl):
 
 @pytest.mark.parametrize("how", ["setstate", "init", "clear"])
 def test_old_keys_are_released_after_the_dict_is_replaced(impl, how):
-    d = impl.TTLDict(5, clock=Clock())
+    d = impl.TTLDict(5, clock=FakeClock())
     log: list[str] = []
     d[PushOnDel(d, log)] = 1
     if how == "setstate":
-        d.__setstate__(impl.TTLDict(7, clock=Clock()).__getstate__())
+        d.__setstate__(impl.TTLDict(7, clock=FakeClock()).__getstate__())
     elif how == "init":
-        d.__init__(7, clock=Clock())
+        d.__init__(7, clock=FakeClock())
     else:
         d.ttl = 7
         d.clear()
@@ -386,7 +387,7 @@ def test_old_keys_are_released_after_the_dict_is_replaced(impl, how):
 def test_set_from_a_collection_while_the_mapping_is_read_is_refused(impl, read):
     # as the ring's: reading allocates, and a collection halfway through
     # used to change the mapping under the read
-    d = impl.TTLDict(10, clock=Clock())
+    d = impl.TTLDict(10, clock=FakeClock())
     for i in range(50):
         d[i] = i
     outcomes: list[str] = []

@@ -20,14 +20,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+from clocks import FakeClock
 
 
 class Finaliser:
@@ -49,7 +42,7 @@ class Side:
     """One implementation's structure and the user code bound to it."""
 
     def __init__(self) -> None:
-        self.clock = Clock()
+        self.clock = FakeClock()
         self.log: list = []
         self.obj: object = None
 

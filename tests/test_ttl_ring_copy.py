@@ -10,11 +10,12 @@ import pytest
 
 import dq_core
 
-from ttl_helpers import Clock, assert_no_leaks, assert_same_signatures_and_docstrings
+from clocks import FakeClock
+from ttl_helpers import assert_no_leaks, assert_same_signatures_and_docstrings
 
 
 def _ring(impl, n=10, size=3):
-    r = impl.TTLRing(5, segment_size=size, clock=Clock())
+    r = impl.TTLRing(5, segment_size=size, clock=FakeClock())
     for i in range(n):
         r.push(f"k{i}", created_at=float(i))
     r.expire(now=6.5)  # head moved into the first live segment
@@ -116,13 +117,13 @@ def test_same_signatures_and_docstrings(both):
 
 def test_no_leaks_through_copies_states_and_refusals(impl):
     def round_trip(value: object) -> None:
-        r = impl.TTLRing(1, segment_size=4, clock=Clock())
+        r = impl.TTLRing(1, segment_size=4, clock=FakeClock())
         for i in range(50):
             r.push(value, float(i))
         c = copy.copy(r)
         c.__setstate__(r.__getstate__())
         with pytest.raises(ValueError):
-            c.__setstate__((1, 1.0, 4, Clock(), 99, 0, 0, [(value, 0.0)]))
+            c.__setstate__((1, 1.0, 4, FakeClock(), 99, 0, 0, [(value, 0.0)]))
         assert len(c.expire(25)) == 25 and len(r.expire(100)) == 50
 
     assert_no_leaks(round_trip)

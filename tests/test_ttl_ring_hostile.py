@@ -14,7 +14,8 @@ import sys
 import pytest
 
 from helpers import collecting_constantly
-from ttl_helpers import Clock, Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
+from clocks import FakeClock
+from ttl_helpers import Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
 
 
 # -- item 3: finalisers run by the garbage collector mid-change ----------------
@@ -129,7 +130,7 @@ def test_clock_must_be_callable(impl):
     ("soon", TypeError, "clock\\(\\) must be a real number, not 'str'"),
 ])
 def test_a_bad_clock_reading_names_the_clock(impl, reading, exc, msg):
-    clock = Clock()
+    clock = FakeClock()
     r = impl.TTLRing(5, clock=clock)
     r.push("a")
     clock.now = reading

@@ -12,27 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clocks import FakeClock
 import dq_core
 from helpers import traced_growth
 
 
-class Clock:
-    """A picklable fake clock."""
-
-    def __init__(self, t: float = 0.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-    def __eq__(self, other: object) -> bool:  # a pickled copy equals the original
-        return isinstance(other, Clock) and other.t == self.t
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 def _filled(m, clock=None):
-    clock = clock or Clock(10.0)
+    clock = clock or FakeClock(10.0)
     w = m.TimingWheel(tick=0.5, wheel_size=4, clock=clock)
     hs = [w.schedule_at(("item", d), d) for d in (12.0, 11.2, 11.2, 40.0, 1e300, 5.0, 900.0)]
     w.cancel(hs[3])
@@ -56,7 +42,7 @@ def test_copy_and_deepcopy_are_independent_and_keep_handles(impl):
 
 
 def test_deepcopy_copies_items_and_cycles_through_the_wheel(impl):
-    w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, clock=FakeClock(0.0))
     box = {"wheel": w}
     h = w.schedule_at(box, 5.0)
     c = copy.deepcopy(w)
@@ -149,7 +135,7 @@ def _corruptions(state):
 def test_setstate_refuses_malformed_states_and_leaves_the_wheel_as_it_was(impl):
     w, hs = _filled(impl)
     good = w.__getstate__()
-    victim, _ = _filled(impl, Clock(3.0))
+    victim, _ = _filled(impl, FakeClock(3.0))
     before = victim.__getstate__()
     blank = impl.TimingWheel.__new__(impl.TimingWheel)
     for what, bad, exc in _corruptions(good):
@@ -190,7 +176,7 @@ def test_setstate_of_random_corruptions_never_breaks_the_wheel(both, data):
         s[i] = data.draw(_atoms)
     outcomes = []
     for m in both:
-        target, _ = _filled(m, Clock(3.0))
+        target, _ = _filled(m, FakeClock(3.0))
         before = target.__getstate__()
         try:
             target.__setstate__(tuple(s))
@@ -206,7 +192,7 @@ def test_setstate_of_random_corruptions_never_breaks_the_wheel(both, data):
 def test_copies_and_loads_leak_nothing(impl):
 
     payload = object()
-    clock = Clock(0.0)
+    clock = FakeClock(0.0)
     w = impl.TimingWheel(tick=0.01, wheel_size=16, clock=clock)
 
     def churn():
@@ -222,7 +208,7 @@ def test_copies_and_loads_leak_nothing(impl):
             w.__setstate__(other.__getstate__())
             with pytest.raises(ValueError):
                 w.__setstate__(w.__getstate__()[:5] + (-1,) + w.__getstate__()[6:])
-            clock.t += 5
+            clock.now += 5
             w.advance()
             w.drain()
 

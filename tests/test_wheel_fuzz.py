@@ -17,26 +17,14 @@ import pickle
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
-
-
-class Clock:
-    def __init__(self, t: float) -> None:
-        self.t: object = t
-
-    def __call__(self) -> object:
-        return self.t
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Clock) and repr(other.t) == repr(self.t)
-
-    __hash__ = None  # type: ignore[assignment]
+from clocks import FakeClock
 
 
 class Side:
     """One implementation's wheel, clock and log of what hostile code saw."""
 
     def __init__(self, m, tick, size) -> None:
-        self.clock = Clock(1000.0)
+        self.clock = FakeClock(1000.0)
         self.w = m.TimingWheel(tick=tick, wheel_size=size, clock=self.clock)
         self.m = m
         self.log: list[object] = []
@@ -180,8 +168,8 @@ class Lockstep(RuleBasedStateMachine):
           explicit=st.booleans())
     def advance(self, step, explicit):
         for s in self.sides:
-            s.clock.t = s.w.wheel_time + step
-        self.each(lambda s: s.w.advance(s.clock.t if explicit else None))
+            s.clock.now = s.w.wheel_time + step
+        self.each(lambda s: s.w.advance(s.clock.now if explicit else None))
 
     @rule(spec=specs)
     def advance_to(self, spec):
@@ -190,12 +178,12 @@ class Lockstep(RuleBasedStateMachine):
     @rule(reading=st.sampled_from([math.nan, math.inf, "now", None, 2**60]),
           what=st.sampled_from(["schedule", "advance"]))
     def bad_clock(self, reading, what):
-        saved = self.sides[0].clock.t
+        saved = self.sides[0].clock.now
         for s in self.sides:
-            s.clock.t = reading
+            s.clock.now = reading
         self.each(lambda s: s.w.schedule("x", 1) if what == "schedule" else s.w.advance())
         for s in self.sides:
-            s.clock.t = saved
+            s.clock.now = saved
 
     @rule()
     def next_deadline(self):

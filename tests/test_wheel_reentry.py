@@ -14,16 +14,9 @@ import pickle
 import random
 
 import pytest
+from clocks import FakeClock
 
 from dq_core._wheel_py import REENTERED
-
-
-class Clock:
-    def __init__(self, t: float = 0.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 class Hostile:
@@ -77,7 +70,7 @@ def gc_storm():
                                 "copy", "setstate", "check"])
 def test_finalisers_that_reenter_during_every_operation(impl, gc_storm, op):
     rnd = random.Random(5)
-    clock = Clock(100.0)
+    clock = FakeClock(100.0)
     w = impl.TimingWheel(tick=0.25, wheel_size=4, clock=clock)
     handles: list[int] = []
     for i in range(1500):
@@ -88,11 +81,11 @@ def test_finalisers_that_reenter_during_every_operation(impl, gc_storm, op):
         for _ in range(rnd.randrange(1, 4)):
             Hostile(w, rnd, handles)  # garbage: a collection soon finalises it
         if op == "schedule":
-            handles.append(w.schedule_at(i, clock.t + rnd.random() * 50))
+            handles.append(w.schedule_at(i, clock.now + rnd.random() * 50))
         elif op == "cancel":
             w.cancel(handles[rnd.randrange(len(handles))])
         elif op == "advance":
-            clock.t += rnd.random() * 5
+            clock.now += rnd.random() * 5
             w.advance()
         elif op == "drain":
             w.drain()
@@ -109,7 +102,7 @@ def test_finalisers_that_reenter_during_every_operation(impl, gc_storm, op):
 
 
 def test_a_cancelled_payload_reenters_after_the_cancel(impl):
-    w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, clock=FakeClock(0.0))
     log = []
 
     class Payload:
@@ -129,8 +122,8 @@ def test_a_cancelled_payload_reenters_after_the_cancel(impl):
 
 
 def test_a_payload_dropped_by_setstate_reenters_after_it(impl):
-    w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
-    other = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, clock=FakeClock(0.0))
+    other = impl.TimingWheel(tick=1.0, clock=FakeClock(0.0))
     other.schedule("new", 2)
     state = other.__getstate__()
     seen = []
@@ -148,7 +141,7 @@ def test_a_payload_dropped_by_setstate_reenters_after_it(impl):
 
 
 def test_numbers_whose_conversion_reenters(impl):
-    w = impl.TimingWheel(tick=1.0, wheel_size=2, clock=Clock(0.0))
+    w = impl.TimingWheel(tick=1.0, wheel_size=2, clock=FakeClock(0.0))
     keep = w.schedule("keep", 4)
 
     class Sneaky:
@@ -216,13 +209,13 @@ class Corrupter:
 def test_setstate_builds_what_it_checked(impl, gc_storm):
     outcomes = set()
     for countdown in range(60):
-        src = impl.TimingWheel(tick=1.0, wheel_size=2, clock=Clock(0.0))
+        src = impl.TimingWheel(tick=1.0, wheel_size=2, clock=FakeClock(0.0))
         for i in range(20):
             src.schedule(i, i % 7)
         state = src.__getstate__()
         live = list(state[10])
         state = state[:10] + (live,) + state[11:]
-        w = impl.TimingWheel(tick=1.0, clock=Clock(0.0))
+        w = impl.TimingWheel(tick=1.0, clock=FakeClock(0.0))
         Corrupter(live, countdown)  # goes off in some collection inside __setstate__
         try:
             w.__setstate__(state)

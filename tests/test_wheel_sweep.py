@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from clocks import FakeClock
 
 DAY = 86400.0
 YEAR = 365.25 * DAY
@@ -22,14 +23,6 @@ DELAYS = [0.0, 1e-12, 1e-3, 1.0, 60.0, 3600.0, DAY, 30 * DAY, YEAR, 9 * YEAR, 30
           80 * YEAR, 1e300]
 T0 = 12345.678
 ADVANCED = 1000.5  # ticks past T0 before scheduling: the current tick has digits
-
-
-class Clock:
-    def __init__(self, t: float) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def _slack(t: float) -> float:
@@ -53,11 +46,11 @@ def _delays(tick: float, size: int, cur: int) -> list[float]:
 
 
 def _wheel_with_timers(impl, tick, size):
-    clock = Clock(T0)
+    clock = FakeClock(T0)
     w = impl.TimingWheel(tick=tick, wheel_size=size, clock=clock)
     start = T0 + ADVANCED * tick
     assert w.advance(start) == []
-    clock.t = start
+    clock.now = start
     cur = math.floor(start / tick) - math.floor(T0 / tick)
     timers = {}  # handle -> (index, deadline): the payload
     for i, delay in enumerate(_delays(tick, size, cur)):

@@ -1,4 +1,4 @@
-"""What the TTLRing and TTLDict tests share: fake clocks, hostile objects, leak checks."""
+"""What the TTLRing and TTLDict tests share: hostile objects, leak checks."""
 
 from __future__ import annotations
 
@@ -10,16 +10,6 @@ from typing import Any, Callable
 import pytest
 
 from helpers import traced_growth
-
-
-class Clock:
-    """A picklable fake clock."""
-
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Finaliser:

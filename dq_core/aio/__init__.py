@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import _timer
 from ._base import QueueEmpty, QueueFull, QueueShutDown
 from ._timer import Timeout, default_timer, timeout, timeout_at
 
@@ -48,6 +49,13 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _timer_class() -> Any:
+    return __getattr__("Timer")
+
+
+_timer.timer_class = _timer_class  # default_timer() makes one; its module, a face, cannot import it
 
 
 def __dir__() -> list[str]:

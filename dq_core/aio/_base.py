@@ -13,7 +13,7 @@ from asyncio import Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, Protocol, TypeVar
 
-from .._waiting import check_maxsize
+from .._validate import check_maxsize
 
 __all__ = [
     "QueueEmpty", "QueueFull", "QueueShutDown", "LoopBound", "LoopTimer", "delay_get", "park",

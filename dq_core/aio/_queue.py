@@ -17,9 +17,10 @@ import asyncio
 import sys
 import types
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterable, NoReturn, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from .._convert import to_count
+from .._final import refuse_storage_hooks
 from ._base import LoopBound, QueueFull, QueueShutDown, park, queue_get, wakeup_all, wakeup_next
 
 if TYPE_CHECKING:
@@ -36,9 +37,8 @@ else:
 __all__ = ["PriorityQueue"]
 
 # asyncio.Queue's storage hooks: this queue never calls them.
-_HOOKS = ("_init", "_put", "_get")
-
-
+@refuse_storage_hooks("dq_core.aio.PriorityQueue", "asyncio.Queue", ("_init", "_put", "_get"),
+                      "put_nowait() and get_nowait()")
 class PriorityQueue(LoopBound, _Core[T]):
     """A priority queue for coroutines: lowest item first, by the items' own ``<``.
 
@@ -75,25 +75,6 @@ class PriorityQueue(LoopBound, _Core[T]):
 
     def __init__(self, maxsize: int = 0) -> None:
         super().__init__(maxsize)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for name in _HOOKS:
-            if getattr(cls, name) is not getattr(PriorityQueue, name):
-                raise TypeError(
-                    f"{cls.__name__} overrides {name}(), which dq_core.aio.PriorityQueue "
-                    "never calls; override put_nowait() and get_nowait() instead")
-
-    # asyncio.Queue's storage hooks, refused: nothing here calls them.
-
-    def _init(self, maxsize: int) -> NoReturn:
-        raise TypeError("dq_core.aio.PriorityQueue does not use asyncio.Queue's _init() hook")
-
-    def _put(self, item: T) -> NoReturn:
-        raise TypeError("dq_core.aio.PriorityQueue does not use asyncio.Queue's _put() hook")
-
-    def _get(self) -> NoReturn:
-        raise TypeError("dq_core.aio.PriorityQueue does not use asyncio.Queue's _get() hook")
 
     @property
     def maxsize(self) -> int:

@@ -53,6 +53,11 @@ _get_running_loop = asyncio.get_running_loop
 _nextafter = math.nextafter
 _INF = math.inf
 
+#: Returns the public ``aio.Timer`` of the implementation in use, which
+#: ``default_timer`` makes.  Set by ``dq_core.aio``: the classes are
+#: assembled above this module, which holds one of their faces.
+timer_class: Callable[[], type[Timer]]
+
 def _zero() -> float:
     return 0.0
 
@@ -229,10 +234,7 @@ def default_timer() -> Timer:
         pass
     for closed in [lp for lp in _default_timers if lp.is_closed()]:
         del _default_timers[closed]
-    from .._assemble import aio_classes
-    from .._compat import implementation
-
-    timer: Timer = aio_classes(implementation).Timer()
+    timer: Timer = timer_class()()
     _default_timers[loop] = timer
     return timer
 

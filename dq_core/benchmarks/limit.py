@@ -1,4 +1,4 @@
-"""The workloads of ``perf/bench_aio.py`` for ``aio.RateLimiter``, against ``aiolimiter``.
+"""Rate limiter workloads: ``aio.RateLimiter`` against ``aiolimiter``.
 
 ``make`` builds a limiter of ``rate`` tokens per second holding at most
 ``burst``, for either kind: ``aio.RateLimiter(rate, burst)`` or
@@ -6,7 +6,7 @@
 (its leaky bucket lets ``max_rate`` through per ``time_period``: the same
 rate and burst).  The timed workloads have pyperf's time-function
 signature and count CPU time of the process (``time.process_time``), as
-``dq_core.aio._bench`` does; ``behaviour`` runs both in real time and
+``dq_core.benchmarks.aio`` does; ``behaviour`` runs both in real time and
 reports what a caller sees: the most tokens granted in any window against
 ``rate * window + burst``, and the order waiters are served in.
 """
@@ -17,7 +17,7 @@ import asyncio
 from time import process_time
 from typing import Any
 
-from ._bench import NewLoop, _run
+from .aio import NewLoop, run_on
 
 __all__ = ["make", "acquire_uncontended", "acquire_contended", "behaviour"]
 
@@ -28,7 +28,7 @@ def make(kind: str, rate: float, burst: float) -> Any:
         from aiolimiter import AsyncLimiter
 
         return AsyncLimiter(max_rate=burst, time_period=burst / rate)
-    from . import RateLimiter
+    from dq_core.aio import RateLimiter
 
     return RateLimiter(rate, burst)
 
@@ -45,7 +45,7 @@ def acquire_uncontended(loops: int, kind: str, new_loop: NewLoop = asyncio.new_e
                 await acquire()
         return process_time() - t0
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 def acquire_contended(loops: int, kind: str, new_loop: NewLoop = asyncio.new_event_loop,
@@ -66,7 +66,7 @@ def acquire_contended(loops: int, kind: str, new_loop: NewLoop = asyncio.new_eve
             total += process_time() - t0
         return total
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 def behaviour(kind: str, new_loop: NewLoop = asyncio.new_event_loop, rate: float = 100.0,
@@ -107,7 +107,7 @@ def behaviour(kind: str, new_loop: NewLoop = asyncio.new_event_loop, rate: float
             "overtaken": float(_overtaken(arrivals)),
         }
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 def _worst_window(grants: list[tuple[float, float]], rate: float, burst: float) -> float:

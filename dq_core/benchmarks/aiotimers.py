@@ -1,17 +1,16 @@
-"""The workloads of ``timer_benchmarks`` in ``perf/bench_aio.py``: aio.Timer against ``loop.call_later``.
+"""Asyncio timer workloads: ``aio.Timer`` against ``loop.call_later``.
 
 Each has pyperf's time-function signature, ``f(loops, *args) -> seconds``,
 and is timed in CPU seconds of the process (``time.process_time``), as the
-workloads of ``dq_core.aio._bench``.  The contender is a factory:
+workloads of ``dq_core.benchmarks.aio``.  The contender is a factory:
 ``loop_call_later`` (the loop's own ``call_later``) or an ``aio.Timer``
 class (``call_later`` of a fresh Timer).
 
-Running 60 s of timers through must not take 60 s: ``VirtualClockLoop`` is
-the default (selector) event loop whose clock is virtual: its selector polls
-without waiting and moves the clock on by the timeout the loop asked for, so
-the loop jumps from one timer to the next.  Both contenders run on it alike.
-uvloop's clock is libuv's real one: there the delays are scaled down
-(``UVLOOP_SCALE``) and the CPU time only is counted.
+Running 60 s of timers through must not take 60 s: ``perf/bench_aio.py``
+runs ``run_through`` on an event loop whose clock is virtual (it jumps from
+one timer to the next; the tests' ``VirtualClockLoop``), both contenders
+alike.  uvloop's clock is libuv's real one: there the delays are scaled
+down (``UVLOOP_SCALE``) and the CPU time only is counted.
 """
 
 from __future__ import annotations
@@ -19,46 +18,21 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-import selectors
 from time import process_time
-from typing import Any, Callable, Optional
+from typing import Any, Callable
+
+from .aio import NewLoop, run_on
 
 __all__ = [
-    "VirtualClockLoop", "loop_call_later", "timer_call_later", "delays", "run_through",
+    "loop_call_later", "timer_call_later", "delays", "run_through",
     "schedule_cost", "cancel_cost", "UVLOOP_SCALE",
 ]
 
-NewLoop = Callable[[], asyncio.AbstractEventLoop]
 #: ``contender(loop)`` returns a ``call_later(delay, callback)``
 Contender = Callable[[asyncio.AbstractEventLoop], Callable[..., Any]]
 
 #: On uvloop (a real clock), the delays of the run-through are divided by this.
 UVLOOP_SCALE = 60.0
-
-
-class _VirtualSelector(selectors.DefaultSelector):
-    """Polls without waiting, then moves the loop's virtual clock on by ``timeout``."""
-
-    def __init__(self, clock: list[float]) -> None:
-        super().__init__()
-        self._clock = clock
-
-    def select(self, timeout: Optional[float] = None) -> list[Any]:
-        events: list[Any] = super().select(0)
-        if not events and timeout is not None and timeout > 0:
-            self._clock[0] += timeout
-        return events
-
-
-class VirtualClockLoop(asyncio.SelectorEventLoop):
-    """The default event loop on a virtual clock that jumps to the next timer instead of waiting."""
-
-    def __init__(self) -> None:
-        self._virtual = [0.0]
-        super().__init__(_VirtualSelector(self._virtual))
-
-    def time(self) -> float:
-        return self._virtual[0]
 
 
 def loop_call_later(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
@@ -79,17 +53,12 @@ def delays(n: int, span: float, seed: int = 13) -> list[float]:
     return [rng.random() * span for _ in range(n)]
 
 
-def _run(new_loop: NewLoop, main: Callable[[], Any]) -> float:
-    loop = new_loop()
-    try:
-        return loop.run_until_complete(main())  # type: ignore[no-any-return]
-    finally:
-        loop.close()
-
-
 def run_through(loops: int, contender: Contender, ds: list[float],
-                new_loop: NewLoop = VirtualClockLoop) -> float:
-    """Schedule a timer per delay of ``ds``, cancel every other one, run the rest through."""
+                new_loop: NewLoop) -> float:
+    """Schedule a timer per delay of ``ds``, cancel every other one, run the rest through.
+
+    ``new_loop`` makes a loop on a virtual clock, or a real one with short delays.
+    """
     total = 0.0
     span = max(ds)
     for _ in range(loops):
@@ -110,7 +79,7 @@ def run_through(loops: int, contender: Contender, ds: list[float],
                 raise AssertionError(f"{n} timers ran, not {len(ds) // 2}")
             return elapsed
 
-        total += _run(new_loop, main)
+        total += run_on(new_loop, main())
     return total
 
 
@@ -131,7 +100,7 @@ def _per_call(loops: int, contender: Contender, ds: list[float], new_loop: NewLo
             await asyncio.sleep(0)
         return elapsed
 
-    return _run(new_loop, main)
+    return run_on(new_loop, main())
 
 
 def schedule_cost(loops: int, contender: Contender, ds: list[float],

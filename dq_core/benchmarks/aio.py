@@ -1,29 +1,30 @@
-"""The asyncio workloads of ``perf/bench_aio.py`` and ``python -m dq_core.bench``.
+"""Asyncio workloads: ``dq_core.aio``'s queues against asyncio's and a hand-made delay queue.
 
 Each has pyperf's time-function signature, ``f(loops, *args) -> seconds``,
 and runs on a fresh event loop made by its ``new_loop`` argument
 (``asyncio.new_event_loop`` or ``uvloop.new_event_loop``); only the work
 inside the loop is timed, in CPU seconds of the process
 (``time.process_time``): these workloads never sleep, and so other
-processes on a loaded machine do not enter the numbers.  ``AsyncHeapqDelayQueue`` is the baseline DelayQueue:
-the usual hand-made one, heapq with an ``asyncio.Event`` that wakes getters
-and ``asyncio.wait_for`` to sleep until the head is due.
+processes on a loaded machine do not enter the numbers.
+``AsyncHeapqDelayQueue`` is the baseline DelayQueue: the usual hand-made
+one, heapq with an ``asyncio.Event`` that wakes getters and
+``asyncio.wait_for`` to sleep until the head is due.
 """
 
 from __future__ import annotations
 
 import asyncio
 import heapq
-import statistics
 from time import process_time as perf_counter  # CPU time: see above
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
-from .. import bench
-from ..bench import HeapqDelayBase
+from . import queues
+from .common import HEAD_START, put_all_at
+from .queues import HeapqDelayBase
 
 __all__ = [
-    "AsyncHeapqDelayQueue", "pq_alternating", "pq_producers_consumers", "delay_put_get",
-    "delay_waiting_consumers", "delay_lateness", "sleep_lateness", "rows",
+    "NewLoop", "run_on", "AsyncHeapqDelayQueue", "pq_alternating", "pq_producers_consumers",
+    "delay_put_get", "delay_waiting_consumers", "delay_lateness", "sleep_lateness",
 ]
 
 NewLoop = Callable[[], asyncio.AbstractEventLoop]
@@ -32,7 +33,8 @@ NewLoop = Callable[[], asyncio.AbstractEventLoop]
 R = TypeVar("R")
 
 
-def _run(new_loop: NewLoop, coro: Coroutine[Any, Any, R]) -> R:
+def run_on(new_loop: NewLoop, coro: Coroutine[Any, Any, R]) -> R:
+    """Run ``coro`` to its end on a fresh loop of ``new_loop``, then close the loop."""
     loop = new_loop()
     try:
         return loop.run_until_complete(coro)
@@ -44,9 +46,9 @@ def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any],
                    new_loop: NewLoop = asyncio.new_event_loop) -> float:
     """One put_nowait and one get_nowait in turn, 100 items held."""
     async def main() -> float:
-        return bench.pq_alternating(loops, queue_cls, items, clock=perf_counter)
+        return queues.pq_alternating(loops, queue_cls, items, clock=perf_counter)
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 def pq_producers_consumers(loops: int, queue_cls: Any, items: Sequence[Any],
@@ -76,7 +78,7 @@ def pq_producers_consumers(loops: int, queue_cls: Any, items: Sequence[Any],
             total += perf_counter() - t0
         return total
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 class AsyncHeapqDelayQueue(HeapqDelayBase):
@@ -122,7 +124,7 @@ def delay_put_get(loops: int, queue_cls: Any, delays: Sequence[float],
                 await get()
         return perf_counter() - t0
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 def delay_waiting_consumers(loops: int, queue_cls: Any, n: int,
@@ -151,7 +153,7 @@ def delay_waiting_consumers(loops: int, queue_cls: Any, n: int,
             total += perf_counter() - t0
         return total
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 def delay_lateness(queue_cls: Any, delays: Sequence[float],
@@ -160,18 +162,14 @@ def delay_lateness(queue_cls: Any, delays: Sequence[float],
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
         q = queue_cls()
-        start = loop.time() + 0.05  # filling the queue first makes nothing late
-        deadline = {}
-        for i, d in enumerate(delays):
-            deadline[i] = start + d
-            q.put_at_nowait(i, start + d)
+        deadlines = put_all_at(q.put_at_nowait, loop.time() + HEAD_START, delays)
         late = []
         for _ in delays:
             i = await q.get()
-            late.append(loop.time() - deadline[i])
+            late.append(loop.time() - deadlines[i])
         return late
 
-    return _run(new_loop, main())
+    return run_on(new_loop, main())
 
 
 def sleep_lateness(delays: Sequence[float],
@@ -179,7 +177,7 @@ def sleep_lateness(delays: Sequence[float],
     """The floor: how late ``asyncio.sleep`` to the same deadlines, in order, returns."""
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
-        start = loop.time() + 0.05
+        start = loop.time() + HEAD_START
         late = []
         for d in sorted(delays):
             deadline = start + d
@@ -188,30 +186,4 @@ def sleep_lateness(delays: Sequence[float],
             late.append(loop.time() - deadline)
         return late
 
-    return _run(new_loop, main())
-
-
-def percentiles_us(xs: Sequence[float]) -> tuple[float, float]:
-    """p50 and p99 of ``xs`` (seconds), in microseconds."""
-    q = statistics.quantiles(sorted(xs), n=100)
-    return q[49] * 1e6, q[98] * 1e6
-
-
-def rows(quick: bool = False) -> list[tuple[str, Any, tuple[Any, ...], Any, tuple[Any, ...], int]]:
-    """``python -m dq_core.bench``'s aio rows: (label, ours, args, baseline, args, elements)."""
-    from dq_core import aio
-    from dq_core.bench import pq_items
-
-    m = 2_000 if quick else 10_000
-    jobs = pq_items(m)
-    past = [-1.0] * m
-    return [
-        ("aio.PriorityQueue put_nowait+get_nowait", pq_alternating, (aio.PriorityQueue, jobs),
-         pq_alternating, (asyncio.PriorityQueue, jobs), 2 * m),
-        ("aio.PriorityQueue 4 producers+4 consumers", pq_producers_consumers,
-         (aio.PriorityQueue, jobs), pq_producers_consumers, (asyncio.PriorityQueue, jobs), m),
-        (f"aio.DelayQueue put+get, N={m:,}", delay_put_get, (aio.DelayQueue, past),
-         delay_put_get, (AsyncHeapqDelayQueue, past), 2 * m),
-        ("aio.DelayQueue put, 4 waiting consumers", delay_waiting_consumers,
-         (aio.DelayQueue, m), delay_waiting_consumers, (AsyncHeapqDelayQueue, m), m),
-    ]
+    return run_on(new_loop, main())
