@@ -431,6 +431,48 @@ def test_bound_to_one_loop_and_needs_one(impl):
     assert len(dq) == 1
 
 
+@pytest.mark.parametrize("debug", [False, True])
+def test_cancel_and_shutdown_check_the_loop_first_and_change_nothing(impl, run, debug):
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_debug(debug)  # asyncio's own thread checks would raise part-way
+        dq = impl.aio.DelayQueue()
+        head = dq.put_nowait("head", 0.2)
+        dq.put_nowait("next", 0.3)
+        getter = asyncio.ensure_future(dq.get())
+        await settle()
+        dq._check()
+
+        def from_a_thread(call):
+            try:
+                call()
+            except RuntimeError as exc:
+                return str(exc)
+            return "no error"
+
+        for call in (lambda: dq.cancel(head), lambda: dq.shutdown(),
+                     lambda: dq.shutdown(immediate=True)):
+            message = await loop.run_in_executor(None, from_a_thread, call)
+            assert "no running event loop" in message
+            assert len(dq) == 2 and not dq._is_shutdown and not getter.done()
+            dq._check()
+
+        async def elsewhere(call):
+            call()
+
+        for call in (lambda: dq.cancel(head), lambda: dq.shutdown()):
+            message = await loop.run_in_executor(
+                None, from_a_thread, lambda: asyncio.run(elsewhere(call)))
+            assert "bound to a different event loop" in message
+            assert len(dq) == 2 and not dq._is_shutdown
+        assert dq.cancel(head)  # in its loop: fine, and the getter gets the next one
+        assert await asyncio.wait_for(getter, 5) == "next"
+        dq.shutdown()
+        loop.set_debug(False)
+
+    run(main())
+
+
 def test_put_threadsafe_and_cancel_threadsafe_from_worker_threads(impl, run):
     async def main():
         dq = impl.aio.DelayQueue()

@@ -185,8 +185,18 @@ class DelayQueue(LoopBound, _Core[T]):
 
     # -- handles ----------------------------------------------------------------
 
+    def _in_own_loop(self) -> None:
+        """``RuntimeError`` unless called in the loop the queue is bound to (if bound).
+
+        Checked before anything changes: the loop's timer and waiters
+        belong to its thread.
+        """
+        if self._loop is not None:
+            self._get_loop()
+
     def cancel(self, handle: int) -> bool:
         """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
+        self._in_own_loop()
         heap = self._heap
         head = heap.peekitem()[0] if self._getters and heap else None
         try:
@@ -270,6 +280,7 @@ class DelayQueue(LoopBound, _Core[T]):
         every waiting and later ``get`` raises ``QueueShutDown`` at once.
         Waiting ``put`` calls raise ``QueueShutDown``.
         """
+        self._in_own_loop()
         self._is_shutdown = True
         dropped: list[T] = []
         if immediate:
