@@ -83,6 +83,20 @@ class PriorityQueue(LoopBound, _Core[T]):
                 raise TypeError(
                     f"{cls.__name__} overrides {name}(), which dq_core.aio.PriorityQueue "
                     "never calls; override put_nowait() and get_nowait() instead")
+        # asyncio's put and put_nowait ask self.full(), and its full() asks
+        # self.qsize(); the core's read the heap.  A subclass of a public
+        # class (this face joined with a core) that overrides either gets
+        # asyncio's paths, where it does not override them itself.
+        if PriorityQueue in cls.__bases__:
+            return  # a public class itself
+        public: Any = next(c for c in cls.__mro__ if PriorityQueue in c.__bases__)
+        if cls.qsize is not public.qsize and cls.full is public.full:
+            cls.full = _full_asking_qsize  # type: ignore[method-assign]
+        if cls.full is not public.full:
+            if cls.put_nowait is public.put_nowait:
+                cls.put_nowait = _put_nowait_asking_full  # type: ignore[method-assign]
+            if cls.put is public.put:
+                cls.put = PriorityQueue._wait_put  # type: ignore[method-assign, assignment]
 
     # asyncio.Queue's storage hooks, refused: nothing here calls them.
 
@@ -237,3 +251,27 @@ class PriorityQueue(LoopBound, _Core[T]):
         """Assert the invariants: heap order and the counters."""
         self._heap._check()
         assert self._unfinished_tasks >= 0
+
+
+# What a subclass overriding full() or qsize() gets (see __init_subclass__):
+# asyncio.Queue's put_nowait and full, on the core's heap.
+
+def _put_nowait_asking_full(self: Any, item: Any) -> None:
+    """Put ``item`` into the queue without waiting.  O(log n).
+
+    Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
+    the queue has been shut down.
+    """
+    if self._is_shutdown:
+        raise QueueShutDown
+    if self.full():
+        raise QueueFull
+    self._heap.push(item)
+    self._unfinished_tasks += 1
+    if self._getters:
+        wakeup_next(self._getters)
+
+
+def _full_asking_qsize(self: Any) -> bool:
+    """Return True if there are ``maxsize`` items in the queue.  O(1)."""
+    return 0 < self._maxsize <= self.qsize()  # type: ignore[no-any-return]
