@@ -504,3 +504,75 @@ def test_put_threadsafe_and_cancel_threadsafe_from_worker_threads(impl, run):
             await asyncio.wrap_future(refused)
 
     run(main())
+
+
+def test_a_zero_delay_item_is_due_at_once_on_a_frozen_loop_clock(impl):
+    class FrozenLoop(asyncio.SelectorEventLoop):
+        def time(self):
+            return 500.0
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.put_nowait("zero", 0)
+        dq.put_nowait("negative", -1)
+        dq.put_at_nowait("now", 500.0)
+        got = [dq.get_nowait(), dq.get_nowait(), await asyncio.wait_for(dq.get(), 5)]
+        with pytest.raises(QueueEmpty):
+            dq.get_nowait()
+        return got
+
+    loop = FrozenLoop()
+    try:
+        assert loop.run_until_complete(main()) == ["negative", "zero", "now"]
+    finally:
+        loop.close()
+
+
+def test_the_head_after_pops_from_a_sorted_run_is_the_run_s_start(impl):
+    class Clock(asyncio.SelectorEventLoop):
+        now = 0.0
+
+        def time(self):
+            return self.now
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        dq = impl.aio.DelayQueue()
+        for i in range(1, 6):
+            dq.put_nowait(i, float(i))
+        loop.now = 2.0
+        assert dq.get_nowait() == 1 and dq.get_nowait() == 2
+        assert dq.next_deadline() == 3.0
+        with pytest.raises(QueueEmpty):
+            dq.get_nowait()  # 3 is not due: never early
+        assert dq.get_many() == []
+        loop.now = 3.0
+        assert dq.get_many() == [3] and dq.next_deadline() == 4.0
+
+    loop = Clock()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("how", ["get", "get_nowait", "get_many", "cancel"])
+def test_taking_an_item_wakes_a_put_waiting_on_maxsize(impl, run, how):
+    async def main():
+        dq = impl.aio.DelayQueue(maxsize=1)
+        handle = dq.put_nowait("first")
+        putter = asyncio.ensure_future(dq.put("second"))
+        await settle()
+        assert not putter.done()
+        if how == "get":
+            assert await dq.get() == "first"
+        elif how == "get_nowait":
+            assert dq.get_nowait() == "first"
+        elif how == "get_many":
+            assert dq.get_many() == ["first"]
+        else:
+            assert dq.cancel(handle)
+        await asyncio.wait_for(putter, 5)
+        return await dq.get()
+
+    assert run(main()) == "second"

@@ -545,3 +545,26 @@ def test_a_subclass_that_is_always_full_refuses_and_waits_as_asyncio_does(impl, 
 
     theirs = run(main(subclass(asyncio.PriorityQueue)))
     assert run(main(subclass(impl.aio.PriorityQueue))) == theirs == (True, 1)
+
+
+def test_a_put_nowait_override_is_obeyed_after_get_cached_the_type(impl, run):
+    # The core's get remembers that a type holds its own get_nowait; put
+    # must not take that for "its own put_nowait" too (on 3.10/3.11 a plain
+    # await q.get() reaches the cache first).
+    log = []
+
+    class OnlyPut(impl.aio.PriorityQueue):
+        def put_nowait(self, item):
+            log.append(item)
+            super().put_nowait(item)
+
+    async def main():
+        q = OnlyPut()
+        q.put_many([1])  # no put_nowait
+        first = await q.get()  # the core's get caches OnlyPut
+        await q.put(2)
+        await q.put(3)
+        return first, [q.get_nowait(), q.get_nowait()]
+
+    assert run(main()) == (1, [2, 3])
+    assert log == [2, 3]
