@@ -473,6 +473,31 @@ def test_cancel_and_shutdown_check_the_loop_first_and_change_nothing(impl, run, 
     run(main())
 
 
+def test_used_where_no_loop_runs_the_error_points_at_the_threadsafe_methods(impl, run):
+    def attempts(dq):
+        out = []
+        for call in (lambda: dq.put_nowait("x"), lambda: dq.put_nowait("x", 1.0),
+                     lambda: dq.put_at_nowait("x", 1.0), dq.get_nowait, dq.get_many,
+                     lambda: dq.reschedule(0, 1.0)):
+            with pytest.raises(RuntimeError) as info:
+                call()
+            out.append(str(info.value))
+        return out
+
+    expected = ("no running event loop: a DelayQueue is used in its event loop; from another "
+                "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
+                "shutdown_threadsafe")
+    assert attempts(impl.aio.DelayQueue()) == [expected] * 6  # never bound
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.put_nowait("bound")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, attempts, dq), dq.qsize()
+
+    assert run(main()) == ([expected] * 6, 1)  # bound, from a worker thread: nothing added
+
+
 def test_put_threadsafe_and_cancel_threadsafe_from_worker_threads(impl, run):
     async def main():
         dq = impl.aio.DelayQueue()
