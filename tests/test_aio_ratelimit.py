@@ -545,3 +545,28 @@ def test_nobody_jumps_a_woken_waiter_that_has_not_resumed(impl):
         assert lim.try_acquire() and not lim.try_acquire()  # 2 at 3, one taken by 'first'
 
     run_virtual(main())
+
+
+def test_burst_cannot_drop_below_what_a_woken_waiter_asks_for(impl):
+    async def main():
+        loop = asyncio.get_running_loop()
+        lim = impl.aio.RateLimiter(1, burst=4)
+        assert lim.try_acquire(4)
+        t0 = loop.time()
+        w = asyncio.ensure_future(lim.acquire(3))
+        await settle()
+        refused = []
+
+        def between():  # woken at 3, its task not resumed yet
+            try:
+                lim.burst = 2
+            except ValueError as exc:
+                refused.append(str(exc))
+
+        loop.call_at(t0 + 3 + 1e-10, between)
+        await asyncio.wait_for(w, 10)  # a waiter stranded by a lowered burst fails
+        assert refused == ["burst (2.0) must not be less than the tokens a waiting acquire "
+                           "asks for (3.0)"]
+        assert lim.burst == 4.0 and loop.time() == t0 + 3
+
+    run_virtual(main())

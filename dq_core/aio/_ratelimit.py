@@ -95,9 +95,9 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
         self._timer_when = 0.0
 
     def _retune(self, rate: float, burst: float) -> None:
-        woken = [] if self._woken is None else [self._woken]
-        for waiter, k in [*woken, *self._waiters]:
-            if k > burst and (not waiter.done() or (waiter, k) is woken[0]):
+        woken = self._woken
+        for waiter, k in [*([woken] if woken is not None else []), *self._waiters]:
+            if k > burst and (not waiter.done() or (woken is not None and waiter is woken[0])):
                 raise ValueError(f"burst ({burst!r}) must not be less than the tokens a "
                                  f"waiting acquire asks for ({k!r})")
         loop = self._loop
@@ -157,7 +157,8 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
                 waiter.cancel()  # in case it is not done yet
                 if waiter.cancelled():
                     self._leave()
-                else:  # woken, but it will not proceed: the next one's turn
+                elif self._woken is not None and self._woken[0] is waiter:
+                    # woken, but it will not proceed: the next one's turn
                     self._woken = None
                     self._plan()
                 raise
