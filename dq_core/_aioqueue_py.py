@@ -212,7 +212,10 @@ class AioDelayCore(LoopTimer, Generic[D]):
         """
         if type(delay) is not float or delay != delay:
             delay = to_real(delay, "delay")
-        loop = _get_running_loop()
+        try:
+            loop = _get_running_loop()
+        except RuntimeError:  # no loop runs here: the face's error names the *_threadsafe methods
+            loop = self._get_loop()
         if loop is not self._loop:
             self._get_loop()
         deadline = loop.time() + delay
@@ -240,7 +243,10 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
         Raises ``QueueShutDown`` once the queue is shut down and holds no item.
         """
-        loop = _get_running_loop()
+        try:
+            loop = _get_running_loop()
+        except RuntimeError:  # no loop runs here: the face's error names the *_threadsafe methods
+            loop = self._get_loop()
         if loop is not self._loop:
             self._get_loop()
         heap = self._heap

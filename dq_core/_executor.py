@@ -6,8 +6,8 @@ compared).  The compiled queue does a put or get under a C lock that is
 never held across a wait, so workers and submitters do not queue up on a
 Python lock.  Workers block on a ``queue.SimpleQueue`` doorbell (C-level,
 as ThreadPoolExecutor's do) that gets one ring per task.  A worker that
-hears it takes a permit from the RateLimiter (permits are reserved first
-come, first served, so threads never race for them), then the task at the
+hears it takes a permit from the RateLimiter (first come, first served,
+taken when the worker wakes, so one that wakes late cannot bunch starts), then the task at the
 top of the queue *at that moment*: a task submitted while the permit was
 awaited still goes first if it is more urgent.
 

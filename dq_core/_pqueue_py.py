@@ -289,8 +289,10 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
             if self.is_shutdown:
                 raise ShutDown
             # With room and no timeout to check, the wait is a no-op: skip the call.
-            if (0 < self.maxsize <= len(self._heap)
-                    or (block and timeout is not None and self.maxsize > 0)):
+            # "maxsize > 0" first, as queue.Queue.put and the compiled core
+            # ask: a maxsize that is no number fails with their message
+            m = self.maxsize
+            if (m > 0 and len(self._heap) >= m) or (block and timeout is not None and m > 0):
                 self._wait_for_room(block, timeout)
             self._add(item)
         finally:
@@ -302,7 +304,8 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         try:
             if self.is_shutdown:
                 raise ShutDown
-            if 0 < self.maxsize <= len(self._heap):
+            m = self.maxsize
+            if m > 0 and len(self._heap) >= m:
                 raise Full
             self._add(item)
         finally:

@@ -97,10 +97,11 @@ class PriorityQueue(QueueProtocol, _Core[T]):
         __class_getitem__ = classmethod(types.GenericAlias)
 
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
-        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+        raise TypeError(f"cannot pickle or copy {type(self).__name__!r} object: "
+                        "it owns a lock and the threads waiting on it")
 
     def __reduce__(self) -> NoReturn:
-        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+        self.__reduce_ex__(2)
 
     def peek(self) -> T:
         """Return the lowest item without removing it; ``Empty`` if there is none.  O(1)."""

@@ -6,6 +6,12 @@ waits of at most a day, which ``Condition.wait`` accepts on every platform)
 and is woken early only when a timer due before that is scheduled.  Callbacks run outside the lock, one at a
 time, in deadline order; the lock is taken again between them, so a
 ``cancel`` or ``stop`` from any thread takes effect before the next one.
+
+Lifetime follows ``threading.Timer``: while callbacks are pending, the
+shared state (which the thread holds) holds the Timer too, so a Timer
+dropped with callbacks pending still runs them.  The last one run or
+cancelled drops that reference: a Timer nobody else holds is then
+collected, and its finaliser lets the thread end.
 """
 
 from __future__ import annotations
@@ -86,8 +92,11 @@ class TimerHandle:
 
 
 class _Shared:
-    """State shared by the Timer, its handles and its thread (never the Timer itself,
-    so a Timer nobody holds can be collected, which stops the thread)."""
+    """State shared by the Timer, its handles and its thread.
+
+    It holds the Timer itself (``keeper``) only while callbacks are pending,
+    so a Timer nobody holds runs them, then can be collected, which stops
+    the thread."""
 
     def __init__(self, wheel: Any, name: str) -> None:
         # re-entrant for abandon(), which can run from a GC finaliser on a
@@ -103,8 +112,13 @@ class _Shared:
         self.wakeups = 0
         self.seq = itertools.count()
         self.failed: Optional[BaseException] = None  # what ended the thread, if it failed
+        self.keeper: Optional[Timer] = None  # the Timer, while callbacks are pending
 
-    def schedule(self, h: TimerHandle) -> TimerHandle:
+    def idle(self) -> bool:
+        """No callback pending (call with the lock held)."""
+        return not len(self.wheel) and not any(h._state is DUE for h in self.batch)
+
+    def schedule(self, h: TimerHandle, timer: Timer) -> TimerHandle:
         with self.lock:
             if self.failed is not None:
                 raise RuntimeError(
@@ -119,6 +133,7 @@ class _Shared:
             # have passed too.  In the next tick, the batch sort by deadline
             # puts it in its place.
             h._key = wheel.schedule_at(h, max(h._when, math.nextafter(wheel.wheel_time, math.inf)))
+            self.keeper = timer  # kept alive until its callbacks ran or were cancelled
             if self.thread is None:
                 self.thread = threading.Thread(target=_run, args=(self,), name=self.name,
                                                daemon=True)
@@ -134,6 +149,10 @@ class _Shared:
             elif h._state is not DUE:
                 return False
             h._state = CANCELLED
+            keeper = None
+            if self.keeper is not None and self.idle():
+                keeper, self.keeper = self.keeper, None
+        del keeper  # the Timer may be collected here, outside the lock
         return True
 
     def stop(self) -> list[TimerHandle]:
@@ -149,6 +168,8 @@ class _Shared:
                 h._state = UNRUN
             self.cond.notify_all()
             thread = self.thread
+            keeper, self.keeper = self.keeper, None
+        del keeper
         if thread is not None and thread is not threading.current_thread():
             thread.join()
         return unrun
@@ -177,6 +198,8 @@ def _run(shared: _Shared) -> None:
                       shared.name, exc_info=True)
         with shared.lock:
             shared.failed = exc
+            keeper, shared.keeper = shared.keeper, None
+        del keeper
 
 
 def _loop(shared: _Shared) -> None:
@@ -201,6 +224,10 @@ def _loop(shared: _Shared) -> None:
                     batch.extend(due)
                     continue
                 nxt = wheel.next_deadline()
+                if nxt is None:
+                    # Nothing pending: the Timer may go.  If nobody else holds
+                    # it, its finaliser runs abandon() here, on this thread.
+                    shared.keeper = None
                 if shared.stopped:  # abandon() ran meanwhile, on this thread (a finaliser)
                     return
                 if nxt is None:
@@ -229,6 +256,12 @@ class Timer:
     first timer and sleeps until the next deadline.  ``stop()`` (also on
     leaving a ``with`` block) ends it and returns the timers not run.
 
+    As with ``threading.Timer``, a Timer with callbacks pending stays alive
+    (its thread holds it) until they ran or were cancelled, or it is
+    stopped: ``Timer().call_later(1, fn)`` runs ``fn`` although nothing
+    keeps the Timer.  Once nothing is pending, a Timer nobody holds is
+    collected and its thread ends.
+
     >>> import threading
     >>> done = threading.Event()
     >>> with Timer(tick=0.001) as t:
@@ -254,7 +287,8 @@ class Timer:
         d = to_real(delay, "delay")
         if not callable(fn):
             raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
-        return self._shared.schedule(TimerHandle(self._shared, time.monotonic() + d, fn, args, kwargs))
+        return self._shared.schedule(
+            TimerHandle(self._shared, time.monotonic() + d, fn, args, kwargs), self)
 
     def call_at(self, deadline: float, fn: Callable[P, object], /, *args: P.args,
                 **kwargs: P.kwargs) -> TimerHandle:
@@ -262,7 +296,7 @@ class Timer:
         d = to_real(deadline, "deadline")
         if not callable(fn):
             raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
-        return self._shared.schedule(TimerHandle(self._shared, d, fn, args, kwargs))
+        return self._shared.schedule(TimerHandle(self._shared, d, fn, args, kwargs), self)
 
     def cancel(self, handle: TimerHandle) -> bool:
         """Same as ``handle.cancel()``."""

@@ -58,7 +58,9 @@ class TTLDict(_Base[K, V]):
     Setting a key (new or existing) restarts its life.  An expired key is
     absent from every read (``in``, ``[]``, ``get``, ``len``, iteration) even
     before ``expire()`` runs; ``len()`` and iteration purge expired entries
-    first, and ``items()``/``values()``/``popitem()``/``==`` skip an entry
+    first.  Iteration walks the keys live when it began (it never raises
+    because time passed, and may yield a key that expired meanwhile);
+    ``items()``/``values()``/``popitem()``/``==`` skip an entry
     that expires while they run (``dict(d)`` looks every listed key up again
     and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize``
     (an int >= 1, or None for no limit) evicts the oldest entry when a new
@@ -78,9 +80,13 @@ class TTLDict(_Base[K, V]):
     stores them all, so a lambda clock or callback makes pickling fail
     (``pickle.PicklingError``).  A pickle made by either implementation
     loads in the other.  Copies and pickles of a subclass keep its class
-    and its instance attributes, as a dict subclass's do.  Not thread-safe; a change made from user code (a
-    key's ``__eq__``/``__hash__``, a finaliser) while another change is
-    under way raises ``RuntimeError``.
+    and its instance attributes, as a dict subclass's do.
+
+    Each operation is atomic: changes from several threads take turns
+    (the compiled core runs each whole, the pure one takes a lock), but a
+    sequence of them (``if k not in d: d[k] = v``) needs the caller's lock.
+    A change made from user code (a key's ``__eq__``/``__hash__``, a
+    finaliser) while another change is under way raises ``RuntimeError``.
 
     >>> now = [0.0]
     >>> d = TTLDict(10, clock=lambda: now[0])
@@ -117,7 +123,9 @@ class TTLDict(_Base[K, V]):
 
     def __iter__(self) -> Iterator[K]:
         self.expire()
-        return iter(self._data)
+        # The keys live now, copied: a purge while they are walked (time
+        # passed, and len() or another read purged) changes nothing here.
+        return iter(list(self._data))
 
     def items(self) -> ItemsView[K, V]:
         """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""

@@ -8,17 +8,20 @@ gives the expiry order, the dict the current entry of each key.
 User code (a key's ``__eq__`` or ``__hash__``, a finaliser run by the
 garbage collector) may try to change the mapping while one of its changes
 is under way; that re-entry is refused with ``RuntimeError``, so no change
-ever sees a half-made one.
+ever sees a half-made one.  Changes from several threads take turns on a
+lock, as the compiled core's run whole under the GIL (or a critical
+section): each operation is atomic in both implementations.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import types
 from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
 
 from ._ring_py import TTLRing
-from ._ringstate import clock_of, enter, enter_anew, reading, real, reentered, ttl_of
+from ._ringstate import clock_of, reading, real, reentered, ttl_of
 from ._ttlmapstate import (
     STATE_VERSION, Entry, attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
 )
@@ -49,10 +52,12 @@ class TTLDictCore(Generic[K, V]):
     [('a', 1)]
     """
 
-    __slots__ = ("_ring", "_data", "_ttl", "_clock", "_maxsize", "_on_expire", "_busy",
+    __slots__ = ("_ring", "_data", "_ttl", "_clock", "_maxsize", "_on_expire", "_busy", "_lock",
                  "__weakref__")
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
+    _busy: int  # the ident of the thread whose change is under way, or 0
+    _lock: threading.Lock  # held by that change
 
     def __init__(self, ttl: float, maxsize: Optional[int] = None,
                  clock: Callable[[], float] = time.monotonic,
@@ -61,15 +66,41 @@ class TTLDictCore(Generic[K, V]):
         maxsize = maxsize_of(maxsize)
         on_expire = on_expire_of(on_expire)
         # what a re-initialised mapping held goes after the change is complete
-        old = enter_anew(self, "TTLDict", _FIELDS)
+        old = self._enter_anew()
         self._on_expire = on_expire
         self._maxsize = maxsize
         self._clock: Callable[[], float] = clock
         self._ttl: float = ring.ttl
         self._ring: TTLRing[Entry] = ring
         self._data: dict[K, Entry] = {}
-        self._busy = False
+        self._leave()
         del old
+
+    # One change at a time.  Another thread's change waits for the lock; a
+    # change from user code that the change under way runs (a key's
+    # __hash__/__eq__, a finaliser: the same thread) is refused, never
+    # waited for, so it cannot deadlock nor see a half-made change.
+
+    def _enter(self, /) -> None:
+        me = threading.get_ident()
+        if self._busy == me:
+            raise reentered("TTLDict")
+        self._lock.acquire()
+        self._busy = me
+
+    def _leave(self, /) -> None:
+        self._busy = 0
+        self._lock.release()
+
+    def _enter_anew(self, /) -> list[Any]:
+        """``_enter`` for a change replacing all of self (a fresh object gets its lock)."""
+        try:
+            self._lock
+        except AttributeError:
+            self._lock = threading.Lock()
+            self._busy = 0
+        self._enter()
+        return [getattr(self, field, None) for field in _FIELDS]
 
     def _get_ttl(self, /) -> float:
         return self._ttl
@@ -94,14 +125,14 @@ class TTLDictCore(Generic[K, V]):
         now = 0.0
         if maxsize is not None and len(self._data) > maxsize:
             now = reading(self._clock)
-        enter(self, "TTLDict")
+        self._enter()
         removed: Optional[list[tuple[K, V]]] = None
         try:
             self._maxsize = maxsize
             if maxsize is not None and len(self._data) > maxsize:
                 removed = self._shrink(now, [])
         finally:
-            self._busy = False
+            self._leave()
         if removed:
             self._notify(removed)
 
@@ -148,9 +179,7 @@ class TTLDictCore(Generic[K, V]):
         now = self._clock()  # reading(self._clock), its float fast path inline
         if type(now) is not float or now != now:
             now = real(now, "clock()")
-        if self._busy:
-            raise reentered("TTLDict")
-        self._busy = True
+        self._enter()
         removed: Optional[list[tuple[K, V]]] = None
         try:
             data = self._data
@@ -168,7 +197,7 @@ class TTLDictCore(Generic[K, V]):
             if maxsize is not None and len(data) > maxsize:
                 removed = self._shrink(now, [] if removed is None else removed)
         finally:
-            self._busy = False
+            self._leave()
         if removed:
             self._notify(removed)
 
@@ -178,7 +207,7 @@ class TTLDictCore(Generic[K, V]):
     def _take(self, /, key: K) -> V:
         """Remove ``key`` and return its value; KeyError if absent or expired."""
         now = reading(self._clock)
-        enter(self, "TTLDict")
+        self._enter()
         try:
             data = self._data
             entry = data[key]
@@ -186,13 +215,13 @@ class TTLDictCore(Generic[K, V]):
                 raise KeyError(key)
             del data[key]  # its ring entry is stale from now on
         finally:
-            self._busy = False
+            self._leave()
         return entry[1]  # type: ignore[no-any-return]
 
     def _popfirst(self, /) -> tuple[K, V]:
         """Remove and return the first live ``(key, value)`` in insertion order."""
         now = reading(self._clock)
-        enter(self, "TTLDict")
+        self._enter()
         try:
             data = self._data
             ttl = self._ttl
@@ -203,18 +232,18 @@ class TTLDictCore(Generic[K, V]):
                 raise KeyError("popitem(): dictionary is empty")
             del data[key]
         finally:
-            self._busy = False
+            self._leave()
         return key, entry[1]
 
     def clear(self, /) -> None:
         """Remove every entry, without calling ``on_expire``.  O(n)."""
-        enter(self, "TTLDict")
+        self._enter()
         try:
             ring, data = self._ring, self._data
             self._ring = TTLRing(self._ttl, clock=self._clock)
             self._data = {}
         finally:
-            self._busy = False
+            self._leave()
         del ring, data  # the old entries go here, after the change is complete
 
     def _next_expiry(self, /) -> Optional[float]:
@@ -223,11 +252,11 @@ class TTLDictCore(Generic[K, V]):
 
     def _purge(self, /, now: float) -> list[tuple[K, V]]:
         """Drop the expired entries still held; return them as (key, value)."""
-        enter(self, "TTLDict")
+        self._enter()
         try:
             return self._drop_due(now, [])
         finally:
-            self._busy = False
+            self._leave()
 
     def _shrink(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
         # maxsize is exceeded: expired entries go first, then the oldest, into out
@@ -273,37 +302,37 @@ class TTLDictCore(Generic[K, V]):
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
         # a change under way has no whole state yet; none starts while it is read
-        enter(self, "TTLDict")
+        self._enter()
         try:
             held = {id(e) for e in self._data.values()}
             entries = [e for e, _ in self._ring._entries() if id(e) in held]
             return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
                     attributes_of(self), entries)
         finally:
-            self._busy = False
+            self._leave()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         ttl, maxsize, clock, on_expire, entries, data, attrs = check_dict_state(state, self)
         ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
         for e in entries:
             ring.push(e, e[2])
-        old = enter_anew(self, "TTLDict", _FIELDS)
+        old = self._enter_anew()
         self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
         self._ring, self._data = ring, data
-        self._busy = False
+        self._leave()
         del old  # released after the change
         set_attributes(self, attrs)
 
     def _check(self, /) -> None:
         """Assert every held entry is on the ring, and the bookkeeping around it."""
-        enter(self, "TTLDict")  # nothing changes while it is read
+        self._enter()  # nothing changes while it is read
         try:
             ring, ttl = self._ring, self._ttl
             entries = ring._entries()
             values = list(self._data.values())
             ring._check()
         finally:
-            self._busy = False
+            self._leave()
         assert ring.ttl == ttl
         on_ring = {id(e) for e, _ in entries}
         for e in values:

@@ -28,7 +28,7 @@ from cpython.version cimport PY_VERSION_HEX
 from _await cimport dq_await_new, dq_await_ready, dq_await_start, dq_mark_coroutine_function
 from _clock cimport dq_monotonic
 from _ownedlock cimport DQ_FREE_THREADED
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF
 
 import asyncio
 import collections.abc
@@ -122,6 +122,7 @@ cdef extern from *:
     """
     void dq_grl_setup(object f)
     object _running_loop "dq_running_loop"(object f)
+    PyObject* _running_loop_or_null "dq_running_loop"(object f)  # new reference, or NULL: an error
 
 dq_grl_setup(_get_running_loop)
 
@@ -722,7 +723,12 @@ cdef class AioDelayCore:
         cdef PyObject* h = _holder()
         if h != NULL and h == <PyObject*>self._seen_holder and self._seen_forks == _forks:
             return self._bound
-        loop = _running_loop(_get_running_loop)
+        cdef PyObject* p = _running_loop_or_null(_get_running_loop)
+        if p == NULL:  # no loop runs here: the face's error names the *_threadsafe methods
+            PyErr_Clear()
+            return self._get_loop()
+        loop = <object>p
+        Py_DECREF(loop)  # the call's reference: loop holds its own
         if loop is not self._bound:
             self._get_loop()  # LoopBound's, in the face: binds, or raises
         h = _holder()

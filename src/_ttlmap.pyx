@@ -18,9 +18,10 @@ Python code is held by a reference of our own.
 cimport cython
 from cpython.dict cimport PyDict_SetItem, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.tuple cimport PyTuple_GET_ITEM
 
-from dq_core._ring cimport TTLRing, _begin_change, _reading
+from dq_core._ring cimport TTLRing, _reading
 
 import time
 import types
@@ -110,6 +111,7 @@ cdef class TTLDictCore:
     cdef object _clk
     cdef object _maxsize, _on_expire
     cdef bint _busy              # a change is under way
+    cdef unsigned long _owner    # ... made by this thread
     cdef object __weakref__
 
     __class_getitem__ = classmethod(types.GenericAlias)
@@ -127,7 +129,7 @@ cdef class TTLDictCore:
         ring = TTLRing(ttl, clock=clock)
         maxsize = maxsize_of(maxsize)
         on_expire = on_expire_of(on_expire)
-        _begin_change(&self._busy, "TTLDict")
+        self._begin()
         # what a re-initialised mapping held goes after the change is complete
         old = (self._rng, self._map, self._clk, self._on_expire)
         self._on_expire = on_expire
@@ -166,7 +168,7 @@ cdef class TTLDictCore:
             # lowered: the entries over it go at once, expired ones first, as at a set
             if value is not None and len(self._map) > value:
                 now = self._now()
-            _begin_change(&self._busy, "TTLDict")
+            self._begin()
             try:
                 self._maxsize = value
                 if value is not None and len(self._map) > value:
@@ -220,6 +222,22 @@ cdef class TTLDictCore:
         """When the oldest entry held expires, or None (a stale one may answer early)."""
         return self._rng._next_expiry()
 
+    cdef int _begin(self) except -1:
+        # A change begins.  One from user code that the change under way runs
+        # (a key's __hash__/__eq__, a finaliser: this thread) is refused.  One
+        # from another thread, possible only while the change under way is
+        # suspended in user code that released the GIL (or the critical
+        # section), waits until it is complete, as the pure core's lock makes
+        # it wait: each change is atomic in both.  Only that misuse polls.
+        cdef unsigned long me = PyThread_get_thread_ident()
+        while self._busy:
+            if self._owner == me:
+                raise reentered("TTLDict")
+            time.sleep(0.0001)
+        self._busy = True
+        self._owner = me
+        return 0
+
     cdef inline double _now(self) except? -1.0:
         clock = self._clk
         return _reading(clock)
@@ -254,7 +272,7 @@ cdef class TTLDictCore:
         cdef list removed = None
         with cython.critical_section(self):
             now = self._now()
-            _begin_change(&self._busy, "TTLDict")
+            self._begin()
             try:
                 data = self._map
                 entry = (key, value, now)
@@ -284,7 +302,7 @@ cdef class TTLDictCore:
     def _take(self, key):
         """Remove ``key`` and return its value; KeyError if absent or expired."""
         cdef double now = self._now()
-        _begin_change(&self._busy, "TTLDict")
+        self._begin()
         try:
             data = self._map
             entry = data[key]
@@ -300,7 +318,7 @@ cdef class TTLDictCore:
         """Remove and return the first live ``(key, value)`` in insertion order."""
         cdef double now = self._now()
         cdef double ttl
-        _begin_change(&self._busy, "TTLDict")
+        self._begin()
         try:
             data = self._map
             ttl = self._ttl
@@ -317,7 +335,7 @@ cdef class TTLDictCore:
     @cython.critical_section
     def clear(self):
         """Remove every entry, without calling ``on_expire``.  O(n)."""
-        _begin_change(&self._busy, "TTLDict")
+        self._begin()
         try:
             ring, data = self._rng, self._map
             self._rng = TTLRing(self._ttl, clock=self._clk)
@@ -329,7 +347,7 @@ cdef class TTLDictCore:
     @cython.critical_section
     def _purge(self, double now):
         """Drop the expired entries still held; return them as (key, value)."""
-        _begin_change(&self._busy, "TTLDict")
+        self._begin()
         try:
             return self._drop_due(now, [])
         finally:
@@ -373,7 +391,7 @@ cdef class TTLDictCore:
         """The state both implementations pickle to and load from."""
         # a change under way has no whole state yet; none starts while it is read
         # (an allocation here may run a finaliser, and that another thread)
-        _begin_change(&self._busy, "TTLDict")
+        self._begin()
         try:
             held = {id(e) for e in self._map.values()}
             entries = [e for e, _ in self._rng._entries() if id(e) in held]
@@ -388,7 +406,7 @@ cdef class TTLDictCore:
         for e in entries:
             ring.push(e, e[2])
         with cython.critical_section(self):
-            _begin_change(&self._busy, "TTLDict")
+            self._begin()
             old = (self._rng, self._map, self._clk, self._on_expire)  # released after the change
             self._ttl, self._maxsize, self._clk, self._on_expire = ttl, maxsize, clock, on_expire
             self._rng, self._map = ring, data
@@ -399,7 +417,7 @@ cdef class TTLDictCore:
     def _check(self):
         """Assert every held entry is on the ring, and the bookkeeping around it."""
         with cython.critical_section(self):
-            _begin_change(&self._busy, "TTLDict")  # nothing changes while it is read
+            self._begin()  # nothing changes while it is read
             try:
                 ring, data, ttl = self._rng, self._map, self._ttl
                 entries = ring._entries()

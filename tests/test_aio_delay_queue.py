@@ -431,6 +431,73 @@ def test_bound_to_one_loop_and_needs_one(impl):
     assert len(dq) == 1
 
 
+@pytest.mark.parametrize("debug", [False, True])
+def test_cancel_and_shutdown_check_the_loop_first_and_change_nothing(impl, run, debug):
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_debug(debug)  # asyncio's own thread checks would raise part-way
+        dq = impl.aio.DelayQueue()
+        head = dq.put_nowait("head", 0.2)
+        dq.put_nowait("next", 0.3)
+        getter = asyncio.ensure_future(dq.get())
+        await settle()
+        dq._check()
+
+        def from_a_thread(call):
+            try:
+                call()
+            except RuntimeError as exc:
+                return str(exc)
+            return "no error"
+
+        for call in (lambda: dq.cancel(head), lambda: dq.shutdown(),
+                     lambda: dq.shutdown(immediate=True)):
+            message = await loop.run_in_executor(None, from_a_thread, call)
+            assert "no running event loop" in message
+            assert len(dq) == 2 and not dq._is_shutdown and not getter.done()
+            dq._check()
+
+        async def elsewhere(call):
+            call()
+
+        for call in (lambda: dq.cancel(head), lambda: dq.shutdown()):
+            message = await loop.run_in_executor(
+                None, from_a_thread, lambda: asyncio.run(elsewhere(call)))
+            assert "bound to a different event loop" in message
+            assert len(dq) == 2 and not dq._is_shutdown
+        assert dq.cancel(head)  # in its loop: fine, and the getter gets the next one
+        assert await asyncio.wait_for(getter, 5) == "next"
+        dq.shutdown()
+        loop.set_debug(False)
+
+    run(main())
+
+
+def test_used_where_no_loop_runs_the_error_points_at_the_threadsafe_methods(impl, run):
+    def attempts(dq):
+        out = []
+        for call in (lambda: dq.put_nowait("x"), lambda: dq.put_nowait("x", 1.0),
+                     lambda: dq.put_at_nowait("x", 1.0), dq.get_nowait, dq.get_many,
+                     lambda: dq.reschedule(0, 1.0)):
+            with pytest.raises(RuntimeError) as info:
+                call()
+            out.append(str(info.value))
+        return out
+
+    expected = ("no running event loop: a DelayQueue is used in its event loop; from another "
+                "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
+                "shutdown_threadsafe")
+    assert attempts(impl.aio.DelayQueue()) == [expected] * 6  # never bound
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.put_nowait("bound")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, attempts, dq), dq.qsize()
+
+    assert run(main()) == ([expected] * 6, 1)  # bound, from a worker thread: nothing added
+
+
 def test_put_threadsafe_and_cancel_threadsafe_from_worker_threads(impl, run):
     async def main():
         dq = impl.aio.DelayQueue()
@@ -462,3 +529,75 @@ def test_put_threadsafe_and_cancel_threadsafe_from_worker_threads(impl, run):
             await asyncio.wrap_future(refused)
 
     run(main())
+
+
+def test_a_zero_delay_item_is_due_at_once_on_a_frozen_loop_clock(impl):
+    class FrozenLoop(asyncio.SelectorEventLoop):
+        def time(self):
+            return 500.0
+
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.put_nowait("zero", 0)
+        dq.put_nowait("negative", -1)
+        dq.put_at_nowait("now", 500.0)
+        got = [dq.get_nowait(), dq.get_nowait(), await asyncio.wait_for(dq.get(), 5)]
+        with pytest.raises(QueueEmpty):
+            dq.get_nowait()
+        return got
+
+    loop = FrozenLoop()
+    try:
+        assert loop.run_until_complete(main()) == ["negative", "zero", "now"]
+    finally:
+        loop.close()
+
+
+def test_the_head_after_pops_from_a_sorted_run_is_the_run_s_start(impl):
+    class Clock(asyncio.SelectorEventLoop):
+        now = 0.0
+
+        def time(self):
+            return self.now
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        dq = impl.aio.DelayQueue()
+        for i in range(1, 6):
+            dq.put_nowait(i, float(i))
+        loop.now = 2.0
+        assert dq.get_nowait() == 1 and dq.get_nowait() == 2
+        assert dq.next_deadline() == 3.0
+        with pytest.raises(QueueEmpty):
+            dq.get_nowait()  # 3 is not due: never early
+        assert dq.get_many() == []
+        loop.now = 3.0
+        assert dq.get_many() == [3] and dq.next_deadline() == 4.0
+
+    loop = Clock()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("how", ["get", "get_nowait", "get_many", "cancel"])
+def test_taking_an_item_wakes_a_put_waiting_on_maxsize(impl, run, how):
+    async def main():
+        dq = impl.aio.DelayQueue(maxsize=1)
+        handle = dq.put_nowait("first")
+        putter = asyncio.ensure_future(dq.put("second"))
+        await settle()
+        assert not putter.done()
+        if how == "get":
+            assert await dq.get() == "first"
+        elif how == "get_nowait":
+            assert dq.get_nowait() == "first"
+        elif how == "get_many":
+            assert dq.get_many() == ["first"]
+        else:
+            assert dq.cancel(handle)
+        await asyncio.wait_for(putter, 5)
+        return await dq.get()
+
+    assert run(main()) == "second"

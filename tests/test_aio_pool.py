@@ -18,7 +18,7 @@ import warnings
 
 import pytest
 from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
-from test_aio_ratelimit import run_virtual, within_rate
+from test_aio_ratelimit import VirtualLoop, run_virtual, within_rate
 
 from dq_core import PriorityExecutor
 
@@ -439,5 +439,78 @@ def test_stress_submits_cancels_and_failures_lose_nothing(impl, run):
         assert sum(outcomes.values()) == 800 and outcomes["ok"] > 100
         assert rec.most <= 6 and rec.running == 0 and pool._running == 0
         assert not pool._pending and not pool._tasks
+
+    run(main())
+
+
+# -- task factories ----------------------------------------------------------------------------
+
+
+class CreepingLoop(VirtualLoop):
+    """The virtual loop, whose clock also moves 0.5 ms at every reading: a
+    token can appear between the pool's try_acquire() and its acquire()."""
+
+    def time(self):
+        self.now += 0.0005
+        return self.now
+
+
+FACTORIES = [pytest.param(None, id="default-factory"),
+             pytest.param(getattr(asyncio, "eager_task_factory", None), id="eager-factory",
+                          marks=pytest.mark.skipif(not hasattr(asyncio, "eager_task_factory"),
+                                                   reason="asyncio.eager_task_factory: 3.12+"))]
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+@pytest.mark.parametrize("rate", [2000.0, 1500.0, 1000.0, 20000.0])
+def test_a_rate_limited_pool_starts_every_job_under_any_task_factory(impl, factory, rate):
+    async def job(i):  # reads no clock: the pool's reads alone move it
+        return i
+
+    async def main():
+        pool = impl.aio.PriorityTaskPool(2, rate=rate, burst=1)
+        futures = [pool.submit(job(i)) for i in range(20)]
+        try:
+            # a hang fails (the virtual clock jumps to the bound)
+            _, stuck = await asyncio.wait(futures, timeout=5)
+            assert not stuck, f"{len(stuck)} of 20 jobs never started"
+        finally:
+            pool.close(cancel_pending=True)
+        assert [f.result() for f in futures] == list(range(20))
+        pool._check()
+
+    loop = CreepingLoop()
+    loop.set_task_factory(factory)
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def test_a_coroutine_the_loop_cannot_make_a_task_of_fails_alone(impl, run):
+    def factory(loop, coro, **kwargs):
+        if coro.__name__ == "refused":
+            raise RuntimeError("no task for this one")
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    async def refused():
+        raise AssertionError("never runs")
+
+    async def main():
+        asyncio.get_running_loop().set_task_factory(factory)
+        rec = Recorder()
+        pool = impl.aio.PriorityTaskPool(1, rate=1000, burst=1)
+        bad = pool.submit(refused(), priority=0)
+        good = [pool.submit(rec.job(i), priority=1) for i in range(3)]
+        try:
+            _, stuck = await asyncio.wait([bad, *good], timeout=5)  # a hang fails
+            assert not stuck, "the one slot was lost"
+        finally:
+            pool.close(cancel_pending=True)
+        with pytest.raises(RuntimeError, match="no task for this one"):
+            bad.result()
+        assert rec.names() == [0, 1, 2]
+        assert pool._running == 0
+        pool._check()
 
     run(main())

@@ -486,3 +486,79 @@ def test_delay_queue_refuses_a_nan_deadline_and_keeps_its_items(impl, maxsize, h
         return dq.qsize(), dq.next_deadline(), dq.get_nowait()
 
     assert _on(_InfiniteTimeLoop(), main()) == (1, float("inf"), "a")
+
+
+@pytest.mark.parametrize("override", ["full", "qsize"])
+def test_a_subclass_s_full_and_qsize_are_obeyed_as_asyncio_does(impl, run, override):
+    # asyncio's put and put_nowait ask self.full(), and its full() asks
+    # self.qsize(): a subclass that says "never full" is never full.
+    def subclass(base):
+        if override == "full":
+            class Sub(base):
+                def full(self):
+                    return False
+        else:
+            class Sub(base):
+                def qsize(self):
+                    return 0
+        return Sub
+
+    async def main(cls):
+        q = cls(maxsize=1)
+        await q.put(3)
+        await asyncio.wait_for(q.put(1), 5)
+        q.put_nowait(2)
+        return [q.get_nowait() for _ in range(3)]
+
+    theirs = run(main(subclass(asyncio.PriorityQueue)))
+    assert run(main(subclass(impl.aio.PriorityQueue))) == theirs == [1, 2, 3]
+
+
+def test_a_subclass_that_is_always_full_refuses_and_waits_as_asyncio_does(impl, run):
+    def subclass(base):
+        class Closed(base):
+            closed = True
+
+            def full(self):
+                return self.closed
+
+        return Closed
+
+    async def main(cls):
+        q = cls()
+        with pytest.raises(asyncio.QueueFull):
+            q.put_nowait(1)
+        putter = asyncio.ensure_future(q.put(2))
+        await asyncio.sleep(0.01)
+        waited = not putter.done()
+        q.closed = False
+        q.put_nowait(1)
+        q.get_nowait()  # wakes the putter, which asks full() again
+        await asyncio.wait_for(putter, 5)
+        return waited, q.qsize()
+
+    theirs = run(main(subclass(asyncio.PriorityQueue)))
+    assert run(main(subclass(impl.aio.PriorityQueue))) == theirs == (True, 1)
+
+
+def test_a_put_nowait_override_is_obeyed_after_get_cached_the_type(impl, run):
+    # The core's get remembers that a type holds its own get_nowait; put
+    # must not take that for "its own put_nowait" too (on 3.10/3.11 a plain
+    # await q.get() reaches the cache first).
+    log = []
+
+    class OnlyPut(impl.aio.PriorityQueue):
+        def put_nowait(self, item):
+            log.append(item)
+            super().put_nowait(item)
+
+    async def main():
+        q = OnlyPut()
+        q.put_many([1])  # no put_nowait
+        first = await q.get()  # the core's get caches OnlyPut
+        await q.put(2)
+        await q.put(3)
+        return first, [q.get_nowait(), q.get_nowait()]
+
+    assert run(main()) == (1, [2, 3])
+    assert log == [2, 3]

@@ -483,3 +483,90 @@ def test_stress_cancellations_lose_nobody(impl, run):
 
     run(main())
     gc.collect()
+
+
+def test_a_late_resume_takes_the_tokens_when_it_resumes(impl):
+    # The timer wakes the head at 1, but the loop is busy and its task
+    # resumes at 5: it must take its token at 5, leaving an empty bucket
+    # (burst 1), not spend a token granted at 1 and let a second start at 5.
+    async def main():
+        loop = asyncio.get_running_loop()
+        lim = impl.aio.RateLimiter(1, burst=1)
+        assert lim.try_acquire()
+        t0 = loop.time()
+        resumed = []
+
+        async def taker():
+            await lim.acquire()
+            resumed.append(loop.time())
+
+        def busy():  # runs after the limiter's timer, before the woken task
+            loop.now = t0 + 5
+
+        task = asyncio.ensure_future(taker())
+        await settle()
+        loop.call_at(t0 + 1 + 1e-10, busy)
+        assert not lim.try_acquire()
+        await task
+        assert resumed == [t0 + 5]
+        assert not lim.try_acquire()  # one start at 5, not two
+        lim._check()
+        await lim.acquire()
+        assert loop.time() == t0 + 6
+
+    run_virtual(main())
+
+
+def test_nobody_jumps_a_woken_waiter_that_has_not_resumed(impl):
+    async def main():
+        loop = asyncio.get_running_loop()
+        lim = impl.aio.RateLimiter(1, burst=2)
+        assert lim.try_acquire(2)
+        t0 = loop.time()
+        order = []
+
+        async def taker(name, k):
+            await lim.acquire(k)
+            order.append((name, loop.time()))
+
+        first = asyncio.ensure_future(taker("first", 1))
+        await settle()
+        seen = []
+
+        def between():  # the head is woken, its task not resumed: the token is still there
+            loop.now = t0 + 3  # ... and by now 2 more exist (capped at burst 2)
+            seen.append(lim.try_acquire())
+            lim._check()
+
+        loop.call_at(t0 + 1 + 1e-10, between)
+        await first
+        assert seen == [False]
+        assert order == [("first", t0 + 3)]
+        assert lim.try_acquire() and not lim.try_acquire()  # 2 at 3, one taken by 'first'
+
+    run_virtual(main())
+
+
+def test_burst_cannot_drop_below_what_a_woken_waiter_asks_for(impl):
+    async def main():
+        loop = asyncio.get_running_loop()
+        lim = impl.aio.RateLimiter(1, burst=4)
+        assert lim.try_acquire(4)
+        t0 = loop.time()
+        w = asyncio.ensure_future(lim.acquire(3))
+        await settle()
+        refused = []
+
+        def between():  # woken at 3, its task not resumed yet
+            try:
+                lim.burst = 2
+            except ValueError as exc:
+                refused.append(str(exc))
+
+        loop.call_at(t0 + 3 + 1e-10, between)
+        await asyncio.wait_for(w, 10)  # a waiter stranded by a lowered burst fails
+        assert refused == ["burst (2.0) must not be less than the tokens a waiting acquire "
+                           "asks for (3.0)"]
+        assert lim.burst == 4.0 and loop.time() == t0 + 3
+
+    run_virtual(main())

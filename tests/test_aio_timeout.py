@@ -274,10 +274,61 @@ def test_default_timer_is_per_loop_and_lets_closed_loops_go(impl, kind):
     assert len(set(map(id, timers))) == 3 and timers[0].tick == 0.001
     del timers
     gc.collect()
-    assert loops[0]() is None and loops[1]() is None  # only the last closed loop is held
-    assert len(_timer._default_timers) <= 1
+    assert all(ref() is None for ref in loops)  # closed loops are not held
+    assert not _timer._slotted_loops
     with pytest.raises(RuntimeError):
         aio.default_timer()
+
+
+def test_default_timer_lets_loops_dropped_without_close_go(impl, kind):
+    # As asyncio.timeout does: a loop dropped without close() is collected
+    # (and closed then, its file descriptors with it) whenever a loop that
+    # only ran asyncio.timeout is.  uvloop never collects an unclosed loop.
+    import gc
+    import warnings
+    import weakref
+
+    def survivors(timeout):
+        async def guarded():
+            async with timeout(10):
+                await asyncio.sleep(0)
+
+        refs = []
+        for _ in range(5):
+            loop = new_loop(kind)
+            loop.run_until_complete(guarded())
+            refs.append(weakref.ref(loop))
+            del loop
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)  # "unclosed event loop", as meant
+            gc.collect()
+        return sum(ref() is not None for ref in refs)
+
+    baseline = survivors(asyncio.timeout) if hasattr(asyncio, "timeout") else 0
+    assert survivors(aio.timeout) == baseline
+    if kind == "asyncio":
+        assert baseline == 0
+
+
+def test_default_timer_is_safe_with_loops_in_many_threads(impl, kind, switch_often):
+    from helpers import run_together
+
+    async def guarded():
+        for _ in range(3):
+            async with aio.timeout(10):
+                await asyncio.sleep(0)
+        return aio.default_timer()
+
+    def one_thread():
+        for _ in range(40):
+            loop = new_loop(kind)
+            try:
+                timer = loop.run_until_complete(guarded())
+                assert timer._loop is loop
+            finally:
+                loop.close()
+
+    run_together([one_thread] * 8, timeout=120)
 
 
 def test_bad_arguments(impl, run):
@@ -322,3 +373,31 @@ def test_many_tasks_on_a_virtual_clock(impl):
     finally:
         loop.close()
     assert got == [("timed out", True) if a < b else ("done", False) for a, b in cases]
+
+
+def test_default_timer_of_a_loop_that_takes_no_attribute(impl):
+    from dq_core.aio import _timer
+
+    class Strict(asyncio.SelectorEventLoop):
+        def __setattr__(self, name, value):
+            if name == _timer._ATTRIBUTE:
+                raise AttributeError(name)
+            super().__setattr__(name, value)
+
+    async def get():
+        async with aio.timeout(10):
+            await asyncio.sleep(0)
+        return aio.default_timer(), aio.default_timer()
+
+    loops = [Strict(), Strict()]
+    try:
+        first, second = loops[0].run_until_complete(get())
+        assert first is second and first._loop is loops[0]
+        assert _timer._slotted_loops == {loops[0]: first}
+        loops[0].close()
+        third, _ = loops[1].run_until_complete(get())  # another such loop asks: the closed one goes
+        assert _timer._slotted_loops == {loops[1]: third}
+    finally:
+        for loop in loops:
+            loop.close()
+        _timer._slotted_loops.clear()

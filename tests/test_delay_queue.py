@@ -722,3 +722,65 @@ def test_repr_from_the_queues_own_clock(impl):
     assert seen[-1] == "<DelayQueue len=1 next_deadline=5.0>"
     assert repr(dq) == "<DelayQueue len=0>"
     dq._check()
+
+
+# -- direct tests of edges the fuzzers and stress tests found slowly --------------------------
+
+
+def test_a_zero_delay_item_is_due_at_once_on_a_frozen_clock(impl):
+    # A clock that has not moved since the put (Windows' coarse clock: the
+    # common case) still makes a delay <= 0 due now.
+    clock = FakeClock(5.0)
+    dq = impl.DelayQueue(clock=clock)
+    dq.put("zero", 0)
+    dq.put("negative", -1.0)
+    dq.put_at("deadline now", 5.0)
+    assert dq.get_nowait() == "negative"
+    assert dq.get_nowait() == "zero"
+    assert dq.get(timeout=0) == "deadline now"
+    with pytest.raises(Empty):
+        dq.get_nowait()
+
+
+def test_the_head_after_pops_from_a_sorted_run_is_the_run_s_start(impl):
+    # Puts in deadline order keep the compiled heap a sorted run whose start
+    # advances on pop: the head is there, not at index 0.
+    clock = FakeClock(0.0)
+    dq = impl.DelayQueue(clock=clock)
+    for i in range(1, 6):
+        dq.put(i, delay=float(i))
+    clock.now = 2.0
+    assert dq.get_nowait() == 1 and dq.get_nowait() == 2
+    assert dq.next_deadline() == 3.0
+    with pytest.raises(Empty):
+        dq.get_nowait()  # 3 is not due: never early
+    assert dq.get_many() == []
+    assert dq.cancel(dq.put(0, delay=1.5))  # an earlier one, cancelled
+    clock.now = 3.0
+    assert dq.get_many() == [3]
+    assert dq.next_deadline() == 4.0 and dq.qsize() == 2
+
+
+@pytest.mark.parametrize("how", ["get", "get_nowait", "get_many", "cancel"])
+def test_taking_an_item_wakes_a_put_blocked_on_maxsize(impl, how):
+    dq = impl.DelayQueue(maxsize=1)
+    handle = dq.put("first")
+    done = threading.Event()
+
+    def blocked():
+        dq.put("second")  # no timeout: only a wake-up ends it
+        done.set()
+
+    t = start(blocked)
+    assert not done.wait(0.05)
+    if how == "get":
+        assert dq.get(timeout=5) == "first"
+    elif how == "get_nowait":
+        assert dq.get_nowait() == "first"
+    elif how == "get_many":
+        assert dq.get_many() == ["first"]
+    else:
+        assert dq.cancel(handle)
+    assert done.wait(5), "the blocked put was not woken"
+    t.join(5)
+    assert dq.get(timeout=5) == "second"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import math
 import random
 
 import pytest
@@ -394,3 +395,48 @@ def test_edge_ties_as_heapq(impl, a, b):
             del ref[1:]
         snap = h.snapshot()
         assert len(snap) == len(ref) and all(x is y for x, y in zip(snap, ref))
+
+
+# -- the cache of what orders a tied tuple's second element -----------------------------------
+
+
+def _differ_at(i, n, a, b, fill="abcdefghijk"):
+    """Two strs of length n, equal but at index i (a, b there), ordered the other
+    way after it (so a wrong index decides the wrong way)."""
+    base = fill[:n]
+    s = base[:i] + a + base[i + 1:]
+    t = base[:i] + b + base[i + 1:]
+    if i + 1 < n:
+        s, t = s[:i + 1] + "z" + s[i + 2:], t[:i + 1] + "a" + t[i + 2:]
+    return s, t
+
+
+def _pairs():
+    yield "abcdefYa", "abcdefXb"  # the 7th character decides
+    for n in range(1, 10):  # around the 7 cached characters: 6, 7, 8 and more
+        for i in range(n):
+            for a, b in (("Y", "X"), ("é", "e"), ("ÿ", "é"), ("Ā", "A"), ("😀", "Z"), ("b", "bb")):
+                s, t = _differ_at(i, n, a, b)
+                yield s, t
+    for s in ("abcdefg", "abcdefgh", "abc", "abcdefghij"):  # a prefix orders first
+        for k in range(len(s)):
+            yield s, s[:k]
+    for x in (0, 1, 255, 256, 1000, 2**52, 2**53 - 1, -257, -(2**53 - 1)):
+        yield x, x + 1  # equal in all but their low bits as doubles
+        yield float(x), float(x) + 0.5
+    for x in (1.0, -1.0, 1e300, 5e-324, 0.1, -0.0):
+        y = math.nextafter(x, math.inf)
+        yield x, y
+        yield y, math.nextafter(y, math.inf)
+
+
+def test_tied_first_elements_order_by_the_second_across_the_cache_s_bounds(impl):
+    for s, t in _pairs():
+        for first in (0, 0.5):
+            items = [(first, s), (first, t)]
+            for order in (items, items[::-1]):
+                h = impl.ItemHeap()
+                for item in order:
+                    h.push(item)
+                got = [h.pop(), h.pop()]
+                assert got == sorted(order), (order, got)

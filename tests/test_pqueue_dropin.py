@@ -273,9 +273,27 @@ def test_peek(impl):
 def test_copy_and_pickle_are_refused(impl, dup):
     q = impl.PriorityQueue()
     q.put((1, "a"))
-    with pytest.raises(TypeError, match="cannot pickle 'PriorityQueue' object"):
+    with pytest.raises(TypeError, match="^cannot pickle or copy 'PriorityQueue' object: "):
         dup(q)
     assert q.get_nowait() == (1, "a")  # untouched
+
+
+@pytest.mark.parametrize("call", ["put", "put_nowait", "put-block-timeout", "full"])
+def test_a_maxsize_that_is_no_number_fails_as_the_stdlib_s_in_both(both, call):
+    # The stdlib accepts any maxsize and fails at the first comparison:
+    # both implementations fail there with its message.
+    def attempt(cls):
+        q = cls(maxsize="10")
+        try:
+            {"put": lambda: q.put(1), "put_nowait": lambda: q.put_nowait(1),
+             "put-block-timeout": lambda: q.put(1, timeout=1), "full": q.full}[call]()
+        except TypeError as exc:
+            return str(exc)
+        return "no error"
+
+    c, py = both
+    expected = attempt(queue.PriorityQueue)
+    assert attempt(c.PriorityQueue) == attempt(py.PriorityQueue) == expected
 
 
 def test_item_heap_refuses_pickle_in_both(impl):

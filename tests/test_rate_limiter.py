@@ -259,3 +259,73 @@ def test_copy_and_pickle_are_refused(how):
     fn = {"copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": pickle.dumps}[how]
     with pytest.raises(TypeError, match="^cannot pickle or copy 'RateLimiter' object"):
         fn(RateLimiter(1))
+
+
+# -- a late waker takes its token when it wakes -----------------------------------------------
+
+
+def test_a_late_waker_takes_its_token_when_it_wakes_not_when_it_asked(monkeypatch):
+    # The waiter's sleep oversleeps by 4 s (the GIL held elsewhere, an OS
+    # delay): it must take its token at 5, so the bucket (burst 1) is empty
+    # then, not spend a token reserved for 1 and leave another for a second
+    # start at 5.
+    from dq_core import _ratelimit
+
+    clock = Clock()
+    slept = []
+
+    def late_sleep(seconds):
+        slept.append((clock.now, seconds))
+        clock.now = 5.0
+
+    monkeypatch.setattr(_ratelimit, "sleep", late_sleep)
+    lim = RateLimiter(1, burst=1, clock=clock)
+    assert lim.try_acquire()
+    assert lim.acquire() is True
+    assert slept == [(0.0, 1.0)]
+    assert not lim.try_acquire()  # one start at 5, not two
+    assert len(lim) == 0
+    clock.now = 6.0
+    assert lim.try_acquire()
+
+
+def test_a_late_waker_keeps_its_place_in_line(monkeypatch):
+    # Thread a waits first and oversleeps; b arrives while a sleeps, when
+    # a's token already exists: b must wait behind a, then a full period.
+    from dq_core import _ratelimit
+
+    clock = Clock()
+    a_sleeps, a_wakes = threading.Event(), threading.Event()
+    b_slept = []
+    starts = []
+
+    def controlled_sleep(seconds):
+        if threading.current_thread().name == "a":
+            a_sleeps.set()
+            assert a_wakes.wait(10)
+        else:
+            b_slept.append((clock.now, seconds))
+            clock.now += seconds
+
+    monkeypatch.setattr(_ratelimit, "sleep", controlled_sleep)
+    lim = RateLimiter(1, burst=1, clock=clock)
+    assert lim.try_acquire()
+
+    def taker():
+        assert lim.acquire(timeout=100)
+        starts.append((threading.current_thread().name, clock.now))
+
+    a = threading.Thread(target=taker, name="a")
+    a.start()
+    assert a_sleeps.wait(10)
+    clock.now = 3.0  # a should have woken at 1: a's token (and only one) is there
+    assert not lim.try_acquire()  # never ahead of a waiter
+    b = threading.Thread(target=taker, name="b")
+    b.start()
+    time.sleep(0.05)  # b joins the line (generous: b only waits for its turn)
+    assert starts == []
+    a_wakes.set()
+    a.join(10)
+    b.join(10)
+    assert starts == [("a", 3.0), ("b", 4.0)]
+    assert b_slept == [(3.0, 1.0)]

@@ -235,16 +235,56 @@ def test_many_threads_schedule_and_cancel(impl):
     assert set(runs.values()) == {1}
 
 
-def test_a_dropped_timer_stops_its_thread(impl):
-    t = impl.Timer(tick=0.01)
-    t.call_later(3600, print)
-    thread = t._shared.thread
-    ref = weakref.ref(t)
+def test_a_dropped_timer_still_runs_its_pending_callbacks(impl):
+    # As threading.Timer: nothing keeps the Timer, yet its callback runs.
+    done = threading.Event()
+    h = impl.Timer(tick=0.001).call_later(0.05, done.set)
+    gc.collect()
+    assert done.wait(SOON)
+    assert not h.cancelled
+
+
+def test_a_dropped_timer_goes_once_its_callbacks_ran(impl):
+    go, done = threading.Event(), threading.Event()
+    t = impl.Timer(tick=0.001)
+    t.call_later(0.02, lambda: go.wait(SOON) and done.set())
+    thread, ref = t._shared.thread, weakref.ref(t)
     del t
+    gc.collect()
+    assert ref() is not None  # held by its thread while the callback is pending
+    go.set()
+    assert done.wait(SOON)
+    thread.join(SOON)
+    assert not thread.is_alive()
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_dropped_timer_goes_once_its_callbacks_are_cancelled(impl):
+    t = impl.Timer(tick=0.01)
+    handles = [t.call_later(3600, print), t.call_later(7200, print)]
+    thread, ref = t._shared.thread, weakref.ref(t)
+    del t
+    gc.collect()
+    assert ref() is not None
+    assert handles[0].cancel()
+    gc.collect()
+    assert ref() is not None  # one still pending
+    assert handles[1].cancel()
     gc.collect()
     assert ref() is None
     thread.join(SOON)
     assert not thread.is_alive()
+
+
+def test_a_stopped_timer_is_not_kept(impl):
+    t = impl.Timer(tick=0.01)
+    h = t.call_later(3600, print)
+    thread, ref = t._shared.thread, weakref.ref(t)
+    assert t.stop() == [h]
+    del t
+    gc.collect()
+    assert ref() is None and not thread.is_alive()
 
 
 def test_a_past_deadline_waits_behind_an_earlier_one_of_the_same_tick(impl):

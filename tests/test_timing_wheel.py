@@ -558,3 +558,16 @@ def test_a_wheel_made_at_a_negative_time_keeps_a_timer_of_its_first_tick(impl, s
     assert w.advance(first_end) == ["x"]
     assert w.advance(first_end + tick) == ["y"]
     w._check()
+
+
+def test_a_zero_delay_is_due_at_the_next_advance_on_a_frozen_clock(impl):
+    now = [7.0]
+    w = impl.TimingWheel(tick=0.01, clock=lambda: now[0])
+    w.schedule("zero", 0)
+    w.schedule("negative", -3.0)
+    w.schedule_at("past", 6.0)
+    w.schedule_at("now", 7.0)
+    assert sorted(w.advance()) == ["negative", "now", "past", "zero"]
+    assert len(w) == 0
+    w.schedule("again", 0.0)
+    assert w.advance(now=7.0) == ["again"]

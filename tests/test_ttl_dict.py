@@ -414,3 +414,73 @@ def test_unhashable_keys_raise_type_error(impl):
         d[[1]]
     with pytest.raises(TypeError):
         [1] in d
+
+
+# -- time passing while it is iterated; threads without a lock --------------------------------
+
+
+class TickingClock:
+    """Every reading is ``step`` later than the one before."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize("walk", [
+    list, sorted, lambda d: list(d.keys()), lambda d: [k for k in d if len(d) >= 0],
+    lambda d: list(iter(d)), lambda d: set(d), lambda d: [k for k in d.keys() if k in d],
+])
+def test_iteration_never_raises_because_time_passed(impl, walk):
+    # Each clock reading is 1 later: an entry expires between the purge
+    # that starts an iteration and the len() that sizes the list.
+    clock = TickingClock(1.0)
+    d = impl.TTLDict(10, clock=clock)
+    for i in range(40):
+        d[i] = i
+    for _ in range(40):
+        keys = walk(d)
+        assert set(keys) <= set(range(40))
+    assert len(d) == 0 and list(d) == []
+
+
+def test_iteration_may_yield_a_key_that_expired_meanwhile_but_values_skip_it(impl):
+    clock = Clock()
+    d = impl.TTLDict(10, clock=clock)
+    d["a"], d["b"] = 1, 2
+    it = iter(d)
+    assert next(it) == "a"
+    clock.now = 10.0
+    assert len(d) == 0  # a purge while the iterator is live
+    assert list(it) == ["b"]  # what was live when the walk began
+    assert list(d.items()) == [] and list(d) == []
+
+
+def test_changes_from_several_threads_are_each_atomic(impl, switch_often):
+    # Not a reason to share one without a lock, but both implementations
+    # must behave alike: the compiled core runs each change whole, so the
+    # pure one must not refuse a change only because another thread's is
+    # under way.
+    d = impl.TTLDict(0.001, maxsize=64)
+
+    def churn(k):
+        def run():
+            for i in range(3000):
+                key = (k, i % 50)
+                d[key] = i
+                d.get(key)
+                d.pop((k, (i + 7) % 50), None)
+                if i % 100 == 0:
+                    d.expire()
+                    len(d)
+                    list(d)
+        return run
+
+    from helpers import run_together
+
+    run_together([churn(k) for k in range(4)], timeout=60)
+    d._check()

@@ -89,6 +89,17 @@ class DelayQueue(LoopBound, _Core[T]):
         """The most items held at once, due or not (0 or less: no bound)."""
         return self._maxsize
 
+    def _get_loop(self) -> AbstractEventLoop:
+        """LoopBound's, whose error where no loop runs says how to reach the queue from there."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "no running event loop: a DelayQueue is used in its event loop; from another "
+                "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
+                "shutdown_threadsafe") from None
+        return super()._get_loop()
+
     def put_at_nowait(self, item: T, deadline: float) -> int:
         """Add ``item``, due at ``deadline`` on ``loop.time()``; return its handle.  O(log n).
 
@@ -185,8 +196,18 @@ class DelayQueue(LoopBound, _Core[T]):
 
     # -- handles ----------------------------------------------------------------
 
+    def _in_own_loop(self) -> None:
+        """``RuntimeError`` unless called in the loop the queue is bound to (if bound).
+
+        Checked before anything changes: the loop's timer and waiters
+        belong to its thread.
+        """
+        if self._loop is not None:
+            self._get_loop()
+
     def cancel(self, handle: int) -> bool:
         """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
+        self._in_own_loop()
         heap = self._heap
         head = heap.peekitem()[0] if self._getters and heap else None
         try:
@@ -270,6 +291,7 @@ class DelayQueue(LoopBound, _Core[T]):
         every waiting and later ``get`` raises ``QueueShutDown`` at once.
         Waiting ``put`` calls raise ``QueueShutDown``.
         """
+        self._in_own_loop()
         self._is_shutdown = True
         dropped: list[T] = []
         if immediate:

@@ -217,14 +217,26 @@ class PriorityTaskPool(LoopBound):
                     permit = True
                 else:
                     if self._permit_task is None:
-                        loop = self._loop
-                        assert loop is not None
-                        self._permit_task = loop.create_task(self._await_permit(limiter))
+                        # A plain Task, never the loop's task factory: an eager
+                        # one (asyncio.eager_task_factory) would run it here, and
+                        # a token there at once would dispatch inside this call
+                        # and leave a finished task as the permit on its way.
+                        self._permit_task = Task(self._await_permit(limiter), loop=self._loop)
                     break
             future = pending.pop()  # never a cancelled one: cancel() takes it out
-            permit = False
+            had, permit = permit, False
             self._running += 1
-            future._start()
+            try:
+                future._start()
+            except BaseException as exc:
+                # No task: the slot and the token stay free, the future fails.
+                self._running -= 1
+                permit = had
+                future._coro.close()
+                if not future.done():
+                    future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
         if permit and limiter is not None:
             limiter._give_back(1.0)  # nothing left to start with it
 

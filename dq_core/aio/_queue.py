@@ -17,7 +17,7 @@ import asyncio
 import sys
 import types
 from collections import deque
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from .._convert import to_count
 from .._final import refuse_storage_hooks
@@ -75,6 +75,23 @@ class PriorityQueue(LoopBound, _Core[T]):
 
     def __init__(self, maxsize: int = 0) -> None:
         super().__init__(maxsize)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # asyncio's put and put_nowait ask self.full(), and its full() asks
+        # self.qsize(); the core's read the heap.  A subclass of a public
+        # class (this face joined with a core) that overrides either gets
+        # asyncio's paths, where it does not override them itself.
+        if PriorityQueue in cls.__bases__:
+            return  # a public class itself
+        public: Any = next(c for c in cls.__mro__ if PriorityQueue in c.__bases__)
+        if cls.qsize is not public.qsize and cls.full is public.full:
+            cls.full = _full_asking_qsize  # type: ignore[method-assign]
+        if cls.full is not public.full:
+            if cls.put_nowait is public.put_nowait:
+                cls.put_nowait = _put_nowait_asking_full  # type: ignore[method-assign]
+            if cls.put is public.put:
+                cls.put = PriorityQueue._wait_put  # type: ignore[method-assign, assignment]
 
     @property
     def maxsize(self) -> int:
@@ -218,3 +235,27 @@ class PriorityQueue(LoopBound, _Core[T]):
         """Assert the invariants: heap order and the counters."""
         self._heap._check()
         assert self._unfinished_tasks >= 0
+
+
+# What a subclass overriding full() or qsize() gets (see __init_subclass__):
+# asyncio.Queue's put_nowait and full, on the core's heap.
+
+def _put_nowait_asking_full(self: Any, item: Any) -> None:
+    """Put ``item`` into the queue without waiting.  O(log n).
+
+    Raises ``QueueFull`` if there is no free slot, ``QueueShutDown`` if
+    the queue has been shut down.
+    """
+    if self._is_shutdown:
+        raise QueueShutDown
+    if self.full():
+        raise QueueFull
+    self._heap.push(item)
+    self._unfinished_tasks += 1
+    if self._getters:
+        wakeup_next(self._getters)
+
+
+def _full_asking_qsize(self: Any) -> bool:
+    """Return True if there are ``maxsize`` items in the queue.  O(1)."""
+    return 0 < self._maxsize <= self.qsize()  # type: ignore[no-any-return]

@@ -9,12 +9,15 @@ served, and a later ``try_acquire`` or ``acquire`` never jumps the line.
 No polling and no thundering herd: only the head of the line has a loop
 timer (one ``loop.call_at`` per limiter), armed for the moment the head's
 tokens exist.  When it fires, the clock is read again (a loop may fire a
-timer up to its clock resolution early), the head is granted its tokens
-(they are taken from the bucket before its task resumes) and the timer is
-re-armed for the next in line.  A waiter that gives up (cancelled, or
-timed out by ``asyncio.timeout``) leaves the line: if it was the head,
-the next one is planned at once, so later waiters move earlier; one that
-was granted but cancelled before it resumed gives its tokens back.
+timer up to its clock resolution early) and the head is woken; the line
+stands still until its task resumes, takes its tokens at that moment
+(reading the clock again) and plans the next in line.  A task that resumes
+late (a busy loop) thus finds the bucket capped at ``burst`` and leaves the
+next tokens for later: starts never bunch past the burst.  A waiter that
+gives up (cancelled, or timed out by ``asyncio.timeout``) leaves the line:
+if it was the head, the next one is planned at once, so later waiters move
+earlier; one woken but cancelled before it resumed takes nothing and passes
+its turn on.
 Cancelled waiters behind the head stay in the deque, skipped when they
 reach the front and swept out when they outnumber the live ones, so
 cancelling costs O(1) amortised however long the line.
@@ -74,7 +77,8 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
     """
 
     __slots__ = (
-        "_rate", "_burst", "_full_at", "_granted", "_waiters", "_dead", "_timer", "_timer_when",
+        "_rate", "_burst", "_full_at", "_granted", "_waiters", "_woken", "_dead", "_timer",
+        "_timer_when",
         "_loop", "__weakref__",  # _loop: LoopBound's binding (its subclasses hold the slot)
     )
 
@@ -83,13 +87,17 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
         self._start(rate, burst, -_INF)
         self._loop: Optional[AbstractEventLoop] = None
         self._waiters: deque[tuple[Future[None], float]] = deque()
+        # The head woken (its tokens exist) whose task has not resumed yet:
+        # the line waits for it to take them.
+        self._woken: Optional[tuple[Future[None], float]] = None
         self._dead = 0  # about how many cancelled waiters sit behind the head
         self._timer: Optional[TimerHandle] = None
         self._timer_when = 0.0
 
     def _retune(self, rate: float, burst: float) -> None:
-        for waiter, k in self._waiters:
-            if k > burst and not waiter.done():
+        woken = self._woken
+        for waiter, k in [*([woken] if woken is not None else []), *self._waiters]:
+            if k > burst and (not waiter.done() or (woken is not None and waiter is woken[0])):
                 raise ValueError(f"burst ({burst!r}) must not be less than the tokens a "
                                  f"waiting acquire asks for ({k!r})")
         loop = self._loop
@@ -113,6 +121,8 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
         """Take ``tokens`` if they are there now and nobody waits; True if taken.  O(1)."""
         k, loop = self._begin(tokens)
         waiters = self._waiters
+        if self._woken is not None:
+            return False  # a woken waiter is about to take its tokens
         if waiters:
             if not waiters[0][0].done():
                 return False  # first come, first served
@@ -132,7 +142,7 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
         """
         k, loop = self._begin(tokens)
         waiters = self._waiters
-        if not waiters and self._has(loop.time(), k):
+        if not waiters and self._woken is None and self._has(loop.time(), k):
             self._granted += k
             return True
         waiter = loop.create_future()
@@ -140,16 +150,32 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
         head = waiters[0][0]
         if head is waiter or head.done():
             self._plan()
-        try:
-            await waiter
-        except BaseException:  # as asyncio.Semaphore: also on cancellation
-            waiter.cancel()  # in case it is not done yet
-            if waiter.cancelled():
-                self._leave()
-            else:  # granted, but we will not use it
-                self._give_back(k)
-            raise
-        return True
+        while True:
+            try:
+                await waiter
+            except BaseException:  # as asyncio.Semaphore: also on cancellation
+                waiter.cancel()  # in case it is not done yet
+                if waiter.cancelled():
+                    self._leave()
+                elif self._woken is not None and self._woken[0] is waiter:
+                    # woken, but it will not proceed: the next one's turn
+                    self._woken = None
+                    self._plan()
+                raise
+            # Woken: take the tokens now, when this task proceeds, not when
+            # the timer fired, so a late resume cannot bunch the starts.
+            self._woken = None
+            now = loop.time()
+            wait = self._wait(now, k)
+            if not now + wait > now:
+                self._granted += k
+                if waiters:
+                    self._plan()
+                return True
+            # Not there after all (rate or burst lowered meanwhile): head of the line again.
+            waiter = loop.create_future()
+            waiters.appendleft((waiter, k))
+            self._plan()
 
     def _give_back(self, k: float) -> None:
         """Return ``k`` tokens taken and not used (the bucket stays capped at ``burst``)."""
@@ -182,6 +208,9 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
     def _plan(self) -> None:
         """Grant the head of the line if its tokens exist, and arm the one timer for the next."""
         waiters = self._waiters
+        if self._woken is not None:  # it plans the next one when it proceeds
+            self._disarm()
+            return
         loop = self._loop
         assert loop is not None
         now = loop.time()
@@ -195,9 +224,11 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
                 self._arm(loop, min(now + wait, now + MAX_ARM))
                 return
             waiters.popleft()
-            self._granted += k  # taken before its task resumes: nobody can jump in
+            self._woken = (waiter, k)  # nobody can jump in before its task resumes
             waiter.set_result(None)
-        self._dead = 0
+            break
+        if not waiters:
+            self._dead = 0
         self._disarm()
 
     # the timer (LoopTimer's _arm, _on_timer, _disarm): firing re-runs _plan,
@@ -210,6 +241,9 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
         """Assert the invariants (between loop steps, the loop's clock standing still)."""
         waiting = [(w, k) for w, k in self._waiters if not w.done()]
         assert all(k <= self._burst for _, k in waiting)
+        if self._woken is not None:
+            assert self._timer is None, "a timer armed while a woken waiter has not resumed"
+            return
         if self._timer is not None:
             assert waiting, "a timer armed with nobody waiting"
         if waiting and self._waiters[0][0] is waiting[0][0]:
@@ -229,5 +263,5 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
 
     def __repr__(self) -> str:
         loop = self._loop
-        waiting = sum(not w.done() for w, _ in self._waiters)
+        waiting = sum(not w.done() for w, _ in self._waiters) + (self._woken is not None)
         return self._repr(0.0 if loop is None else loop.time()) + f" waiting={waiting}>"

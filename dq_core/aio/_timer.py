@@ -30,6 +30,7 @@ import contextvars
 import enum
 import math
 import sys
+import threading
 from asyncio import AbstractEventLoop
 from collections import deque
 from types import TracebackType
@@ -215,27 +216,44 @@ class Timer:
 
 # -- timeout -----------------------------------------------------------------------------
 
-# The default Timer of each loop.  Not a WeakKeyDictionary: the Timer holds its
-# loop (its wheel's clock is loop.time), so the entry would keep its key alive.
-# The entries of closed loops go when a new loop asks for its Timer.
-_default_timers: dict[AbstractEventLoop, Timer] = {}
+# The default Timer of each loop is an attribute of the loop: the loop holds
+# it and it holds the loop (its wheel's clock is loop.time), a cycle the
+# collector frees with a loop dropped without close(), fds and all, as it
+# would free the loop itself.  Each thread sets it only on the loop it runs,
+# so threads that each run a loop share nothing.  A module-level dict would
+# keep every loop alive (a WeakKeyDictionary too: its value holds its key)
+# and be mutated from many threads.  Only a loop that takes no attribute
+# (__slots__) goes in _slotted_loops, under the lock, until it is closed.
+_ATTRIBUTE = "_dq_core_default_timer"
+_slotted_loops: dict[AbstractEventLoop, Timer] = {}
+_slotted_lock = threading.Lock()
 
 
 def default_timer() -> Timer:
     """The running loop's shared ``Timer`` (tick 1 ms) that ``timeout`` uses, made on first use.
 
-    Kept until the loop is closed and another loop asks for its own;
-    ``RuntimeError`` where no loop runs.
+    Held by the loop: it goes with the loop.  Safe with loops running in
+    many threads.  ``RuntimeError`` where no loop runs.
     """
     loop = _get_running_loop()
+    timer: Optional[Timer] = getattr(loop, _ATTRIBUTE, None)
+    if timer is not None:
+        return timer
+    if _slotted_loops:
+        held = _slotted_loops.get(loop)
+        if held is not None:
+            return held
+    timer = timer_class()()
     try:
-        return _default_timers[loop]
-    except KeyError:
-        pass
-    for closed in [lp for lp in _default_timers if lp.is_closed()]:
-        del _default_timers[closed]
-    timer: Timer = timer_class()()
-    _default_timers[loop] = timer
+        setattr(loop, _ATTRIBUTE, timer)
+    except AttributeError:
+        with _slotted_lock:
+            held = _slotted_loops.get(loop)
+            if held is not None:
+                return held
+            for closed in [lp for lp in _slotted_loops if lp.is_closed()]:
+                del _slotted_loops[closed]
+            _slotted_loops[loop] = timer
     return timer
 
 

@@ -102,7 +102,7 @@ def behaviour(kind: str, new_loop: NewLoop = asyncio.new_event_loop, rate: float
         await asyncio.gather(*tasks, return_exceptions=True)
         return {
             "tokens_per_s": sum(k for _, k in grants) / seconds,
-            "worst_window": _worst_window(grants, rate, burst),
+            "worst_window": worst_window(grants, rate, burst),
             "big_grants": float(sum(1 for _, k in grants if k == 5)),
             "overtaken": float(_overtaken(arrivals)),
         }
@@ -110,7 +110,8 @@ def behaviour(kind: str, new_loop: NewLoop = asyncio.new_event_loop, rate: float
     return run_on(new_loop, main())
 
 
-def _worst_window(grants: list[tuple[float, float]], rate: float, burst: float) -> float:
+def worst_window(grants: list[tuple[float, float]], rate: float, burst: float) -> float:
+    """The most tokens granted in any stretch [t_i, t_j] over what the limit allows there (1.0: exact)."""
     grants = sorted(grants)
     worst = 0.0
     for i in range(len(grants)):
