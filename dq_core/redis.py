@@ -41,6 +41,7 @@ face's never suspend, so it runs the driver to its end with one ``send``.
 from __future__ import annotations
 
 import asyncio
+import collections
 import math
 import os
 import threading
@@ -49,7 +50,7 @@ import warnings
 from contextlib import asynccontextmanager, contextmanager
 from time import monotonic
 from typing import (
-    TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Generator, Generic, Iterable, Iterator,
+    TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Deque, Generator, Generic, Iterable, Iterator,
     List, Optional, Protocol,
     Sequence, Tuple, TypeVar, Union, overload,
 )
@@ -369,19 +370,20 @@ return remember(#zargs / 2)
 _CLAIM = """
 -- ARGV[6]: max items, ARGV[7]: lease in microseconds
 -- returns {now, wake, id, payload, deadline, attempts, lease, ...};
--- wake: when something may next be due (-1: never), given only if nothing is
+-- wake: when something may next be due (-1: nothing scheduled or leased)
 if prior then  -- the record keeps no payloads: read them again
   local out = cmsgpack.unpack(prior)
   for o = 3, #out, 5 do out[o + 1] = redis.call('HGET', pay, out[o]) or false end
   return out
 end
-local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[6]))
-if #due == 0 then
+local function next_wake()
   local wake = head_score() or -1
   local l = redis.call('ZRANGE', lease, 0, 0, 'WITHSCORES')
   if l[2] and (wake < 0 or tonumber(l[2]) < wake) then wake = tonumber(l[2]) end
-  return {now, wake}
+  return wake
 end
+local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[6]))
+if #due == 0 then return {now, next_wake()} end
 local k = #due / 2
 local until_ = now + tonumber(ARGV[7])
 local ms, ids = {}, {}
@@ -414,6 +416,7 @@ if j > 0 then
   each('HSET', state, sargs, 2)
   each('ZADD', lease, largs, 2)
 end
+out[2] = next_wake() ; rec[2] = out[2]
 remember(rec)
 return out
 """
@@ -582,6 +585,16 @@ class _Wait:
         self.seconds = seconds
 
 
+class _Listen:
+    """Step: become the queue object's listener, waiting up to ``seconds`` for
+    the one before to leave, and hold its subscription (-> False: not in time)."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+
 #: What an idle subscription may raise once the server restarted.
 _IDLE_ERRORS = (_redis.ConnectionError, _redis.TimeoutError, OSError)
 #: What a script call may raise when its reply was lost: it is sent once more,
@@ -593,9 +606,11 @@ _RECHECK = 2.0
 #: Jobs per put or claim script: each holds the server a few milliseconds at most.
 _BATCH = 500
 
-_SUBSCRIBE = "subscribe"  # step: subscribe to the wake-up channel (before looking)
-_TAKE_IDLE = "take idle"  # step: take an idle subscription if there is one (-> bool)
-_Step = Union[_Run, _Wait, str]
+_SUBSCRIBE = "subscribe"  # step: the listener subscribes anew (its subscription broke)
+_TAKE_IDLE = "take idle"  # step: become the listener if free and subscribed already (-> bool)
+#: Wake-ups read from an idle subscription before it is cheaper to subscribe anew.
+_STALE = 64
+_Step = Union[_Run, _Wait, _Listen, str]
 _Flow = Generator[_Step, Any, T]
 _POLICY = ("max_attempts", "dead_ttl", "dead_max")
 
@@ -632,7 +647,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
                  "channel", "keys", "_prefix", "_head", "_scripts", "_idle", "_idle_lock",
-                 "_pid", "_checked")
+                 "_pid", "_checked", "_listener", "_quiet")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
     def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
@@ -687,6 +702,11 @@ class _Protocol(Uncopyable, Generic[T, C]):
         self.client = client
         self._idle: List[_PubSub] = []  # subscriptions kept between two waits
         self._pid = os.getpid()  # whose they are: a forked child subscribes anew
+        self._listener = self._new_listener()  # held by the one waiter that listens
+        # Until this monotonic time no job can be due, as a look made while
+        # subscribed found; any wake-up since resets it.  A waiter arriving
+        # while another listens then waits for it without a look of its own.
+        self._quiet = 0.0
         self._checked = False  # the server's eviction policy, looked at on first contact
         # the blocking face's threads share _idle; the asyncio face holds it
         # across no await, so the lock never blocks its loop
@@ -832,14 +852,26 @@ class _Protocol(Uncopyable, Generic[T, C]):
             raise ValueError(f"max_items must be at least 1, got {max_items!r}")
         end = math.inf if timeout is None else monotonic() + check_timeout(timeout)
         lease = _micros(self.lease, "lease")
-        # a subscription left by an earlier wait costs nothing to take: then
-        # the first look already counts, saving a round trip when it must wait
-        subscribed = end > monotonic() and (yield _TAKE_IDLE)
+        # One waiter per queue object listens (holds the subscription, looks
+        # on each wake-up); the others wait for it to leave, so a wake-up
+        # costs one claim per process, not one per waiter.  A subscription
+        # left by an earlier wait costs nothing to take: then the first look
+        # already counts, saving a round trip when it must wait.
+        listening = end > monotonic() and (yield _TAKE_IDLE)
         jobs: List[Job[T]] = []
+        look = not (end > monotonic() and monotonic() < self._quiet)
         while True:
-            # in scripts of _BATCH jobs at most, until enough or none left due
-            want = min(n - len(jobs), _BATCH)
-            reply = yield from self._run("claim", want, lease)
+            if not look:
+                look = True
+                reply = [0, -1]  # as an empty look: no jobs, nothing to time
+            else:
+                # in scripts of _BATCH jobs at most, until enough or none left due
+                want = min(n - len(jobs), _BATCH)
+                sent = monotonic()
+                reply = yield from self._run("claim", want, lease)
+                if listening:  # a look made while subscribed: it stays true until a wake-up
+                    now, wake = reply[0], reply[1]
+                    self._quiet = math.inf if wake < 0 else sent + (wake - now) / _US
             got = (len(reply) - 2) // 5
             if got:
                 more, bad = self._claimed(reply)
@@ -856,17 +888,20 @@ class _Protocol(Uncopyable, Generic[T, C]):
             left = end - monotonic()
             if left <= 0.0:
                 return []
-            if not subscribed:
+            if not listening:
                 # subscribed before looking again: no put can slip between
-                yield _SUBSCRIBE
-                subscribed = True
+                if not (yield _Listen(min(left, MAX_WAIT))):
+                    if end - monotonic() <= 0.0:
+                        return []  # the listener looks for due jobs meanwhile
+                    continue
+                listening = True
+                look = not monotonic() < self._quiet
                 continue
-            now, wake = reply[0], reply[1]
-            if wake >= 0:  # clocks apart: never a negative wait
-                left = max(0.0, min(left, (wake - now) / _US))
+            # until something may be due (clocks apart: never a negative wait)
+            left = max(0.0, min(left, self._quiet - monotonic()))
             # never trust the subscription for long: it may be half-open
             if not (yield _Wait(min(left, _RECHECK))):
-                subscribed = False  # it broke: subscribe anew, then look
+                yield _SUBSCRIBE  # it broke: subscribe anew, then look
 
     def _get_flow(self, timeout: object) -> _Flow[Optional[Job[T]]]:
         jobs = yield from self._claim_flow(1, timeout)
@@ -992,27 +1027,40 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     async def _carry_out(self, flow: _Flow[R]) -> R:
         pubsub: Optional[_PubSub] = None
+        listening = False
         ok = False
+        self._forked()
         try:
             going, step = _finish(flow, None)
             while going:
                 value: Any = None
                 if type(step) is _Run:
                     value = await self._call(step)
+                elif type(step) is _Listen:
+                    listening = value = await self._listen(step.seconds)
+                    if listening:
+                        pubsub = await self._subscribe()
                 elif step is _SUBSCRIBE:
                     if pubsub is not None:  # a broken one, given up
                         old, pubsub = pubsub, None
                         await old.close()
                     pubsub = await self._subscribe()
                 elif step is _TAKE_IDLE:
-                    pubsub = await self._take_idle()
+                    if self._try_listen():
+                        listening = True
+                        pubsub = await self._take_idle()
+                        if pubsub is None:  # none kept: listen later, if it must wait
+                            listening = False
+                            self._unlisten()
                     value = pubsub is not None
                 else:
                     assert pubsub is not None and isinstance(step, _Wait)
                     try:
-                        await pubsub.wait(step.seconds)
+                        if await pubsub.wait(step.seconds):
+                            self._quiet = 0.0  # a wake-up: whatever was known is old
                         value = True
                     except _IDLE_ERRORS:  # killed or broken: the flow subscribes anew
+                        self._quiet = 0.0
                         old, pubsub = pubsub, None
                         await old.close()
                         value = False
@@ -1020,24 +1068,59 @@ class _Protocol(Uncopyable, Generic[T, C]):
             ok = True
             return step  # type: ignore[no-any-return]
         finally:
-            if pubsub is not None:
-                if ok and self._pid == os.getpid():
-                    with self._idle_lock:
-                        self._idle.append(pubsub)
-                else:  # a broken, cancelled or half-read connection is not reused
-                    await pubsub.close()
+            try:
+                if pubsub is not None:
+                    if ok and self._pid == os.getpid():
+                        with self._idle_lock:
+                            self._idle.append(pubsub)
+                    else:  # a broken, cancelled or half-read connection is not reused
+                        await pubsub.close()
+            finally:
+                if listening:  # the next waiter listens now
+                    self._unlisten()
+
+    def _try_listen(self) -> bool:
+        """Become the listener if nobody is (never waits)."""
+        raise NotImplementedError
+
+    async def _listen(self, seconds: float) -> bool:
+        """Become the listener, waiting up to ``seconds`` for the one before to leave."""
+        raise NotImplementedError
+
+    def _unlisten(self) -> None:
+        raise NotImplementedError
+
+    def _forked(self) -> bool:
+        """True (once) in a child forked since the subscriptions were made: they are the parent's."""
+        if self._pid == os.getpid():
+            return False
+        with self._idle_lock:
+            if self._pid == os.getpid():
+                return False
+            # forget them unclosed (their sockets are shared with the parent)
+            self._idle, self._pid = [], os.getpid()
+            self._listener = self._new_listener()
+            self._quiet = 0.0
+        return True
+
+    def _new_listener(self) -> Any:
+        raise NotImplementedError
 
     async def _take_idle(self) -> Optional["_PubSub"]:
         with self._idle_lock:
-            if self._pid != os.getpid():
-                # forked: the parent's subscriptions are its own (their sockets
-                # are shared with it); forget them unclosed and subscribe anew
-                self._idle, self._pid = [], os.getpid()
             pubsub = self._idle.pop() if self._idle else None
         if pubsub is not None:
             try:
-                await pubsub.drain()  # wake-ups from before this wait: the script looks anyway
-                return pubsub
+                # wake-ups that came while nobody listened: whatever was known
+                # is old; a pile of them (a long busy spell) is dropped with
+                # its connection
+                n = await pubsub.drain(_STALE)
+                if n:
+                    self._quiet = 0.0
+                if n <= _STALE:
+                    return pubsub
+                await pubsub.close()
+                return None
             except BaseException as exc:  # cancelled too: close what would leak
                 await pubsub.close()
                 if not isinstance(exc, _IDLE_ERRORS):
@@ -1050,6 +1133,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
         if pubsub is not None:
             return pubsub
         pubsub = self._new_pubsub()
+        self._quiet = 0.0  # what was known came from no subscription of ours
         try:
             await pubsub.subscribe(self.channel)
             return pubsub
@@ -1124,6 +1208,18 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
 
     async def _eviction_policy(self) -> Any:
         return self.client.config_get("maxmemory-policy")
+
+    def _new_listener(self) -> threading.Lock:
+        return threading.Lock()
+
+    def _try_listen(self) -> bool:
+        return bool(self._listener.acquire(blocking=False))
+
+    async def _listen(self, seconds: float) -> bool:
+        return bool(self._listener.acquire(timeout=seconds))
+
+    def _unlisten(self) -> None:
+        self._listener.release()
 
     def _new_pubsub(self) -> "_PubSub":
         return _BlockingPubSub(self.client.pubsub())  # type: ignore[no-untyped-call, unused-ignore]  # typed in newer redis-py
@@ -1298,8 +1394,8 @@ class _PubSub:
     async def close(self) -> None:
         raise NotImplementedError
 
-    async def wait(self, seconds: float) -> None:
-        """Wait until a wake-up arrives or ``seconds`` pass."""
+    async def wait(self, seconds: float) -> bool:
+        """Wait until a wake-up arrives (True) or ``seconds`` pass (False)."""
         raise NotImplementedError
 
     async def subscribe(self, channel: str) -> None:
@@ -1310,9 +1406,12 @@ class _PubSub:
             if msg is not None and msg["type"] == "subscribe":
                 return
 
-    async def drain(self) -> None:
-        while await self.message(0.0) is not None:
-            pass
+    async def drain(self, most: float = math.inf) -> float:
+        """Read the wake-ups waiting, up to one more than ``most``; how many."""
+        n = 0
+        while n <= most and await self.message(0.0) is not None:
+            n += 1
+        return n
 
 
 class _BlockingPubSub(_PubSub):
@@ -1329,16 +1428,17 @@ class _BlockingPubSub(_PubSub):
     async def close(self) -> None:
         self.raw.close()
 
-    async def wait(self, seconds: float) -> None:
+    async def wait(self, seconds: float) -> bool:
         # A socket timeout waits in poll(), which counts whole milliseconds rounded
         # up: listen until the last millisecond, sleep the rest (nanosleep).
         end = monotonic() + seconds
         if self.raw.get_message(timeout=max(0.0, seconds - 0.001)) is not None:
             await self.drain()
-            return
+            return True
         left = end - monotonic()
         if left > 0.0:
             time.sleep(left)
+        return False
 
 
 class _AsyncPubSub(_PubSub):
@@ -1355,9 +1455,59 @@ class _AsyncPubSub(_PubSub):
     async def close(self) -> None:
         await self.raw.aclose()
 
-    async def wait(self, seconds: float) -> None:
+    async def wait(self, seconds: float) -> bool:
         if await self.raw.get_message(timeout=seconds) is not None:
             await self.drain()
+            return True
+        return False
+
+
+class _Baton:
+    """The asyncio face's listener role: held by one task, handed to the
+    longest waiting one when it leaves (as asyncio.Lock, but with a
+    non-blocking take and a timed one)."""
+
+    __slots__ = ("held", "waiters")
+
+    def __init__(self) -> None:
+        self.held = False
+        self.waiters: Deque["asyncio.Future[bool]"] = collections.deque()
+
+    def try_take(self) -> bool:
+        if self.held:
+            return False
+        self.held = True
+        return True
+
+    async def take(self, seconds: float) -> bool:
+        if not self.held:
+            self.held = True
+            return True
+        loop = asyncio.get_running_loop()
+        fut: "asyncio.Future[bool]" = loop.create_future()
+        self.waiters.append(fut)
+
+        def too_late() -> None:
+            if not fut.done():
+                fut.set_result(False)
+
+        timer = loop.call_later(seconds, too_late)
+        try:
+            return await fut  # True: handed over; False: not in time
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled() and fut.result():
+                self.release()  # handed over as this task was cancelled: pass it on
+            raise
+        finally:
+            timer.cancel()
+
+    def release(self) -> None:
+        while self.waiters:
+            fut = self.waiters.popleft()
+            if not fut.done():
+                fut.set_result(True)
+                return
+        self.held = False
 
 
 def _run_blocking(step: Coroutine[Any, Any, R]) -> R:
@@ -1406,6 +1556,18 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
 
     async def _eviction_policy(self) -> Any:
         return await self.client.config_get("maxmemory-policy")
+
+    def _new_listener(self) -> "_Baton":
+        return _Baton()
+
+    def _try_listen(self) -> bool:
+        return self._listener.try_take()  # type: ignore[no-any-return]
+
+    async def _listen(self, seconds: float) -> bool:
+        return await self._listener.take(seconds)  # type: ignore[no-any-return]
+
+    def _unlisten(self) -> None:
+        self._listener.release()
 
     def _new_pubsub(self) -> "_PubSub":
         return _AsyncPubSub(self.client.pubsub())

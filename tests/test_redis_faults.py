@@ -432,8 +432,6 @@ def test_a_100k_batch_never_holds_the_server_long(redis_server):
 
 # ---------------------------------------------------------------- many waiters
 
-@pytest.mark.xfail(reason="every waiting get runs a claim per wake-up: wake-one is not done",
-                   strict=True)
 def test_twenty_waiters_cost_at_most_two_claims_per_job(redis_server):
     name = uuid.uuid4().hex
     q = RedisDelayQueue(name, redis_server.client(max_connections=64))
