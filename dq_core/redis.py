@@ -51,7 +51,7 @@ from contextlib import asynccontextmanager, contextmanager
 from time import monotonic
 from typing import (
     TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Deque, Generator, Generic, Iterable, Iterator,
-    List, Optional, Protocol,
+    List, Literal, Optional, Protocol,
     Sequence, Tuple, TypeVar, Union, overload,
 )
 
@@ -67,6 +67,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 C = TypeVar("C")  # the client a face runs on
 Payload = Union[bytes, str]
+#: What ``put(..., if_exists=...)`` takes: replace a job held under the id, or keep it.
+IfExists = Literal["replace", "keep"]
 
 _US = 1_000_000
 #: Deadlines are integer microseconds in a double, exact below 2**53: a
@@ -1228,7 +1230,7 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         return _run_blocking(self._carry_out(flow))
 
     def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-            if_exists: str = "replace") -> str:
+            if_exists: IfExists = "replace") -> str:
         """Schedule ``payload`` ``delay`` seconds from now (server time); return its job id.
 
         A ``job_id`` already held (scheduled, leased or dead) is, with
@@ -1243,7 +1245,7 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         return self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists))
 
     def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-               if_exists: str = "replace") -> str:
+               if_exists: IfExists = "replace") -> str:
         """Schedule ``payload`` at Unix time ``when`` (server clock); return its job id.
 
         ``job_id`` and ``if_exists`` as for :meth:`put`.  O(log n).
@@ -1252,7 +1254,7 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
 
     def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                  job_ids: Optional[Iterable[str]] = None,
-                 if_exists: str = "replace") -> List[str]:
+                 if_exists: IfExists = "replace") -> List[str]:
         """Schedule many payloads; ``delays`` default to 0.  O(k log n).
 
         Each script puts 500 jobs atomically, so a big batch never holds the
@@ -1575,18 +1577,18 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     _drive = _Protocol._carry_out
 
     async def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-                  if_exists: str = "replace") -> str:
+                  if_exists: IfExists = "replace") -> str:
         """Coroutine of :meth:`RedisDelayQueue.put`."""
         return await self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists))
 
     async def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-                     if_exists: str = "replace") -> str:
+                     if_exists: IfExists = "replace") -> str:
         """Coroutine of :meth:`RedisDelayQueue.put_at`."""
         return await self._drive(self._put_one(payload, when, "when", True, job_id, if_exists))
 
     async def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                        job_ids: Optional[Iterable[str]] = None,
-                       if_exists: str = "replace") -> List[str]:
+                       if_exists: IfExists = "replace") -> List[str]:
         """Coroutine of :meth:`RedisDelayQueue.put_many`."""
         return await self._drive(self._put_many(payloads, delays, job_ids, if_exists))
 
