@@ -231,9 +231,13 @@ local function head_score()
   return nil
 end
 
--- tell waiting consumers when a job due at d is due before the current head
-local function wake_if_head(d, head)
-  if head == nil or d < head then redis.call('PUBLISH', chan, us(d)) end
+-- tell waiting consumers when a job due at d is due before the current head:
+-- '<d>:<ticket>:<jobs>'; for one job, the listener that takes the ticket
+-- (this call's nonce) looks, the others do not
+local function wake_if_head(d, head, n)
+  if head == nil or d < head then
+    redis.call('PUBLISH', chan, us(d) .. ':' .. nonce .. ':' .. (n or 1))
+  end
 end
 
 local function schedule(id, d, a)
@@ -365,7 +369,7 @@ if #zargs > 0 then
   each('HSET', state, sargs, 2)
   each('HSET', pay, pargs, 2)
 end
-if best ~= nil then wake_if_head(best, head) end
+if best ~= nil then wake_if_head(best, head, #zargs / 2) end
 return remember(#zargs / 2)
 """
 
@@ -605,6 +609,8 @@ _LOST_REPLY = (_redis.ConnectionError, _redis.TimeoutError)
 #: A waiting get looks again at least this often (seconds), whatever the
 #: subscription says: a half-open subscription costs at most this much delay.
 _RECHECK = 2.0
+#: How long a wake-up's ticket is kept (milliseconds): past any replay of its SET.
+_TICKET_MS = 10_000
 #: Jobs per put or claim script: each holds the server a few milliseconds at most.
 _BATCH = 500
 
@@ -649,7 +655,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
                  "channel", "keys", "_prefix", "_head", "_scripts", "_idle", "_idle_lock",
-                 "_pid", "_checked", "_listener", "_quiet")
+                 "_pid", "_checked", "_listener", "_quiet", "_offset", "_me")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
     def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
@@ -709,6 +715,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
         # subscribed found; any wake-up since resets it.  A waiter arriving
         # while another listens then waits for it without a look of its own.
         self._quiet = 0.0
+        # this process's monotonic clock minus the server's (as a look found it)
+        self._offset: Optional[float] = None
+        self._me = os.urandom(8).hex()  # who takes a wake-up's ticket
         self._checked = False  # the server's eviction policy, looked at on first contact
         # the blocking face's threads share _idle; the asyncio face holds it
         # across no await, so the lock never blocks its loop
@@ -871,8 +880,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 want = min(n - len(jobs), _BATCH)
                 sent = monotonic()
                 reply = yield from self._run("claim", want, lease)
+                now, wake = reply[0], reply[1]
+                self._offset = sent - now / _US
                 if listening:  # a look made while subscribed: it stays true until a wake-up
-                    now, wake = reply[0], reply[1]
                     self._quiet = math.inf if wake < 0 else sent + (wake - now) / _US
             got = (len(reply) - 2) // 5
             if got:
@@ -1058,8 +1068,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 else:
                     assert pubsub is not None and isinstance(step, _Wait)
                     try:
-                        if await pubsub.wait(step.seconds):
-                            self._quiet = 0.0  # a wake-up: whatever was known is old
+                        end = monotonic() + step.seconds
+                        while True:
+                            wakeups = await pubsub.wait(max(0.0, end - monotonic()))
+                            if not wakeups:
+                                break  # the time is up: look
+                            if await self._must_look(wakeups):
+                                self._quiet = 0.0  # whatever was known is old
+                                break
+                            end = min(end, self._quiet)  # nothing due before then
                         value = True
                     except _IDLE_ERRORS:  # killed or broken: the flow subscribes anew
                         self._quiet = 0.0
@@ -1080,6 +1097,34 @@ class _Protocol(Uncopyable, Generic[T, C]):
             finally:
                 if listening:  # the next waiter listens now
                     self._unlisten()
+
+    async def _must_look(self, wakeups: List[bytes]) -> bool:
+        """Whether the listener must look after these wake-ups.
+
+        A job due later only brings the listener's wait forward; a job due
+        now is looked for by the one listener (of all processes) that takes
+        its ticket; several jobs, or a wake-up not understood, by every one.
+        """
+        for data in wakeups:
+            parts = data.split(b":")
+            if len(parts) != 3 or parts[2] != b"1" or self._offset is None:
+                return True
+            due = int(parts[0]) / _US + self._offset  # on this process's monotonic clock
+            if due > monotonic() + 0.001:
+                self._quiet = min(self._quiet, due)
+                continue
+            # the ticket is no job's state: a plain SET NX, and a GET in case
+            # this is a replay of our own SET whose reply was lost
+            key = self._prefix + "t:" + parts[1].decode()
+            if await self._ticket(key) or await self._ticket_holder(key) == self._me.encode():
+                return True
+        return False
+
+    async def _ticket(self, key: str) -> bool:
+        raise NotImplementedError
+
+    async def _ticket_holder(self, key: str) -> Any:
+        raise NotImplementedError
 
     def _try_listen(self) -> bool:
         """Become the listener if nobody is (never waits)."""
@@ -1210,6 +1255,12 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
 
     async def _eviction_policy(self) -> Any:
         return self.client.config_get("maxmemory-policy")
+
+    async def _ticket(self, key: str) -> bool:
+        return bool(self.client.set(key, self._me, nx=True, px=_TICKET_MS))
+
+    async def _ticket_holder(self, key: str) -> Any:
+        return self.client.get(key)
 
     def _new_listener(self) -> threading.Lock:
         return threading.Lock()
@@ -1396,9 +1447,19 @@ class _PubSub:
     async def close(self) -> None:
         raise NotImplementedError
 
-    async def wait(self, seconds: float) -> bool:
-        """Wait until a wake-up arrives (True) or ``seconds`` pass (False)."""
+    async def wait(self, seconds: float) -> List[bytes]:
+        """Wait until wake-ups arrive (their data) or ``seconds`` pass ([])."""
         raise NotImplementedError
+
+    async def collect(self, first: Any) -> List[bytes]:
+        """The data of ``first`` and of the wake-ups already waiting."""
+        out: List[bytes] = []
+        msg = first
+        while msg is not None:
+            if msg.get("type") == "message":
+                out.append(msg["data"])
+            msg = await self.message(0.0)
+        return out
 
     async def subscribe(self, channel: str) -> None:
         await self.send_subscribe(channel)
@@ -1430,17 +1491,17 @@ class _BlockingPubSub(_PubSub):
     async def close(self) -> None:
         self.raw.close()
 
-    async def wait(self, seconds: float) -> bool:
+    async def wait(self, seconds: float) -> List[bytes]:
         # A socket timeout waits in poll(), which counts whole milliseconds rounded
         # up: listen until the last millisecond, sleep the rest (nanosleep).
         end = monotonic() + seconds
-        if self.raw.get_message(timeout=max(0.0, seconds - 0.001)) is not None:
-            await self.drain()
-            return True
+        msg = self.raw.get_message(timeout=max(0.0, seconds - 0.001))
+        if msg is not None:
+            return await self.collect(msg)
         left = end - monotonic()
         if left > 0.0:
             time.sleep(left)
-        return False
+        return []
 
 
 class _AsyncPubSub(_PubSub):
@@ -1457,11 +1518,9 @@ class _AsyncPubSub(_PubSub):
     async def close(self) -> None:
         await self.raw.aclose()
 
-    async def wait(self, seconds: float) -> bool:
-        if await self.raw.get_message(timeout=seconds) is not None:
-            await self.drain()
-            return True
-        return False
+    async def wait(self, seconds: float) -> List[bytes]:
+        msg = await self.raw.get_message(timeout=seconds)
+        return [] if msg is None else await self.collect(msg)
 
 
 class _Baton:
@@ -1558,6 +1617,12 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
 
     async def _eviction_policy(self) -> Any:
         return await self.client.config_get("maxmemory-policy")
+
+    async def _ticket(self, key: str) -> bool:
+        return bool(await self.client.set(key, self._me, nx=True, px=_TICKET_MS))
+
+    async def _ticket_holder(self, key: str) -> Any:
+        return await self.client.get(key)
 
     def _new_listener(self) -> "_Baton":
         return _Baton()
