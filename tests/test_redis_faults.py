@@ -394,11 +394,12 @@ def test_a_forked_child_subscribes_anew(redis_server):
 PINGER = """
 import sys, time, redis
 c = redis.Redis(port=int(sys.argv[1]))
-worst, n, end = 0.0, 0, time.monotonic() + float(sys.argv[2])
+took, end = [], time.monotonic() + float(sys.argv[2])
 while time.monotonic() < end:
-    t = time.perf_counter(); c.ping(); worst = max(worst, time.perf_counter() - t); n += 1
+    t = time.perf_counter(); c.ping(); took.append(time.perf_counter() - t)
     time.sleep(0.001)
-print(worst, n)
+took.sort()
+print(took[-1], took[int(len(took) * 0.99)], len(took))
 """
 
 
@@ -406,9 +407,12 @@ def test_a_100k_batch_never_holds_the_server_long(redis_server):
     name = uuid.uuid4().hex
     q = RedisDelayQueue(name, redis_server.client())
     admin = redis_server.client()
-    # 50 ms, server-side; a 100k batch in one script held the server ~900 ms
-    admin.config_set("slowlog-log-slower-than", "50000")
+    # server-side, every script of 10 ms or more; a 100k batch in one script
+    # held the server ~900 ms (more on a loaded machine)
+    admin.config_set("slowlog-log-slower-than", "10000")
+    admin.config_set("slowlog-max-len", "10000")
     admin.slowlog_reset()
+    admin.config_resetstat()
     n = 100_000
     pinger = subprocess.Popen([sys.executable, "-c", PINGER, str(redis_server.port), "6"],
                               stdout=subprocess.PIPE, text=True)
@@ -420,13 +424,20 @@ def test_a_100k_batch_never_holds_the_server_long(redis_server):
         assert q.ack_many(jobs) == [True] * n
     finally:
         out, _ = pinger.communicate(30)
-    worst, pings = out.split()
-    slow = [e for e in admin.slowlog_get(128) if b"EVALSHA" in e["command"].upper()]
-    assert slow == [], slow  # no script ran 50 ms or longer
+    worst, p99, pings = out.split()
+    scripts = admin.info("commandstats")["cmdstat_evalsha"]["calls"]
+    assert scripts >= 3 * n // 500  # put, claim and ack in scripts of 500 jobs
+    slow = [e["duration"] for e in admin.slowlog_get(10000)
+            if b"EVALSHA" in e["command"].upper()]
+    # a few scripts may be slow while the machine is busy (preempted), never most,
+    # and none holds the server for long
+    assert len(slow) < scripts // 10, slow
+    assert max(slow, default=0) < 250_000, slow
     assert int(pings) > 100
-    # each PING answered while the batch ran: generous, for a loaded 2-core machine
-    assert float(worst) < 0.3, worst
+    # each PING answered while the batch ran: p99 under 50 ms, the worst generous
+    assert float(p99) < 0.05 and float(worst) < 0.5, (p99, worst)
     admin.config_set("slowlog-log-slower-than", "10000")
+    admin.config_set("slowlog-max-len", "128")
     check(redis_server, name, [])
     q.close()
     admin.close()
