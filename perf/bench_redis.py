@@ -2,6 +2,7 @@
 
     python perf/bench_redis.py --fast -o redis.json && python perf/compare.py redis.json
     python perf/bench_redis.py --lateness
+    python perf/bench_redis.py --waiters
 
 Starts its own redis-server (AOF on, ``appendfsync everysec``) on a free
 loopback port; the pyperf workers get its port.
@@ -22,6 +23,11 @@ acked (a round trip each), alone.
 waiting consumer gets a job, for a RedisDelayQueue consumer and for an arq
 worker (its default ``poll_delay`` of 0.5 s, and 0.05 s), and how long a
 ``get`` waiting in another thread takes to see a job put due at once.
+
+``--waiters`` (timed, not pyperf): with 20 threads waiting, the claim
+scripts and the Redis CPU time per job (``INFO commandstats``), when the
+threads share one queue object and when each has its own (as 20
+processes would).
 """
 
 from __future__ import annotations
@@ -293,8 +299,63 @@ def lateness() -> None:
         server.kill()
 
 
+def waiter_cost(port: int, waiters: int, jobs: int, objects: int) -> tuple[float, float]:
+    """Claim scripts and Redis CPU (us, INFO commandstats) per job with
+    ``waiters`` threads waiting, over ``objects`` queue objects (one object
+    stands for one process), for ``jobs`` puts 2 ms apart."""
+    name = f"waiters-{waiters}-{objects}"
+    queues = [RedisDelayQueue(name, redis.Redis(port=port, max_connections=64))
+              for _ in range(objects)]
+    producer = RedisDelayQueue(name, redis.Redis(port=port))
+    admin = redis.Redis(port=port)
+    got: list[str] = []
+    stop = threading.Event()
+
+    def work(q: RedisDelayQueue) -> None:
+        while not stop.is_set():
+            job = q.get(timeout=0.5)
+            if job is not None:
+                got.append(job.id)
+                q.ack(job)
+
+    threads = [threading.Thread(target=work, args=(queues[i % objects],)) for i in range(waiters)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    admin.config_resetstat()
+    for _ in range(jobs):
+        producer.put(b"x")
+        time.sleep(0.002)
+    while len(got) < jobs:
+        time.sleep(0.01)
+    stats = admin.info("commandstats")["cmdstat_evalsha"]
+    stop.set()
+    for t in threads:
+        t.join()
+    for q in queues + [producer]:
+        q.close()
+        q.client.close()
+    admin.close()
+    return (stats["calls"] - 2 * jobs) / jobs, stats["usec"] / jobs
+
+
+def waiters() -> None:
+    server = start_server()
+    try:
+        print("20 waiting threads, 1000 puts 2 ms apart: claim scripts and Redis CPU (EVALSHA usec,")
+        print("INFO commandstats: puts, claims and acks) per job")
+        for objects in (1, 20):
+            claims, usec = waiter_cost(server.port, 20, 1000, objects)
+            label = "one queue object" if objects == 1 else f"{objects} queue objects (as processes)"
+            print(f"  {label:<40} {claims:6.2f} claims/job {usec:8.1f} us/job")
+    finally:
+        server.kill()
+
+
 if __name__ == "__main__":
     if "--lateness" in sys.argv:
         lateness()
+    elif "--waiters" in sys.argv:
+        waiters()
     else:
         bench()

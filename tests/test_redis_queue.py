@@ -12,6 +12,7 @@ import copy
 import json
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -136,10 +137,14 @@ def test_every_key_carries_the_hash_tag(kind, redis_server):
             await q.nack(await q.get(0))
             await q.get(0)
             keys = redis_server.client().keys(f"*{q.name}*")
-            assert len(keys) == 6  # every kind of key exists now
             assert all(k.decode().startswith(f"dq:{{{q.name}}}:") for k in keys), keys
+            # every kind of key exists now, beside the calls' replay records
+            replays = [k for k in keys if b":r:" in k]
+            assert len(keys) - len(replays) == 7 and len(replays) == 4
+            assert all(0 < redis_server.client().pttl(k) <= 60_000 for k in replays)
             await q.clear()
-            assert redis_server.client().keys(f"*{q.name}*") == []
+            left = redis_server.client().keys(f"*{q.name}*")
+            assert left and all(b":r:" in k for k in left)  # expiring on their own
     run(scenario())
 
 
@@ -549,4 +554,203 @@ def test_cancelled_async_get_loses_nothing(redis_server):
             assert await q.get(timeout=0.2) is None  # and the queue still wakes waiters
             await q.put(b"y", 0.1)
             assert (await q.get(timeout=5)).payload == b"y"
+    run(scenario())
+
+
+# ---------------------------------------------------------------- policy, identity, retention
+
+def test_a_payload_that_cannot_be_decoded_fails_alone(kind, redis_server):
+    async def scenario():
+        name = uuid.uuid4().hex
+        async with opened(kind, redis_server, name) as raw, \
+                opened(kind, redis_server, name, serializer=JSON(), lease=0.3,
+                       max_attempts=2) as q:
+            ids = await raw.put_many([b'{"n": 1}', b"not json", b'{"n": 3}'])
+            jobs = await q.get_many(10)
+            assert [(j.id, j.payload, j.attempts) for j in jobs] == [
+                (ids[0], {"n": 1}, 1), (ids[2], {"n": 3}, 1)]
+            assert await q.ack_many(jobs) == [True, True]
+            assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 1}
+            [dead] = await q.dead()  # never raises: the raw bytes, and why
+            assert (dead.id, dead.payload, dead.attempts) == (ids[1], b"not json", 1)
+            assert dead.reason.startswith("payload undecodable: JSONDecodeError")
+            # a get whose only due job is bad goes on to the next one
+            await raw.put(b"{broken")
+            good = await raw.put(b"[1]", 0.2)
+            job = await q.get(timeout=5)
+            assert (job.id, job.payload) == (good, [1])
+            assert (await q.stats())["dead"] == 2
+    run(scenario())
+
+
+def test_the_queue_keeps_its_policy_and_refuses_another(kind, redis_server):
+    async def scenario():
+        name = uuid.uuid4().hex
+        async with opened(kind, redis_server, name, lease=0.2, max_attempts=1) as q, \
+                opened(kind, redis_server, name) as producer:
+            await q.put(b"x")
+            job = await q.get(0)
+            await asyncio.sleep(0.3)
+            # a producer stating no policy reclaims with the queue's: dead, not revived
+            assert await producer.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 1}
+            [dead] = await producer.dead()
+            assert dead.id == job.id and dead.attempts == 1
+            assert dead.reason == "lease ended after 1 attempts (max_attempts 1)"
+            async with opened(kind, redis_server, name, max_attempts=5) as other:
+                with pytest.raises(ValueError, match=r"max_attempts=5 conflicts with the "
+                                                     r"queue's stored max_attempts=1"):
+                    await other.put(b"y")
+                with pytest.raises(ValueError, match="max_attempts=5 conflicts"):
+                    await other.stats()
+            assert await producer.qsize() == 0  # the refused put did nothing
+            await q.clear()  # the policy goes with the jobs
+            async with opened(kind, redis_server, name, max_attempts=5) as other:
+                await other.put(b"y")
+    run(scenario())
+
+
+def test_lease_tokens_are_never_reused_even_after_clear(kind, redis_server):
+    async def scenario():
+        async with opened(kind, redis_server) as q:
+            await q.put(b"a", job_id="j")
+            stale = await q.get(0)
+            await q.clear()
+            redis_server.client().delete(*q.queue.keys)  # data loss too
+            await q.put(b"b", job_id="j")
+            fresh = await q.get(0)
+            assert fresh._token != stale._token
+            assert await q.ack(stale) is False  # a stale worker cannot ack the new lease
+            assert await q.extend(fresh) and await q.ack(fresh)
+            tokens = set()
+            for _ in range(3):
+                await q.put_many([b"x"] * 50)
+                tokens |= {j._token for j in await q.get_many(50)}
+                await q.clear()
+            assert len(tokens) == 150
+    run(scenario())
+
+
+@pytest.mark.parametrize("cls", [RedisDelayQueue, AsyncRedisDelayQueue])
+def test_names_with_braces_are_refused(cls, redis_server):
+    client = redis_server.client() if cls is RedisDelayQueue else aredis.Redis(port=redis_server.port)
+    for bad in ("a{b", "}", "x{y}z"):
+        with pytest.raises(ValueError, match="name must not contain"):
+            cls(bad, client)
+    with pytest.raises(ValueError, match="dead_max must be at least 1"):
+        cls("q", client, dead_max=0)
+    with pytest.raises(ValueError, match="dead_ttl must be a positive"):
+        cls("q", client, dead_ttl=0)
+
+
+def test_put_by_id_replaces_or_keeps(kind, redis_server):
+    async def scenario():
+        async with opened(kind, redis_server) as q:
+            await q.put(b"v1", 0, job_id="k")
+            job = await q.get(0)
+            # keep: a leased job runs on untouched, its lease still good
+            assert await q.put(b"v2", 0, job_id="k", if_exists="keep") == "k"
+            assert await q.stats() == {"delayed": 0, "due": 0, "leased": 1, "dead": 0}
+            assert await q.ack(job)
+            # once acked, the same put schedules it afresh
+            assert await q.put(b"v3", 60, job_id="k", if_exists="keep") == "k"
+            assert await q.put(b"v4", 0, job_id="k", if_exists="keep") == "k"
+            assert await q.get(0) is None  # kept at 60 s
+            assert await q.put_many([b"a", b"b"], job_ids=["n", "n"], if_exists="keep") == ["n", "n"]
+            [n] = await q.get_many(5)
+            assert (n.id, n.payload) == ("n", b"a")  # of repeated ids the first is kept
+            await q.put(b"v5", 0, job_id="k")  # replace, the default
+            job = await q.get(0)
+            assert (job.id, job.payload, job.attempts) == ("k", b"v5", 1)
+            with pytest.raises(ValueError, match="if_exists must be 'replace' or 'keep'"):
+                await q.put(b"x", if_exists="skip")
+    run(scenario())
+
+
+def test_equal_deadlines_after_a_nack_keep_put_order(kind, redis_server):
+    async def scenario():
+        async with opened(kind, redis_server) as q:
+            when = q.server_time() + 0.3
+            first = await q.put(b"z", 0, job_id="zz")
+            await q.nack(await q.get(0), delay=60)  # takes a sequence number
+            a = await q.put_at(b"a", when, job_id="b-second")
+            b = await q.put_at(b"b", when, job_id="a-first")
+            got = await q.get_many(5, timeout=5)
+            assert [j.id for j in got] == [a, b]  # by put order, not by id
+            assert first == "zz"
+    run(scenario())
+
+
+def test_dead_jobs_keep_precise_deadlines_and_reasons_and_can_be_paged_and_purged(
+        kind, redis_server):
+    async def scenario():
+        async with opened(kind, redis_server, max_attempts=1, dead_max=25) as q:
+            when = q.server_time() - 0.123457
+            ids = await q.put_many([b"%d" % i for i in range(30)])
+            await q.put_at(b"precise", when, job_id="p")
+            jobs = await q.get_many(100)
+            assert jobs[0].id == "p"
+            for job in reversed(jobs):  # p dies last: the newest death
+                assert await q.nack(job)
+            dead = await q.dead()
+            assert len(dead) == 25  # dead_max: the oldest deaths went
+            assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 25}
+            by_id = {j.id: j for j in dead}
+            # due again at the nack: every microsecond kept (not %.14g's 1.7965e+15)
+            raw = redis_server.client().hget(q.queue.keys[1], "p").decode()
+            assert re.fullmatch(r"D1:\d{16}:nacked .*", raw), raw
+            assert by_id["p"].deadline == int(raw.split(":")[1]) / 1e6 >= jobs[0].deadline
+            assert by_id["p"].reason == "nacked after 1 attempts (max_attempts 1)"
+            page = await q.dead(10, start=5)
+            assert [j.id for j in page] == [j.id for j in dead[5:15]]
+            assert await q.dead(0) == [] and await q.dead(5, start=100) == []
+            assert await q.purge_dead(older_than=3600) == 0
+            assert await q.purge_dead() == 25
+            assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
+            assert redis_server.client().hlen(q.queue.keys[2]) == 0  # payloads gone too
+            assert ids
+        async with opened(kind, redis_server, max_attempts=1, dead_ttl=0.3) as q:
+            await q.put(b"x")
+            await q.nack(await q.get(0))
+            assert (await q.stats())["dead"] == 1
+            await asyncio.sleep(0.4)
+            assert (await q.stats())["dead"] == 0  # dead_ttl: gone for good
+    run(scenario())
+
+
+def test_lost_keys_do_not_wedge_the_queue(kind, redis_server):
+    async def scenario():
+        async with opened(kind, redis_server, lease=0.2) as q:
+            client = redis_server.client()
+            ids = await q.put_many([b"a", b"b", b"c"])
+            client.hdel(q.queue.keys[2], ids[1])  # b's payload lost
+            jobs = await q.get_many(10)
+            assert [j.payload for j in jobs] == [b"a", b"c"]  # never b''
+            [dead] = await q.dead()
+            assert (dead.id, dead.payload, dead.reason) == (ids[1], None, "payload missing")
+            client.delete(q.queue.keys[1])  # the whole state hash lost
+            await asyncio.sleep(0.3)
+            stats = await q.stats()  # leases end: reclaimed, not wedged
+            assert stats["due"] == 2
+            again = await q.get_many(10)
+            assert sorted(j.id for j in again) == sorted([ids[0], ids[2]])
+            assert await q.ack_many(again) == [True, True]
+            await q.clear()
+            assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
+    run(scenario())
+
+
+def test_keep_alive_extends_the_lease_while_the_handler_runs(kind, redis_server):
+    async def scenario():
+        async with opened(kind, redis_server, lease=0.3) as q:
+            await q.put(b"long")
+            job = await q.get(0)
+            if kind == "sync":
+                with q.queue.keep_alive(job) as lost:
+                    await asyncio.sleep(1.0)
+            else:
+                async with q.queue.keep_alive(job) as lost:
+                    await asyncio.sleep(1.0)
+            assert not lost.is_set()
+            assert await q.get(0) is None  # never due again meanwhile
+            assert await q.ack(job)
     run(scenario())

@@ -56,7 +56,15 @@ def check_sync(client: redis.Redis) -> None:
     if job is not None:
         assert_type(job.payload, dict[str, int])
         assert_type(job.attempts, int)
+        assert_type(job.reason, Union[str, None])
+        with typed.keep_alive(job) as lost:
+            assert_type(lost.is_set(), bool)
     typed.put(b"raw")  # E: arg-type
+    assert_type(q.put(b"x", job_id="k", if_exists="keep"), str)
+    q.put(b"x", if_exists="skip")  # E: arg-type
+    assert_type(q.dead(10, start=20), list[Job[Union[bytes, str]]])
+    assert_type(q.purge_dead(older_than=3600), int)
+    RedisDelayQueue("q", client, max_attempts=3, dead_ttl=86400.0, dead_max=10_000)
 
 
 async def check_async(client: aredis.Redis) -> None:
@@ -65,7 +73,10 @@ async def check_async(client: aredis.Redis) -> None:
     if job is not None:
         assert_type(job.payload, dict[str, int])
         assert_type(await q.ack(job), bool)
+        async with q.keep_alive(job) as lost:
+            assert_type(lost.is_set(), bool)
     assert_type(await q.qsize(), int)
+    assert_type(await q.purge_dead(), int)
     RedisDelayQueue("q", client)  # E: call-overload
 '''
 
@@ -89,5 +100,5 @@ def test_redis_queue_types(tmp_path):
         for n, line in enumerate(PROGRAM.splitlines(), 1)
         if (m := re.search(r"# E: ([\w-]+)$", line))
     )
-    assert len(expected) == 3
+    assert len(expected) == 4
     assert found == expected, out.stdout + out.stderr

@@ -1,0 +1,113 @@
+"""dq_core.redis on a real Redis Cluster: three ``redis-server --cluster-enabled
+yes`` on loopback ports, joined by ``redis-cli --cluster create``.  A queue's
+keys all carry the hash tag ``{name}``, so one queue lives in one slot and
+every script runs on one node."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from dq_core.redis import RedisDelayQueue
+from redis_server import SERVER, free_port
+
+CLI = shutil.which("redis-cli")
+
+
+def cluster_port() -> int:
+    """A free port whose cluster bus port (10000 higher) is free too."""
+    while True:
+        port = free_port()
+        if port > 55535:  # the bus port would pass 65535
+            port = random.randrange(20000, 55535)
+        try:
+            for p in (port, port + 10000):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        return port
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[List[int]]:
+    if SERVER is None or CLI is None:
+        raise RuntimeError("redis-server and redis-cli are needed (apt-get install redis-server)")
+    ports = [cluster_port() for _ in range(3)]
+    procs = []
+    try:
+        for port in ports:
+            d: Path = tmp_path_factory.mktemp(f"cluster{port}")
+            procs.append(subprocess.Popen(
+                [SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(d),
+                 "--cluster-enabled", "yes", "--cluster-config-file", str(d / "nodes.conf"),
+                 "--appendonly", "no", "--save", "", "--loglevel", "warning",
+                 "--logfile", str(d / "redis.log")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        end = time.monotonic() + 20
+        for port in ports:  # a socket, not a client: redis-py 6+ backs off between retries
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < end, "a cluster node did not start"
+                    time.sleep(0.05)
+        subprocess.run([CLI, "--cluster", "create", *(f"127.0.0.1:{p}" for p in ports),
+                        "--cluster-replicas", "0", "--cluster-yes"],
+                       check=True, capture_output=True, timeout=60)
+        end = time.monotonic() + 30
+        for port in ports:
+            probe = redis.Redis(port=port)
+            while b"cluster_state:ok" not in probe.execute_command("CLUSTER", "INFO"):
+                assert time.monotonic() < end, "the cluster did not come up"
+                time.sleep(0.1)
+            probe.close()
+        yield ports
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(20)
+
+
+def test_a_queue_works_on_a_cluster_from_one_slot(cluster):
+    client = RedisCluster(host="127.0.0.1", port=cluster[0])
+    name = "orders-" + uuid.uuid4().hex
+    q = RedisDelayQueue(name, client, lease=0.3, max_attempts=2)
+    try:
+        ids = q.put_many([b"a", b"b", b"c"])
+        late = q.put(b"late", 0.3)
+        assert q.stats() == {"delayed": 1, "due": 3, "leased": 0, "dead": 0}
+        a, b, c = q.get_many(10)
+        assert [a.id, b.id, c.id] == ids
+        assert q.ack(a) and not q.ack(a)
+        assert q.nack(b, delay=0.1)
+        job = q.get(timeout=5)  # a wait: subscribed on the cluster
+        assert (job.id, job.attempts) == (b.id, 2)
+        assert q.nack(job)  # past max_attempts: dead
+        got = q.get(timeout=5)
+        assert got.id == late and q.ack(got)
+        time.sleep(0.35)  # c's lease ends; one attempt left
+        again = q.get(timeout=5)
+        assert (again.id, again.attempts) == (c.id, 2)
+        assert q.ack(again)
+        [dead] = q.dead()
+        assert dead.id == b.id and dead.reason.startswith("nacked")
+        assert q.requeue_dead(b.id) and q.get(0).id == b.id
+        slots = {client.keyslot(k) for k in q.keys} | {client.keyslot(q.channel)}
+        assert len(slots) == 1
+        q.clear()
+        assert q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
+    finally:
+        q.close()
+        client.close()

@@ -1,0 +1,488 @@
+"""dq_core.redis under real faults: lost replies, broken subscriptions, a
+flushed script cache, a killed server, eviction, fork, poison payloads, big
+batches.  A real redis-server (tests/redis_server.py), a fault-injecting TCP
+proxy (tests/redis_proxy.py) between it and the queue under test, and after
+every scenario the invariants, read from Redis itself: no job lost or made
+up, every job in exactly the structure its state names, ``stats()`` equal to
+the structures' sizes, attempts equal to deliveries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import warnings
+from typing import Any, Dict, Iterable, List
+
+import pytest
+import redis
+import redis.asyncio as aredis
+
+from dq_core.redis import SOURCES, AsyncRedisDelayQueue, RedisDelayQueue
+from redis_proxy import Proxy
+from redis_server import RedisServer, own_server, redis_server  # noqa: F401 (fixtures)
+
+
+@pytest.fixture(params=["sync", "async"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def proxy(redis_server: RedisServer) -> Any:
+    """A proxy to the module's server, whose script cache holds the scripts:
+    the reply dropped is the script's, not a NOSCRIPT error's."""
+    c = redis_server.client()
+    for src in SOURCES.values():
+        c.script_load(src)
+    c.close()
+    p = Proxy(redis_server.port)
+    yield p
+    p.close()
+    assert p.errors == []
+
+
+def make(kind: str, port: int, name: str, **options: Any) -> Any:
+    if kind == "sync":
+        return RedisDelayQueue(name, redis.Redis(port=port), **options)
+    return AsyncRedisDelayQueue(name, aredis.Redis(port=port), **options)
+
+
+async def call(q: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    out = getattr(q, method)(*args, **kwargs)
+    return await out if isinstance(q, AsyncRedisDelayQueue) else out
+
+
+async def close(q: Any) -> None:
+    if isinstance(q, AsyncRedisDelayQueue):
+        await q.aclose()
+        await q.client.aclose()
+    else:
+        q.close()
+        q.client.close()
+
+
+def check(server: RedisServer, name: str, live: Iterable[str],
+          deliveries: Dict[str, List[int]] | None = None) -> Dict[str, int]:
+    """The invariants, read from Redis; returns the stats the structures give."""
+    c = server.client()
+    try:
+        q = RedisDelayQueue(name, c)
+        keys = dict(zip(("q", "state", "pay", "lease", "dead"), q.keys))
+        state = {k.decode(): v.decode() for k, v in c.hgetall(keys["state"]).items()}
+        assert set(state) == set(live), "a job was lost or made up"
+        assert set(c.hkeys(keys["pay"])) == {i.encode() for i in live}
+        members = {m.decode() for m in c.zrange(keys["q"], 0, -1)}
+        leased = {m.decode() for m in c.zrange(keys["lease"], 0, -1)}
+        dead = {m.decode() for m in c.zrange(keys["dead"], 0, -1)}
+        for job_id, v in state.items():
+            kind, rest = v[0], v.split(":", 1)[1]
+            if kind == "S":
+                assert rest in members and rest.endswith(job_id)
+            elif kind == "L":
+                assert job_id in leased
+            else:
+                assert kind == "D" and job_id in dead
+        assert len(members) + len(leased) + len(dead) == len(state)  # each in one place
+        if deliveries is not None:  # attempts honest: 1, 2, ... per delivery
+            for job_id, attempts in deliveries.items():
+                assert attempts == list(range(1, len(attempts) + 1)), (job_id, attempts)
+        stats = q.stats()
+        assert stats["delayed"] + stats["due"] == len(members)
+        assert (stats["leased"], stats["dead"]) == (len(leased), len(dead))
+        return stats
+    finally:
+        c.close()
+
+
+def run(coro: Any) -> None:
+    asyncio.run(coro)
+
+
+# ---------------------------------------------------------------- a reply lost on its way back
+
+def test_a_lost_put_reply_does_not_put_the_job_twice(kind, redis_server, proxy):
+    name = uuid.uuid4().hex
+    direct = RedisDelayQueue(name, redis_server.client())
+    taken: List[Any] = []
+
+    def meanwhile() -> None:  # a worker takes and finishes the job before the replay
+        job = direct.get(timeout=5)
+        taken.append(job)
+        assert direct.ack(job)
+
+    async def scenario() -> None:
+        q = make(kind, proxy.port, name)
+        try:
+            proxy.drop_reply(q._scripts["put"].sha.encode(), meanwhile)
+            jid = await call(q, "put", b"once")
+            assert proxy.dropped == 1 and [j.id for j in taken] == [jid]
+            check(redis_server, name, [])  # done, not put again
+            assert await call(q, "get", 0) is None
+        finally:
+            await close(q)
+    run(scenario())
+    direct.close()
+
+
+def test_a_lost_claim_reply_delivers_the_claimed_job(kind, redis_server, proxy):
+    name = uuid.uuid4().hex
+    direct = RedisDelayQueue(name, redis_server.client(), max_attempts=1)
+
+    async def scenario() -> None:
+        q = make(kind, proxy.port, name, max_attempts=1, lease=30)
+        try:
+            jid = direct.put(b"job")
+            proxy.drop_reply(q._scripts["claim"].sha.encode())
+            job = await call(q, "get", 5)
+            assert proxy.dropped == 1
+            # the claim that ran is the one delivered: not leased to nobody, not dead
+            assert (job.id, job.payload, job.attempts) == (jid, b"job", 1)
+            assert check(redis_server, name, [jid], {jid: [job.attempts]})["leased"] == 1
+            assert await call(q, "ack", job)
+            check(redis_server, name, [])
+        finally:
+            await close(q)
+    run(scenario())
+    direct.close()
+
+
+def test_a_lost_ack_reply_still_reports_done(kind, redis_server, proxy):
+    name = uuid.uuid4().hex
+
+    async def scenario() -> None:
+        q = make(kind, proxy.port, name)
+        try:
+            jids = await call(q, "put_many", [b"a", b"b"])
+            jobs = await call(q, "get_many", 2)
+            proxy.drop_reply(q._scripts["ack"].sha.encode())
+            assert await call(q, "ack_many", jobs) == [True, True]
+            assert proxy.dropped == 1 and len(jids) == 2
+            check(redis_server, name, [])
+        finally:
+            await close(q)
+    run(scenario())
+
+
+# ---------------------------------------------------------------- subscriptions that break
+
+def test_a_half_open_subscription_costs_a_recheck_at_most(kind, redis_server, proxy):
+    name = uuid.uuid4().hex
+    direct = RedisDelayQueue(name, redis_server.client())
+
+    async def scenario() -> None:
+        q = make(kind, proxy.port, name)
+        try:
+            assert await call(q, "get", 0.1) is None  # subscribed, now idle
+            assert proxy.half_open(b"SUBSCRIBE") == 1
+            put_at = time.monotonic()
+            timer = threading.Timer(0.3, direct.put, (b"x", 0.2))
+            timer.start()
+            job = await call(q, "get", 30)
+            timer.join()
+            waited = time.monotonic() - put_at
+            assert job.payload == b"x"
+            assert waited < 6.0, waited  # a re-check every 2 s, not the 30 s timeout
+            assert await call(q, "ack", job)
+            check(redis_server, name, [])
+        finally:
+            await close(q)
+    run(scenario())
+    direct.close()
+
+
+def test_a_killed_subscription_reconnects_instead_of_raising(kind, redis_server):
+    name = uuid.uuid4().hex
+    direct = RedisDelayQueue(name, redis_server.client())
+    admin = redis_server.client()
+
+    def kill_then_put() -> None:
+        admin.client_kill_filter(_type="pubsub")
+        time.sleep(0.2)
+        direct.put(b"after the kill")
+
+    async def scenario() -> None:
+        q = make(kind, redis_server.port, name)
+        try:
+            assert await call(q, "get", 0.1) is None
+            timer = threading.Timer(0.3, kill_then_put)
+            timer.start()
+            start = time.monotonic()
+            job = await call(q, "get", 20)
+            timer.join()
+            assert job.payload == b"after the kill"
+            assert time.monotonic() - start < 6.0
+            assert await call(q, "ack", job)
+            check(redis_server, name, [])
+        finally:
+            await close(q)
+    run(scenario())
+    direct.close()
+    admin.close()
+
+
+def test_script_flush_is_survived(kind, redis_server):
+    name = uuid.uuid4().hex
+
+    async def scenario() -> None:
+        q = make(kind, redis_server.port, name, max_attempts=2)
+        try:
+            jid = await call(q, "put", b"x")
+            redis_server.client().script_flush()
+            job = await call(q, "get", 0)
+            redis_server.client().script_flush()
+            assert await call(q, "nack", job)
+            redis_server.client().script_flush()
+            job = await call(q, "get", 0)
+            assert (job.id, job.attempts) == (jid, 2)
+            check(redis_server, name, [jid], {jid: [1, 2]})
+            assert await call(q, "ack", job)
+            check(redis_server, name, [])
+        finally:
+            await close(q)
+    run(scenario())
+
+
+# ---------------------------------------------------------------- the server dies
+
+def test_sigkill_with_aof_loses_nothing_and_a_restart_without_it_reuses_no_token(own_server):
+    name = uuid.uuid4().hex
+    q = RedisDelayQueue(name, own_server.client(), lease=0.5, max_attempts=3)
+    ids = q.put_many([b"%d" % i for i in range(50)], [0] * 40 + [0.3] * 10)
+    held = q.get_many(10)
+    done = q.get_many(5)
+    assert q.ack_many(done) == [True] * 5
+    own_server.kill()  # SIGKILL; appendfsync always
+    own_server.start()
+    live = [i for i in ids if i not in {j.id for j in done}]
+    check(own_server, name, live)
+    deliveries: Dict[str, List[int]] = {j.id: [j.attempts] for j in held}
+    time.sleep(0.6)  # the held leases end
+    got = []
+    while len(got) < 45:
+        more = q.get_many(100, timeout=5)
+        assert more
+        got += more
+    for j in got:
+        deliveries.setdefault(j.id, []).append(j.attempts)
+    check(own_server, name, live, deliveries)
+    assert sorted(j.id for j in got) == sorted(live)
+    assert q.ack_many(got) == [True] * 45
+    stale = got[0]
+    # a restart that lost everything (no AOF): the queue starts empty and works
+    q.put(b"new", job_id=stale.id)
+    own_server.kill()
+    for f in os.listdir(own_server.directory):
+        if f.startswith("appendonly"):
+            path = own_server.directory / f
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    own_server.start()
+    check(own_server, name, [])
+    q.put(b"again", job_id=stale.id)
+    fresh = q.get(0)
+    assert fresh.id == stale.id and fresh._token != stale._token
+    assert q.ack(stale) is False  # a stale lease never acks the new one
+    assert q.ack(fresh)
+    check(own_server, name, [])
+    q.close()
+
+
+# ---------------------------------------------------------------- eviction
+
+def test_an_evicting_server_is_warned_about_and_does_not_wedge_the_queue(kind, own_server):
+    admin = own_server.client()
+    admin.config_set("maxmemory-policy", "allkeys-lru")
+    admin.config_set("maxmemory", "4mb")
+    name = uuid.uuid4().hex
+
+    async def scenario() -> None:
+        q = make(kind, own_server.port, name, lease=0.2)
+        try:
+            with pytest.warns(RuntimeWarning, match="maxmemory-policy is 'allkeys-lru'.*noeviction"):
+                await call(q, "put_many", [b"j" * 100] * 200)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # once per queue, not per call
+                await call(q, "stats")
+            for i in range(400):  # a cache filling the memory evicts the queue's keys
+                admin.set(f"cache:{i}", b"c" * 20_000)
+            jobs = await call(q, "get_many", 1000)  # whatever survived, no error
+            await asyncio.sleep(0.3)
+            await call(q, "stats")
+            await call(q, "get_many", 1000)
+            await call(q, "clear")
+            assert await call(q, "stats") == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
+            assert all(j.payload == b"j" * 100 for j in jobs)  # never b''
+        finally:
+            await close(q)
+    run(scenario())
+    admin.close()
+
+
+def test_config_get_disabled_is_no_warning(kind, own_server):
+    admin = own_server.client()
+    admin.config_set("maxmemory-policy", "allkeys-lru")
+    own_server.kill()
+    own_server.proc = subprocess.Popen(  # the same data directory, CONFIG renamed away
+        [str(shutil.which("redis-server")), "--port", str(own_server.port), "--bind", "127.0.0.1",
+         "--dir", str(own_server.directory), "--save", "", "--maxmemory-policy", "allkeys-lru",
+         "--rename-command", "CONFIG", '""'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            if admin.ping():
+                break
+        except redis.ConnectionError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+    async def scenario() -> None:
+        q = make(kind, own_server.port, uuid.uuid4().hex)
+        try:
+            await call(q, "put", b"x")  # filterwarnings=error: any warning fails
+            assert (await call(q, "get", 0)).payload == b"x"
+        finally:
+            await close(q)
+    run(scenario())
+    admin.close()
+
+
+# ---------------------------------------------------------------- fork
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_subscribes_anew(redis_server):
+    name = uuid.uuid4().hex
+    q = RedisDelayQueue(name, redis_server.client())
+    assert q.get(timeout=0.05) is None  # leaves a subscription idle
+    parents = list(q._idle)
+    assert len(parents) == 1
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads
+        pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            job = q.get(timeout=10)
+            ok = (job is not None and job.payload == b"for the child"
+                  and q.ack(job) and q._idle and q._idle[0] is not parents[0])
+            code = 0 if ok else 2
+        finally:
+            os.write(write, bytes([code]))
+            os._exit(code)
+    os.close(write)
+    time.sleep(0.3)
+    start = time.monotonic()
+    RedisDelayQueue(name, redis_server.client()).put(b"for the child", 0.1)
+    assert q.get(timeout=0.05) is None or True  # the parent's own subscription still works
+    _, status = os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"\x00" and status == 0
+    assert time.monotonic() - start < 5.0
+    os.close(read)
+    check(redis_server, name, [])
+    q.close()
+
+
+# ---------------------------------------------------------------- big batches
+
+PINGER = """
+import sys, time, redis
+c = redis.Redis(port=int(sys.argv[1]))
+took, end = [], time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    t = time.perf_counter(); c.ping(); took.append(time.perf_counter() - t)
+    time.sleep(0.001)
+took.sort()
+print(took[-1], took[int(len(took) * 0.99)], len(took))
+"""
+
+
+def test_a_100k_batch_never_holds_the_server_long(redis_server):
+    name = uuid.uuid4().hex
+    q = RedisDelayQueue(name, redis_server.client())
+    admin = redis_server.client()
+    # server-side, every script of 10 ms or more; a 100k batch in one script
+    # held the server ~900 ms (more on a loaded machine)
+    admin.config_set("slowlog-log-slower-than", "10000")
+    admin.config_set("slowlog-max-len", "10000")
+    admin.slowlog_reset()
+    admin.config_resetstat()
+    n = 100_000
+    pinger = subprocess.Popen([sys.executable, "-c", PINGER, str(redis_server.port), "6"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.3)
+        ids = q.put_many([b"p%d" % i for i in range(n)])
+        jobs = q.get_many(n)
+        assert len(jobs) == n and [j.id for j in jobs] == ids
+        assert q.ack_many(jobs) == [True] * n
+    finally:
+        out, _ = pinger.communicate(30)
+    worst, p99, pings = out.split()
+    scripts = admin.info("commandstats")["cmdstat_evalsha"]["calls"]
+    assert scripts >= 3 * n // 500  # put, claim and ack in scripts of 500 jobs
+    slow = [e["duration"] for e in admin.slowlog_get(10000)
+            if b"EVALSHA" in e["command"].upper()]
+    # a few scripts may be slow while the machine is busy (preempted), never most,
+    # and none holds the server for long
+    assert len(slow) < scripts // 10, slow
+    assert max(slow, default=0) < 250_000, slow
+    assert int(pings) > 100
+    # each PING answered while the batch ran: p99 under 50 ms, the worst generous
+    assert float(p99) < 0.05 and float(worst) < 0.5, (p99, worst)
+    admin.config_set("slowlog-log-slower-than", "10000")
+    admin.config_set("slowlog-max-len", "128")
+    check(redis_server, name, [])
+    q.close()
+    admin.close()
+
+
+# ---------------------------------------------------------------- many waiters
+
+@pytest.mark.parametrize("objects", [1, 20], ids=["one-object", "object-each"])
+def test_twenty_waiters_cost_at_most_two_claims_per_job(redis_server, objects):
+    # one queue object stands for one process: each has its own listener
+    name = uuid.uuid4().hex
+    queues = [RedisDelayQueue(name, redis_server.client(max_connections=64))
+              for _ in range(objects)]
+    producer = RedisDelayQueue(name, redis_server.client())
+    admin = redis_server.client()
+    got: List[str] = []
+    stop = threading.Event()
+
+    def worker(q: RedisDelayQueue) -> None:
+        while not stop.is_set():
+            job = q.get(timeout=0.5)
+            if job is not None:
+                got.append(job.id)
+                q.ack(job)
+
+    threads = [threading.Thread(target=worker, args=(queues[i % objects],)) for i in range(20)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    admin.config_resetstat()
+    for i in range(300):
+        producer.put(b"%d" % i)
+        time.sleep(0.005)
+    end = time.monotonic() + 30
+    while len(got) < 300 and time.monotonic() < end:
+        time.sleep(0.05)
+    calls = admin.info("commandstats")["cmdstat_evalsha"]["calls"]
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(got) == 300
+    claims = calls - 300 - 300  # the puts and the acks
+    assert claims <= 2 * 300, claims / 300
+    assert sorted(got) == sorted(set(got))  # none delivered twice
+    check(redis_server, name, [])
+    for q in queues:
+        q.close()
+    admin.close()
