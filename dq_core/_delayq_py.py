@@ -21,12 +21,17 @@ import threading
 import time
 from collections import deque
 from time import monotonic
-from typing import Any, Callable, Generic, Optional, TypeVar
+from types import MappingProxyType
+from typing import Any, Callable, Generic, Mapping, Optional, TypeVar
 
 from ._convert import to_count, to_real
 from ._exceptions import Empty, ShutDown
 from ._heap_py import Heap
 from ._waiting import OwnedLock, check_clock, check_maxsize, check_timeout, notify_all, read_clock
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
+
 
 __all__ = ["DelayCore"]
 
