@@ -23,13 +23,18 @@ from __future__ import annotations
 import asyncio
 from asyncio import AbstractEventLoop, Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
-from typing import TYPE_CHECKING, Generic, Optional, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Generic, Mapping, Optional, TypeVar
 
 from ._convert import to_real
 from ._heap_py import Heap
 from ._pqueue_py import ItemHeap, T
 from ._validate import check_maxsize, check_real_maxsize
 from .aio._base import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
+
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 

@@ -18,12 +18,17 @@ import contextvars
 import math
 import operator
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Optional
 
 from ._convert import to_real
 
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
+
 
 __all__ = [
     "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending",

@@ -21,7 +21,8 @@ import threading
 import time
 from collections import deque
 from time import monotonic
-from typing import Any, Callable, Generic, Optional, TypeVar
+from types import MappingProxyType
+from typing import Any, Callable, Generic, Mapping, Optional, TypeVar
 
 from ._convert import to_count, to_real
 from ._exceptions import Empty, ShutDown
@@ -29,6 +30,10 @@ from ._heap_py import Heap
 from ._ownedlock import OwnedLock
 from ._validate import check_clock, check_maxsize, check_timeout, read_clock
 from ._waiting import notify_all
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
+
 
 __all__ = ["DelayCore"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 from heapq import heapify, heappop, heappush
-from typing import TYPE_CHECKING, Any, Generic, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Iterable, Mapping, TypeVar
 
 from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 from ._final import refuse_subclassing
@@ -20,6 +20,10 @@ from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
 from ._heapstate import STATE_VERSION, check_state
 from ._pickling import copied_by_state
 from ._signature import InitSignature
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = types.MappingProxyType({})
+
 
 __all__ = ["Heap", "adopt_methods"]
 

@@ -20,8 +20,8 @@ import types
 from collections import deque
 from collections.abc import Sequence
 from typing import (
-    TYPE_CHECKING, Any, Generic, Iterator, NoReturn, Optional, SupportsIndex, TypeVar, Union,
-    overload,
+    TYPE_CHECKING, Any, Generic, Iterator, Mapping, NoReturn, Optional, SupportsIndex, TypeVar,
+    Union, overload,
 )
 
 from ._exceptions import Empty, Full, ShutDown
@@ -29,6 +29,10 @@ from ._ownedlock import OwnedLock
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = types.MappingProxyType({})
+
 
 __all__ = ["ItemHeap", "QueueCore", "QueueView"]
 

@@ -16,7 +16,8 @@ so no change ever sees a half-made one.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
+from types import MappingProxyType
+from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar
 
 from ._final import refuse_subclassing
 from ._pickling import copied_by_state
@@ -24,6 +25,10 @@ from ._ringstate import (
     COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
     real, reentered, segment_size_of, ttl_of,
 )
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
+
 
 __all__ = ["TTLRing"]
 

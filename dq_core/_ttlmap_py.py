@@ -18,13 +18,17 @@ from __future__ import annotations
 import threading
 import time
 import types
-from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Optional, TypeVar
 
 from ._ring_py import TTLRing
 from ._ringstate import clock_of, reading, real, reentered, ttl_of
 from ._ttlmapstate import (
     STATE_VERSION, Entry, attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
 )
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = types.MappingProxyType({})
+
 
 __all__ = ["TTLDictCore"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 import types
-from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Optional, TypeVar
 
 from ._convert import to_count, to_real
 from ._final import refuse_subclassing
@@ -35,6 +35,10 @@ from ._wheelstate import (
     DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
     WHEEL_LISTS, check_raw, check_state, tick_of,
 )
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = types.MappingProxyType({})
+
 
 __all__ = ["TimingWheel"]
 

@@ -23,16 +23,20 @@ from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject, PyTypeObject, Py_SIZE, Py_TYPE
 from cpython.pyport cimport PY_SSIZE_T_MAX
-from cpython.version cimport PY_VERSION_HEX
 
+from _shortcuts cimport (
+    DQ_SC_RUNNING_LOOP_ENTRY, dq_shortcut_switches, dq_type_lookup,
+)
 from _await cimport dq_await_new, dq_await_ready, dq_await_start, dq_mark_coroutine_function
 from _clock cimport dq_monotonic
 from _ownedlock cimport DQ_FREE_THREADED
-from cpython.ref cimport Py_DECREF, Py_INCREF
+
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 
 import asyncio
 import collections.abc
 import os
+import types
 from math import ceil as _ceil
 import time as _time
 from asyncio import QueueEmpty, QueueFull
@@ -47,36 +51,14 @@ from dq_core.aio._base import QueueShutDown, unstarted
 cdef extern from *:
     """
     static void* dq_getattro(PyTypeObject* tp) { return (void*)tp->tp_getattro; }
-
-    /* 1 if obj's own __dict__ may hold name, 0 if it surely does not.  With
-       the GIL, the dict is read through its pointer (no call can run in
-       between); on a free-threaded build another thread could replace and
-       free that dict meanwhile, so a strong reference is taken first. */
-    static int dq_instance_may_hold(PyObject* obj, PyObject* name) {
-    #ifdef Py_GIL_DISABLED
-        int found;
-        PyObject* d = PyObject_GenericGetDict(obj, NULL);
-        if (d == NULL) { PyErr_Clear(); return 1; }
-        found = PyDict_Contains(d, name);
-        Py_DECREF(d);
-        if (found < 0) { PyErr_Clear(); return 1; }
-        return found;
-    #else
-        int found;
-        PyObject** dp = _PyObject_GetDictPtr(obj);  /* NULL: no dict could be made */
-        if (dp == NULL) return 1;
-        if (*dp == NULL) return 0;
-        found = PyDict_Contains(*dp, name);  /* no error state saved and restored */
-        if (found < 0) { PyErr_Clear(); return 1; }
-        return found;
-    #endif
-    }
     """
     void* _getattro "dq_getattro"(PyTypeObject* tp) noexcept
+
+cdef extern from "dq_shortcuts.h":
+    # 1 if obj's own __dict__ may hold name, 0 if it surely does not
     bint _instance_may_hold "dq_instance_may_hold"(object obj, object name) noexcept
 
 cdef extern from "Python.h":
-    PyObject* _PyType_Lookup(PyTypeObject* type, object name)  # borrowed, or NULL; never raises
     PyObject* PyObject_GenericGetAttr(PyObject*, PyObject*)
     PyObject* PyThreadState_GetDict()
     PyObject* PyDict_GetItemWithError(object, object)  # borrowed; NULL: absent, or an error set
@@ -102,17 +84,19 @@ cdef object _get_running_loop = asyncio.get_running_loop
 
 # asyncio's C get_running_loop (METH_NOARGS) is called through its C function,
 # as the interpreter's vectorcall of it does, minus the generic call's
-# recursion check and argument handling; any other function by a call.
+# recursion check and argument handling (a shortcut, DQ_SC_RUNNING_LOOP_CFUNC);
+# any other function, or with the shortcut off, by a call.
 cdef extern from *:
     """
     static PyCFunction dq_grl = NULL;
     static PyObject *dq_grl_self = NULL;  /* borrowed: _get_running_loop holds it */
-    static void dq_grl_setup(PyObject *f) {
-        if (PyCFunction_CheckExact(f)
+    static int dq_grl_setup(PyObject *f) {
+        if (DQ_SC_RUNNING_LOOP_CFUNC && PyCFunction_CheckExact(f)
                 && (PyCFunction_GET_FLAGS(f) & ~METH_COEXIST) == METH_NOARGS) {
             dq_grl = PyCFunction_GET_FUNCTION(f);
             dq_grl_self = PyCFunction_GET_SELF(f);
         }
+        return dq_grl != NULL;
     }
     static CYTHON_INLINE PyObject *dq_running_loop(PyObject *f) {
         if (dq_grl != NULL)
@@ -120,11 +104,11 @@ cdef extern from *:
         return PyObject_CallNoArgs(f);
     }
     """
-    void dq_grl_setup(object f)
+    bint dq_grl_setup(object f)
     object _running_loop "dq_running_loop"(object f)
     PyObject* _running_loop_or_null "dq_running_loop"(object f)  # new reference, or NULL: an error
 
-dq_grl_setup(_get_running_loop)
+cdef bint _grl_direct = dq_grl_setup(_get_running_loop)
 
 
 # -- the running loop and its clock, as asyncio.get_running_loop() and loop.time() ----
@@ -136,7 +120,8 @@ dq_grl_setup(_get_running_loop)
 # it saw when get_running_loop() last returned its own loop: while the entry is
 # that object (its strong reference keeps the object from being reused) and no
 # fork happened since (asyncio's process id check), its loop is still the one
-# running.  Python 3.12+ keeps no such entry: there, always the call.
+# running.  Python 3.12+ keeps no such entry: there, always the call (as where
+# the shortcut, DQ_SC_RUNNING_LOOP_ENTRY, is off).
 cdef str _HOLDER_KEY = "__asyncio_running_event_loop__"
 cdef Py_ssize_t _forks = 0
 
@@ -153,7 +138,7 @@ if hasattr(os, "register_at_fork"):
 
 cdef inline PyObject* _holder() noexcept:
     cdef PyObject* d
-    if PY_VERSION_HEX >= 0x030C0000:
+    if not DQ_SC_RUNNING_LOOP_ENTRY:
         return NULL
     d = PyThreadState_GetDict()
     if d == NULL:
@@ -176,7 +161,7 @@ cdef dict _time_dict = vars(_time)
 # no watcher is free, every read looks it up.
 cdef extern from *:
     """
-    #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+    #if DQ_DICT_WATCH
     #define DQ_TIME_WATCH 1
     static int dq_time_watcher = -1;
     static int dq_time_seen = 0;  /* time.monotonic was the original, and the dict has not changed */
@@ -224,7 +209,10 @@ cdef inline bint _own_on_type(PyTypeObject* tp, str name, object method) noexcep
     # generic one
     if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
         return False
-    return dq_same_method(_PyType_Lookup(tp, name), <PyObject*>method)
+    cdef PyObject* found = dq_type_lookup(tp, name)  # a new reference, or NULL
+    cdef bint same = dq_same_method(found, <PyObject*>method)
+    Py_XDECREF(found)
+    return same
 
 
 cdef inline bint _not_on_instance(object obj, str name) noexcept:
@@ -249,33 +237,26 @@ cdef extern from *:
 
 # A type last found to have the method a C path stands in for (asyncio's own
 # loop time(), the core's own put_nowait, empty, get_nowait), one record per
-# call site (GIL builds only): while the type keeps the version tag it had
-# then, the finding holds (CPython gives a type a new tag, never reused,
-# whenever it or a base changes, a __getattribute__ set on it included), and
-# _PyType_Lookup is skipped.  The address is only compared, never followed.
+# call site, where the shortcut DQ_SC_TYPE_TAG_CACHE is on: while the type
+# keeps the version tag it had then, the finding holds (CPython gives a type a
+# new tag whenever it or a base changes, a __getattribute__ set on it
+# included; from 3.11 a tag is never reused), and the type lookup is skipped.
+# The address is only compared, never followed.  DQ_TYPE_TAG is 0 where the
+# shortcut is off, or the type has no valid tag: nothing is remembered then.
 cdef extern from *:
     """
-    #if PY_VERSION_HEX >= 0x030C0000  /* a changed type's tag is 0 until looked up again */
-    #define DQ_TAG_VALID(tp) ((tp)->tp_version_tag != 0)
-    #else
-    #define DQ_TAG_VALID(tp) (((tp)->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && (tp)->tp_version_tag != 0)
-    #endif
     typedef struct { PyTypeObject *tp; unsigned int tag; } dq_own_seen_t;
     static dq_own_seen_t dq_own_time, dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due;
     static CYTHON_INLINE int dq_own_seen(dq_own_seen_t *c, PyTypeObject *tp) {
-    #ifdef Py_GIL_DISABLED
-        return 0;
-    #else
-        return tp == c->tp && DQ_TAG_VALID(tp) && tp->tp_version_tag == c->tag;
-    #endif
+        unsigned int tag = DQ_TYPE_TAG(tp);
+        return tp == c->tp && tag != 0 && tag == c->tag;
     }
     static CYTHON_INLINE void dq_own_see(dq_own_seen_t *c, PyTypeObject *tp) {
-    #ifndef Py_GIL_DISABLED
-        if (DQ_TAG_VALID(tp)) {
+        unsigned int tag = DQ_TYPE_TAG(tp);
+        if (tag != 0) {
             c->tp = tp;
-            c->tag = tp->tp_version_tag;
+            c->tag = tag;
         }
-    #endif
     }
     """
     ctypedef struct dq_own_seen_t:
@@ -314,7 +295,8 @@ cdef extern from *:
     static PyObject *dq_meth = NULL;           /* strong */
     static int dq_meth_mono = 0;
     static CYTHON_INLINE PyObject *dq_meth_seen(PyTypeObject *tp, int *mono) {
-        if (tp == dq_meth_type && DQ_TAG_VALID(tp) && tp->tp_version_tag == dq_meth_tag) {
+        unsigned int tag = DQ_TYPE_TAG(tp);
+        if (tp == dq_meth_type && tag != 0 && tag == dq_meth_tag) {
             *mono = dq_meth_mono;
             return dq_meth;
         }
@@ -322,7 +304,7 @@ cdef extern from *:
     }
     static CYTHON_INLINE unsigned int dq_type_tag(PyTypeObject *tp) {
         /* tp's version tag, 0 if it has no valid one */
-        return DQ_TAG_VALID(tp) ? tp->tp_version_tag : 0;
+        return DQ_TYPE_TAG(tp);
     }
     static int dq_meth_see(PyTypeObject *tp, unsigned int tag, PyObject *meth, int mono) {
         /* remember meth (a new reference taken) as tp's time while tp's tag is tag (not 0) */
@@ -396,10 +378,13 @@ cdef object _type_time(object loop, int* mono):
         return <object>m  # a strong reference from here on: a call cannot free it
     if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
         return None
-    m = _PyType_Lookup(tp, "time")
-    if m == NULL or not dq_is_method_like(<object>m):
+    m = dq_type_lookup(tp, "time")  # a new reference, or NULL
+    if m == NULL:
         return None
     meth = <object>m
+    Py_XDECREF(m)  # meth holds it now
+    if not dq_is_method_like(meth):
+        return None
     tag = dq_type_tag(tp)  # what the lookup saw: _is_uvloop_time runs Python code
     mono[0] = _is_uvloop_time(meth)
     dq_meth_see(tp, tag, meth, mono[0])
@@ -977,3 +962,17 @@ for _f in (_AioQueueCore.__dict__["get"], _AioQueueCore.__dict__["put"],
            AioDelayCore.__dict__["get"]):
     dq_mark_coroutine_function(_f)
 del _f
+
+_switches = dq_shortcut_switches()
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
+SHORTCUTS = types.MappingProxyType({
+    "await_freelist": _switches["await_freelist"],
+    "code_flags": _switches["code_flags"],
+    "type_tag_cache": _switches["type_tag_cache"],
+    "type_lookup": _switches["type_lookup"],
+    "instance_dict_ptr": _switches["instance_dict_ptr"],
+    "running_loop_cfunc": _switches["running_loop_cfunc"] and _grl_direct,
+    "running_loop_entry": _switches["running_loop_entry"],
+    "monotonic_clock_gettime": _switches["monotonic_clock_gettime"],
+})
+del _switches

@@ -23,7 +23,8 @@ running it (the loop was closed: ``_Armed`` watches the loop's handle
 through a weak reference).  Until then no pending handle can be garbage:
 the loop holds the Timer.  (What stays uncollected: the cycles through
 pending timers of a loop dropped unclosed, whose callbacks hold that loop.)
-Neither happens on a free-threaded build.
+Neither happens where the shortcut is off (``SHORTCUTS["untrack_pending"]``:
+a free-threaded build, or a CPython newer than the suite has run on).
 """
 
 cimport cython
@@ -42,16 +43,10 @@ cdef extern from "Python.h":
     void _decref "Py_DECREF"(PyObject*)
     void _incref "Py_INCREF"(PyObject*)
 
+from _shortcuts cimport DQ_SC_CONTEXT_SNAPSHOT, DQ_SC_UNTRACK_PENDING, dq_shortcut_switches
+
 cdef extern from *:
     """
-    /* Pending handles off the GC's lists: not on a free-threaded build (its
-       collector and reference counts work otherwise), nor on untested CPythons. */
-    #if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030F0000
-    #define DQ_UNTRACK 1
-    #else
-    #define DQ_UNTRACK 0
-    #endif
-
     /* The context snapshot: what a callback scheduled with context=None runs in.
        asyncio copies the current context for every callback (PyContext_CopyCurrent):
        an allocation and one more object for the cyclic GC to walk per timer.  A
@@ -61,40 +56,51 @@ cdef extern from *:
        share it, and each callback runs in a fresh copy of it (made when it runs),
        as each runs in its own copy in asyncio.  The snapshot's reference keeps
        its HAMT alive, so an equal pointer is the same variables.
-       Reading ctx_vars needs the layout of CPython's PyContext (internal, the
-       same from 3.7 to 3.14): the module checks it once (dq_snap_check) and
-       copies every time if it does not hold, and on a free-threaded build. */
-    #if !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API) && PY_VERSION_HEX < 0x030F0000
-    #define DQ_SNAPSHOT 1
-    #else
-    #define DQ_SNAPSHOT 0
-    #endif
-    typedef struct { PyObject_HEAD PyObject *ctx_prev; PyObject *ctx_vars; } dq_ctx_head;
+       Reading the current context and its variables is a shortcut
+       (DQ_SC_CONTEXT_SNAPSHOT in dq_shortcuts.h); the import proves it on this
+       interpreter (dq_snap_prove) or every timer copies. */
     static PyObject *dq_snap = NULL;   /* the last snapshot (a context copy never entered) */
     static int dq_snap_ok = 0;
 
-    static int dq_snap_check(PyObject *a, PyObject *b) {
-    #if DQ_SNAPSHOT
-        PyObject *va, *vb;
-        if (!PyContext_CheckExact(a) || !PyContext_CheckExact(b)) return 0;
-        va = ((dq_ctx_head *)a)->ctx_vars;
-        vb = ((dq_ctx_head *)b)->ctx_vars;
-        dq_snap_ok = va != NULL && va == vb && strcmp(Py_TYPE(va)->tp_name, "hamt") == 0;
+    /* Called inside ctx.run() just after a ContextVar was set in ctx (whose
+       variables were before_vars, a strong reference): the shortcut's reads
+       must see ctx as the current context, variables changed by the set, and
+       a copy sharing them. */
+    static int dq_snap_prove(PyObject *ctx, PyObject *before_vars) {
+    #if DQ_SC_CONTEXT_SNAPSHOT
+        PyObject *cur = DQ_CTX_CURRENT(), *copy, *vars;
+        int ok;
+        if (cur != ctx || !PyContext_CheckExact(ctx)) return 0;
+        vars = DQ_CTX_VARS(ctx);
+        if (vars == NULL || vars == before_vars || strcmp(Py_TYPE(vars)->tp_name, "hamt") != 0)
+            return 0;
+        copy = PyContext_CopyCurrent();
+        if (copy == NULL) { PyErr_Clear(); return 0; }
+        ok = PyContext_CheckExact(copy) && DQ_CTX_VARS(copy) == vars;
+        Py_DECREF(copy);
+        dq_snap_ok = ok;
     #endif
         return dq_snap_ok;
+    }
+
+    /* ctx's variables (a new reference) where the shortcut can read them, else None */
+    static PyObject *dq_snap_vars(PyObject *ctx) {
+    #if DQ_SC_CONTEXT_SNAPSHOT
+        if (PyContext_CheckExact(ctx) && DQ_CTX_VARS(ctx) != NULL) return Py_NewRef(DQ_CTX_VARS(ctx));
+    #endif
+        return Py_NewRef(Py_None);
     }
 
     /* A new reference to a context holding the current variables; *shared is
        set when it is the shared snapshot (the callback must run in a copy). */
     static PyObject *dq_context_snapshot(int *shared) {
-    #if DQ_SNAPSHOT
+    #if DQ_SC_CONTEXT_SNAPSHOT
         PyObject *cur, *s;
         if (dq_snap_ok) {
-            cur = PyThreadState_Get()->context;
+            cur = DQ_CTX_CURRENT();
             if (cur != NULL && PyContext_CheckExact(cur)) {
                 *shared = 1;
-                if (dq_snap != NULL
-                        && ((dq_ctx_head *)cur)->ctx_vars == ((dq_ctx_head *)dq_snap)->ctx_vars) {
+                if (dq_snap != NULL && DQ_CTX_VARS(cur) == DQ_CTX_VARS(dq_snap)) {
                     Py_INCREF(dq_snap);
                     return dq_snap;
                 }
@@ -110,8 +116,8 @@ cdef extern from *:
         return PyContext_CopyCurrent();
     }
     """
-    bint DQ_UNTRACK
-    bint dq_snap_check(object a, object b)
+    bint dq_snap_prove(object ctx, object before_vars)
+    object dq_snap_vars(object ctx)
     object dq_context_snapshot(int* shared)
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.math cimport INFINITY, fmin, nextafter
@@ -120,6 +126,7 @@ import asyncio
 import contextvars
 import inspect
 import operator
+import types
 import weakref
 
 from dq_core._convert import to_real
@@ -133,9 +140,26 @@ cdef object _get_running_loop = asyncio.get_running_loop
 cdef object Context = contextvars.Context
 cdef object _order = operator.attrgetter("_when")
 cdef object _weakref = weakref.ref
-_ctx = PyContext_CopyCurrent()
-dq_snap_check(_ctx, PyContext_Copy(_ctx))
-del _ctx
+
+def _prove_context_snapshot():
+    # inside Context.run: set a variable, then ask the shortcut what it reads
+    before = dq_snap_vars(_probe_ctx)
+    _probe_var.set(True)
+    return dq_snap_prove(_probe_ctx, before)
+
+
+_probe_var = contextvars.ContextVar("dq_core._aiotimer probe")
+_probe_ctx = contextvars.Context()
+_snapshot_proved = _probe_ctx.run(_prove_context_snapshot)
+del _probe_var, _probe_ctx, _prove_context_snapshot
+
+_switches = dq_shortcut_switches()
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
+SHORTCUTS = types.MappingProxyType({
+    "context_snapshot": _switches["context_snapshot"] and bool(_snapshot_proved),
+    "untrack_pending": _switches["untrack_pending"],
+})
+del _switches
 
 #: The longest the loop timer is armed ahead; a later deadline re-arms on firing
 #: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
@@ -181,7 +205,7 @@ cdef class Pending:
     cdef int _add(self, TimerHandle h) except -1:
         cdef PyObject** a
         cdef Py_ssize_t cap, i
-        if not DQ_UNTRACK:
+        if not DQ_SC_UNTRACK_PENDING:
             return 0
         if self._free >= 0:
             i = self._free

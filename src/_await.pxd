@@ -15,6 +15,9 @@
 
 from cpython.object cimport PyObject
 
+cdef extern from "dq_shortcuts.h":
+    pass
+
 cdef extern from *:
     """
     /* start(queue, arg, &inner): the result (a new reference), with *inner
@@ -47,7 +50,7 @@ cdef extern from *:
         char running;      /* inside a send, throw or close: re-entry is refused */
     } dq_await;
 
-    #ifdef Py_GIL_DISABLED
+    #if !DQ_GIL_BUILD
     #define DQ_AWAIT_LOCK(o) Py_BEGIN_CRITICAL_SECTION(o)
     #define DQ_AWAIT_UNLOCK() Py_END_CRITICAL_SECTION()
     #else
@@ -55,11 +58,11 @@ cdef extern from *:
     #define DQ_AWAIT_UNLOCK() }
     #endif
 
-    #ifndef Py_GIL_DISABLED
+    #if DQ_SC_AWAIT_FREELIST
     /* A few dead objects kept for the next put or get, as CPython's own
-       freelists do (GIL builds only: the GIL guards it): no allocation and
-       no GC link per call.  Each is untracked, cleared and never finalised;
-       it holds no reference, not even to its type. */
+       freelists do (a shortcut, dq_shortcuts.h; the GIL guards it): no
+       allocation and no GC link per call.  Each is untracked, cleared and
+       never finalised; it holds no reference, not even to its type. */
     #define DQ_AWAIT_FREELIST 8
     static dq_await *dq_await_free[DQ_AWAIT_FREELIST];
     static int dq_await_nfree = 0;
@@ -273,25 +276,14 @@ cdef extern from *:
         /* as a native coroutine: one that never started warns; one left
            waiting is closed (its slow coroutine's own finaliser does that) */
         dq_await *self = (dq_await *)op;
-    #if PY_VERSION_HEX >= 0x030C0000
-        PyObject *exc;
-    #else
-        PyObject *type, *value, *tb;
-    #endif
         if (self->state != DQ_FRESH) return;
-    #if PY_VERSION_HEX >= 0x030C0000
-        exc = PyErr_GetRaisedException();
-    #else
-        PyErr_Fetch(&type, &value, &tb);
-    #endif
-        if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "coroutine '%s' was never awaited",
-                             dq_await_kinds[self->kind].qualname) < 0)
-            PyErr_WriteUnraisable(op);
-    #if PY_VERSION_HEX >= 0x030C0000
-        PyErr_SetRaisedException(exc);
-    #else
-        PyErr_Restore(type, value, tb);
-    #endif
+        {
+            DQ_ERR_SAVE();
+            if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "coroutine '%s' was never awaited",
+                                 dq_await_kinds[self->kind].qualname) < 0)
+                PyErr_WriteUnraisable(op);
+            DQ_ERR_RESTORE();
+        }
     }
 
     static int dq_await_traverse(PyObject *op, visitproc visit, void *arg) {
@@ -394,8 +386,20 @@ cdef extern from *:
 
     static int dq_mark_coroutine_function(PyObject *func) {
         /* inspect.iscoroutinefunction(func) true, as for the async def it
-           replaces: Cython marks the code object of an async def so; this
-           one's code object describes the function and is never run */
+           replaces.  From 3.12, inspect.markcoroutinefunction(func); before,
+           CO_COROUTINE in the flags of its code object, as Cython marks an
+           async def's (a shortcut, DQ_SC_CODE_FLAGS: that code object
+           describes the function and is never run) */
+    #if DQ_MARK_COROUTINE_FUNCTION
+        PyObject *inspect, *res;
+        inspect = PyImport_ImportModule("inspect");
+        if (inspect == NULL) return -1;
+        res = PyObject_CallMethod(inspect, "markcoroutinefunction", "O", func);
+        Py_DECREF(inspect);
+        if (res == NULL) return -1;
+        Py_DECREF(res);
+        return 0;
+    #elif DQ_SC_CODE_FLAGS
         PyObject *code = PyObject_GetAttrString(func, "__code__");
         if (code == NULL) return -1;
         if (!PyCode_Check(code)) {
@@ -403,9 +407,13 @@ cdef extern from *:
             PyErr_SetString(PyExc_TypeError, "not a function with a code object");
             return -1;
         }
-        ((PyCodeObject *)code)->co_flags |= CO_COROUTINE;
+        DQ_MARK_CODE_COROUTINE(code);
         Py_DECREF(code);
         return 0;
+    #else
+        PyErr_SetString(PyExc_SystemError, "no way to mark a coroutine function");
+        return -1;
+    #endif
     }
 
     /* The type (named spec_name), the stand-in that makes an unstarted native

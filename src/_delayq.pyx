@@ -13,6 +13,7 @@ by both implementations; they call back into ``_lock()``/``_unlock()`` and
 """
 
 cimport cython
+from _shortcuts cimport dq_shortcut_switches
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.object cimport Py_SIZE
 from _ownedlock cimport DQ_FREE_THREADED, owned_release, owned_try
@@ -32,6 +33,11 @@ from dq_core._ringstate import signature
 from dq_core._waiting import check_clock, check_maxsize, check_reading, check_timeout, notify_all
 
 __all__ = ["DelayCore"]
+
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
+SHORTCUTS = types.MappingProxyType({
+    "monotonic_clock_gettime": dq_shortcut_switches()["monotonic_clock_gettime"],
+})
 
 cdef object MONOTONIC = time.monotonic
 cdef Py_ssize_t NO_LIMIT = <Py_ssize_t>(<size_t>-1 >> 1)

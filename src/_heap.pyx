@@ -38,6 +38,9 @@ from dq_core._heapstate import check_state
 
 __all__ = ["Heap", "adopt_methods"]
 
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none.
+SHORTCUTS = types.MappingProxyType({})
+
 #: True in a DQ_CORE_DEBUG=1 build (bounds and wraparound checks on).
 DEBUG_BUILD = bool(DQ_DEBUG_BUILD)
 

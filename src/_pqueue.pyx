@@ -9,6 +9,7 @@ attribute, a live read-only view of the heap list.
 """
 
 cimport cython
+from _shortcuts cimport dq_shortcut_switches
 
 import queue as _stdlib_queue
 import types
@@ -16,6 +17,11 @@ import types
 from _number cimport fast_key
 
 __all__ = ["ItemHeap", "QueueCore", "QueueView"]
+
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
+SHORTCUTS = types.MappingProxyType({
+    "list_hole": dq_shortcut_switches()["list_hole"],
+})
 
 
 # -- ItemHeap: the object-compared heap under PriorityQueue ------------------
@@ -25,9 +31,12 @@ from cpython.object cimport PyObject, PyObject_RichCompareBool, Py_LT
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 from cpython.mem cimport PyMem_Realloc, PyMem_Free
 
-cdef extern from "Python.h":
-    ctypedef struct PyListObject:
-        PyObject** ob_item
+from _shortcuts cimport DQ_SC_LIST_HOLE
+
+cdef extern from "dq_shortcuts.h":
+    PyObject** PySequence_Fast_ITEMS(object list)  # a list's item array (public, for lists)
+    void _list_swap "dq_list_swap"(object list, Py_ssize_t i, Py_ssize_t j) noexcept
+    bint DQ_STR_READY(object s) noexcept
 
 cdef extern from *:
     """
@@ -39,9 +48,7 @@ cdef extern from *:
         Py_ssize_t la, lb;
         int c;
         if (a == b) return 0;
-    #if PY_VERSION_HEX < 0x030C0000
-        if (!PyUnicode_IS_READY(a) || !PyUnicode_IS_READY(b)) return PyUnicode_Compare(a, b);
-    #endif
+        if (!DQ_STR_READY(a) || !DQ_STR_READY(b)) return PyUnicode_Compare(a, b);
         if (PyUnicode_KIND(a) != PyUnicode_1BYTE_KIND || PyUnicode_KIND(b) != PyUnicode_1BYTE_KIND)
             return PyUnicode_Compare(a, b);
         la = PyUnicode_GET_LENGTH(a);
@@ -78,9 +85,7 @@ cdef extern from *:
         Py_ssize_t i, n;
         const unsigned char *p;
         unsigned long long v = 0;
-    #if PY_VERSION_HEX < 0x030C0000
-        if (!PyUnicode_IS_READY(a)) return DQ_SUB_NONE;
-    #endif
+        if (!DQ_STR_READY(a)) return DQ_SUB_NONE;
         if (PyUnicode_KIND(a) != PyUnicode_1BYTE_KIND) return DQ_SUB_NONE;
         n = PyUnicode_GET_LENGTH(a);
         p = PyUnicode_1BYTE_DATA(a);
@@ -272,8 +277,8 @@ cdef class ItemHeap:
         return 0
 
     cdef inline int _lt(self, Py_ssize_t i, Py_ssize_t j) except -1:
-        cdef PyObject** ob = (<PyListObject*>self._items).ob_item
-        cdef int r = _key_lt(&self._keys[i], ob[i], &self._keys[j], ob[j])
+        cdef int r = _key_lt(&self._keys[i], PyList_GET_ITEM(self._items, i),
+                             &self._keys[j], PyList_GET_ITEM(self._items, j))
         if r != UNDECIDED:
             return r
         return self._rich_lt(i, j)
@@ -288,12 +293,9 @@ cdef class ItemHeap:
         return r
 
     cdef inline void _swap(self, Py_ssize_t i, Py_ssize_t j) noexcept:
-        # ob_item is re-read on every swap: the list may have moved it.
-        cdef PyObject** ob = (<PyListObject*>self._items).ob_item
-        cdef PyObject* t = ob[i]
+        # through the list's public macros: the list may have moved its array
         cdef ItemKey k = self._keys[i]
-        ob[i] = ob[j]
-        ob[j] = t
+        _list_swap(self._items, i, j)
         self._keys[i] = self._keys[j]
         self._keys[j] = k
 
@@ -308,9 +310,10 @@ cdef class ItemHeap:
     # again before anything that can run Python code: while every
     # comparison is decided by _key_lt nothing runs, and at the first that
     # is not, the item goes back into the hole and the rest of the sift
-    # swaps (its moves are the swaps': _undo reverses either).  On a
-    # free-threaded build another thread could reach the list meanwhile
-    # (gc.get_referents): there, swaps only.
+    # swaps (its moves are the swaps': _undo reverses either).  The hole is
+    # a shortcut (DQ_SC_LIST_HOLE in dq_shortcuts.h): on a free-threaded
+    # build another thread could reach the list meanwhile (gc.get_referents),
+    # and untested CPythons get the public path: there, swaps only.
 
     cdef int _sift_up(self, Py_ssize_t pos, Py_ssize_t start,
                       Py_ssize_t* moves, Py_ssize_t* m) except -1:
@@ -322,9 +325,9 @@ cdef class ItemHeap:
         cdef ItemKey kx
         cdef Py_ssize_t parent
         cdef int r = 0
-        if DQ_FREE_THREADED or pos <= start:
+        if not DQ_SC_LIST_HOLE or pos <= start:
             return self._sift_up_swaps(pos, start, moves, m)
-        ob = (<PyListObject*>self._items).ob_item
+        ob = PySequence_Fast_ITEMS(self._items)
         keys = self._keys
         x = ob[pos]
         kx = keys[pos]
@@ -363,9 +366,9 @@ cdef class ItemHeap:
         cdef PyObject* x
         cdef ItemKey kx
         cdef int r = 0
-        if DQ_FREE_THREADED:
+        if not DQ_SC_LIST_HOLE:
             return self._sift_down_swaps(pos, start, moves, m)
-        ob = (<PyListObject*>self._items).ob_item
+        ob = PySequence_Fast_ITEMS(self._items)
         keys = self._keys
         x = ob[pos]
         kx = keys[pos]

@@ -31,6 +31,9 @@ from dq_core._ringstate import (
 
 __all__ = ["TTLRing"]
 
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none.
+SHORTCUTS = types.MappingProxyType({})
+
 # The pure twin's constants, as C values
 cdef Py_ssize_t COMPACT_MIN = _ringstate.COMPACT_MIN
 cdef int STATE_VERSION = _ringstate.STATE_VERSION

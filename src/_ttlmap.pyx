@@ -34,6 +34,9 @@ from dq_core._ttlmapstate import (
 
 __all__ = ["TTLDictCore"]
 
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none.
+SHORTCUTS = types.MappingProxyType({})
+
 cdef extern from *:
     """
     /* d[k] as a new reference, None if absent, NULL on error.  A borrowed

@@ -9,6 +9,7 @@ the pure twin for the scheme.
 """
 
 cimport cython
+from _shortcuts cimport dq_shortcut_switches
 from cpython.list cimport PyList_GET_ITEM
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.math cimport INFINITY, floor, nextafter
@@ -29,6 +30,11 @@ from dq_core._final import refuse_subclassing
 from dq_core._wheelstate import check_raw, check_state  # one validator for both twins
 
 __all__ = ["TimingWheel"]
+
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
+SHORTCUTS = types.MappingProxyType({
+    "monotonic_clock_gettime": dq_shortcut_switches()["monotonic_clock_gettime"],
+})
 
 ctypedef unsigned long long u64
 ctypedef long long i64

@@ -73,9 +73,19 @@ def switch_often() -> Iterator[None]:
         sys.setswitchinterval(old)
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    return (
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = [
         f"dq_core {dq_core.__version__} from {os.path.dirname(dq_core.__file__)}, "
         f"implementation={dq_core.implementation}, "
         f"require_extensions={REQUIRE_EXTENSIONS}"
-    )
+    ]
+    try:  # the interpreter shortcuts each compiled core takes (src/include/dq_shortcuts.h)
+        compiled = cores("cython")
+    except ImportError as exc:
+        return [*lines, f"dq_core shortcuts: compiled cores not importable ({exc})"]
+    for name, module in compiled.items():
+        on = sorted(k for k, v in module.SHORTCUTS.items() if v)
+        off = sorted(k for k, v in module.SHORTCUTS.items() if not v)
+        if on or off:
+            lines.append(f"dq_core shortcuts {name}: on={','.join(on) or '-'} off={','.join(off) or '-'}")
+    return lines

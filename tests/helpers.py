@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import pydoc
 import threading
 import tracemalloc
 from contextlib import contextmanager
@@ -19,6 +20,28 @@ def bare(sig: inspect.Signature) -> str:
     """The signature without annotations (compiled text signatures have none)."""
     params = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
     return str(sig.replace(parameters=params, return_annotation=sig.empty))
+
+
+def help_text(cls: type) -> str:
+    """pydoc's plain text for ``cls``, every signature shown without annotations.
+
+    Annotations are the pure twin's type information; a compiled slot wrapper
+    (``__contains__``, ``__len__``) cannot carry any.  They are dropped where
+    pydoc reads them (``inspect.signature``), not from the rendered text: from
+    3.14 pydoc shows them unquoted and wraps long signatures over lines.
+    """
+    real = inspect.signature
+
+    def signature(obj: Any, *args: Any, **kwargs: Any) -> inspect.Signature:
+        sig = real(obj, *args, **kwargs)
+        params = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
+        return sig.replace(parameters=params, return_annotation=sig.empty)
+
+    inspect.signature = signature  # type: ignore[assignment]
+    try:
+        return pydoc.render_doc(cls, renderer=pydoc.plaintext)
+    finally:
+        inspect.signature = real
 
 
 def assert_same_methods(c: type, py: type, names: Iterable[str]) -> None:

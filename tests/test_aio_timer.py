@@ -18,7 +18,6 @@ import math
 import pickle
 import random
 import sys
-import sysconfig
 import weakref
 
 import pytest
@@ -662,8 +661,8 @@ def test_nothing_kept_after_firing_or_cancel(impl, run):
 
 
 def untracks(impl):
-    """True where pending handles are kept off the GC's lists (the compiled core, not free-threaded)."""
-    return impl.name == "c" and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    """True where pending handles are kept off the GC's lists: the core's shortcut says so."""
+    return impl.aiotimer.SHORTCUTS.get("untrack_pending", False)
 
 
 class Owner:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import inspect
-import pydoc
 import re
 
 import pytest
 
-from helpers import assert_same_methods, bare
+from helpers import assert_same_methods, bare, help_text
 
 
 def outcome(call):
@@ -128,9 +127,7 @@ def help_sections(cls) -> str:
     for type checkers), ``__new__``, and data attributes, which differ by
     construction; module paths and annotations are dropped.
     """
-    text = pydoc.render_doc(cls, renderer=pydoc.plaintext).replace(cls.__module__, "MOD")
-    text = re.sub(r": '[^']*'", "", text)
-    text = re.sub(r" -> '[^']*'", "", text)
+    text = help_text(cls).replace(cls.__module__, "MOD")
     text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \| *\n", "", text)
     doc = text[text.index("Binary min-heap"):]
     blocks = re.split(r"\n \|  -{20,}\n", doc)

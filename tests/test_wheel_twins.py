@@ -7,14 +7,13 @@ construction errors agree.
 from __future__ import annotations
 
 import inspect
-import pydoc
 import re
 import time
 import types
 
 import pytest
 
-from helpers import assert_same_methods, bare
+from helpers import assert_same_methods, bare, help_text
 
 PUBLIC = ["schedule", "schedule_at", "cancel", "advance", "drain", "next_deadline", "stats",
           "_check", "__len__", "__contains__", "__repr__", "__getstate__", "__setstate__",
@@ -39,10 +38,7 @@ def help_sections(cls) -> str:
     give with ``clock=time.monotonic`` (text signatures hold only literals;
     the class's own signature is the same).  Annotations are dropped.
     """
-    text = pydoc.render_doc(cls, renderer=pydoc.plaintext).replace(cls.__module__, "MOD")
-    text = re.sub(r": '[^']*' = ", "=", text)
-    text = re.sub(r": '[^']*'", "", text)
-    text = re.sub(r" -> '[^']*'", "", text)
+    text = help_text(cls).replace(cls.__module__, "MOD")
     text = re.sub(r" \|  __init__\(.*?\)\n(?= \|      Initialize)", " |  __init__\n", text,
                   flags=re.S)
     text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \|[ ]*\n", "", text)
