@@ -26,9 +26,9 @@ import types
 from dq_core import _ringstate
 from dq_core._final import refuse_subclassing
 from dq_core._ringstate import (
-    NO_DEFAULT, check_ring_state, clock_of, max_items_of, reentered, segment_size_of, signature,
-    ttl_of,
+    check_ring_state, clock_of, max_items_of, reentered, segment_size_of, ttl_of,
 )
+from dq_core._signature import NO_DEFAULT, signature
 
 __all__ = ["TTLRing"]
 
