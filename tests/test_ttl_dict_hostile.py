@@ -18,18 +18,6 @@ from clocks import FakeClock
 from ttl_helpers import Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
 
 
-class Ticking(FakeClock):
-    """A clock that moves on by ``step`` every time it is read."""
-
-    def __init__(self, step: float = 1.0) -> None:
-        super().__init__()
-        self.step = step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
-
-
 class Colliding:
     """A key hashing like every other Colliding; comparing it runs ``action``."""
 
@@ -166,7 +154,7 @@ def test_finaliser_setting_keys_while_the_dict_changes(impl, eager_gc):
 
 
 def _ticking_dict(impl):
-    clock = Ticking(1.0)
+    clock = FakeClock(step=1.0)
     d = impl.TTLDict(15, clock=clock)
     for i in range(10):
         d[i] = i * 10  # set at 1..10, expiring at 16..25
