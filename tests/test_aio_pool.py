@@ -78,15 +78,6 @@ def test_surface(impl, run):
     run(main())
 
 
-def test_doctests(impl):
-    import doctest
-
-    from dq_core.aio import _pool
-
-    result = doctest.testmod(_pool, extraglobs={"PriorityTaskPool": impl.aio.PriorityTaskPool})
-    assert result.failed == 0 and result.attempted > 0
-
-
 def _outcome(fn):
     try:
         fn()

@@ -503,14 +503,14 @@ def test_async_with_items_that_are_not_comparable_to_each_other(impl, run):
     run(main())
 
 
-@pytest.mark.parametrize("module", ["dq_core.aio._queue", "dq_core.aio._delay"])
+@pytest.mark.parametrize("module", ["_queue", "_delay", "_pool", "_ratelimit", "_timer"])
 def test_doctests_of_the_aio_faces(impl, module):
+    # each runs on the implementation's public aio classes
     import doctest
     import importlib
 
-    mod = importlib.import_module(module)
-    public = {"PriorityQueue": impl.aio.PriorityQueue, "DelayQueue": impl.aio.DelayQueue}
-    result = doctest.testmod(mod, extraglobs=public, optionflags=doctest.ELLIPSIS)
+    mod = importlib.import_module(f"dq_core.aio.{module}")
+    result = doctest.testmod(mod, extraglobs=impl.aio._asdict(), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
 

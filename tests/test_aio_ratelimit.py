@@ -69,15 +69,6 @@ def test_surface(impl, run):
     run(main())
 
 
-def test_doctests(impl):
-    import doctest
-
-    from dq_core.aio import _ratelimit
-
-    result = doctest.testmod(_ratelimit, extraglobs={"RateLimiter": impl.aio.RateLimiter})
-    assert result.failed == 0 and result.attempted > 0
-
-
 def _outcome(fn):
     try:
         fn()
@@ -195,14 +186,6 @@ def test_waiters_are_served_first_come_first_served_whatever_they_ask(impl, run)
         assert order == list(range(len(sizes)))
 
     run(main())
-        arms = []  # the callbacks given to loop.call_at
-        call_at = loop.call_at
-
-        def recording_call_at(when, callback, *args, **kwargs):
-            arms.append(callback)
-            return call_at(when, callback, *args, **kwargs)
-
-        loop.call_at = recording_call_at
 
 
 def test_one_timer_for_the_whole_line_and_never_early(impl):
@@ -212,6 +195,14 @@ def test_one_timer_for_the_whole_line_and_never_early(impl):
         assert lim.try_acquire()
         t0 = loop.time()
         times = {}
+        arms = []  # the callbacks given to loop.call_at
+        call_at = loop.call_at
+
+        def recording_call_at(when, callback, *args, **kwargs):
+            arms.append(callback)
+            return call_at(when, callback, *args, **kwargs)
+
+        loop.call_at = recording_call_at
 
         async def taker(i):
             await lim.acquire()
