@@ -30,7 +30,7 @@ from ._convert import to_real
 from ._heap_py import Heap
 from ._pqueue_py import ItemHeap, T
 from ._validate import check_maxsize, check_real_maxsize
-from .aio._base import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
+from ._aiowaiting import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
 SHORTCUTS: Mapping[str, bool] = MappingProxyType({})

@@ -12,11 +12,7 @@ from __future__ import annotations
 import os
 import warnings
 
-# Pickles name dq_core._compat.restore (those made before it moved, and the
-# compiled cores' today): it is dq_core._pickling.restore.
-from ._pickling import restore
-
-__all__ = ["USE_EXT", "implementation", "restore"]
+__all__ = ["USE_EXT", "implementation"]
 
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 #: A deliberately pure install: built with DQ_CORE_NO_EXTENSIONS set.

@@ -17,9 +17,6 @@ from typing import Any, Callable, TypeVar
 
 from ._convert import at_least, to_count, to_real
 
-# Defined once in _signature: the compiled cores still import them from here.
-from ._signature import NO_DEFAULT as NO_DEFAULT, signature as signature
-
 __all__ = [
     "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "ttl_of", "segment_size_of", "real", "clock_of",
     "reading", "max_items_of", "reentered", "check_ring_state",

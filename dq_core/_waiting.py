@@ -18,10 +18,8 @@ from collections import deque
 from time import monotonic
 from typing import Any, Optional
 
-# Defined here once: the compiled cores and dq_core.redis still import them from here.
+# dq_core.redis still imports these two from here: they are _pickling's and _validate's.
 from ._pickling import Uncopyable as Uncopyable
-from ._validate import check_clock as check_clock, check_maxsize as check_maxsize
-from ._validate import check_reading as check_reading, check_real_maxsize as check_real_maxsize
 from ._validate import check_timeout as check_timeout
 
 __all__ = ["new_waiter", "wait", "notify_all", "sleep", "MAX_WAIT"]

@@ -30,11 +30,9 @@ def main() -> None:
         runner.bench_time_func(f"expire nothing-due backlog={backlog} cachetools",
                                w.cachetools_expire_nothing_due, cache, inner_loops=1000)
     n = 100_000
-    for label, impl in IMPLS:
+    for label, make in w.ttldict_contenders(IMPLS):
         runner.bench_time_func(f"TTLDict set+get+expire N={n} {label}", w.ttl_set_get_expire,
-                               w.make_ttldict(impl.TTLDict), n, inner_loops=3 * n)
-    runner.bench_time_func(f"TTLDict set+get+expire N={n} cachetools", w.ttl_set_get_expire,
-                           w.make_ttlcache, n, inner_loops=3 * n)
+                               make, n, inner_loops=3 * n)
 
 
 if __name__ == "__main__":

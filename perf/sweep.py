@@ -109,11 +109,9 @@ def main() -> None:
             runner.bench_time_func(f"timers N={n} sched",
                                    lazy(timers.sched_churn, lambda n=n: delays(n)), inner_loops=n)
 
-        for label, impl in impls:
-            runner.bench_time_func(f"ttldict N={n} {label}", ttl.ttl_set_get_expire,
-                                   ttl.make_ttldict(impl.TTLDict), n, inner_loops=3 * n)
-        runner.bench_time_func(f"ttldict N={n} cachetools", ttl.ttl_set_get_expire,
-                               ttl.make_ttlcache, n, inner_loops=3 * n)
+        for label, make in ttl.ttldict_contenders(impls):
+            runner.bench_time_func(f"ttldict N={n} {label}", ttl.ttl_set_get_expire, make, n,
+                                   inner_loops=3 * n)
 
 if __name__ == "__main__":
     main()

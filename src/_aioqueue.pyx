@@ -45,8 +45,8 @@ from collections import deque
 from dq_core._heap cimport Heap
 from dq_core._convert import to_real
 from dq_core._pqueue cimport ItemHeap
-from dq_core._waiting import check_maxsize, check_real_maxsize
-from dq_core.aio._base import QueueShutDown, unstarted
+from dq_core._validate import check_maxsize, check_real_maxsize
+from dq_core._aiowaiting import QueueShutDown, unstarted
 
 cdef extern from *:
     """

@@ -29,8 +29,9 @@ from collections import deque
 
 from dq_core._convert import to_count
 from dq_core._exceptions import Empty, ShutDown
-from dq_core._ringstate import signature
-from dq_core._waiting import check_clock, check_maxsize, check_reading, check_timeout, notify_all
+from dq_core._signature import signature
+from dq_core._validate import check_clock, check_maxsize, check_reading, check_timeout
+from dq_core._waiting import notify_all
 
 __all__ = ["DelayCore"]
 

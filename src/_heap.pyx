@@ -28,6 +28,7 @@ from _handles cimport (
     handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
+from _pickling cimport copied, deep_copied, reduced
 
 import types
 
@@ -813,24 +814,15 @@ Initialize self.  See help(type(self)) for accurate signature."""
         return 0
 
     def __reduce__(self):
-        from dq_core._compat import restore
-
-        return restore, ("Heap", self.__getstate__())
+        return reduced(self, "Heap")
 
     def __copy__(self):
         """A new heap with the same items (not copied) and handles.  O(n)."""
-        cdef Heap new = Heap.__new__(Heap)
-        new.__setstate__(self.__getstate__())
-        return new
+        return copied(self, Heap.__new__(Heap))
 
     def __deepcopy__(self, memo):
         """A new heap with copies of the items, and the same handles.  O(n)."""
-        from copy import deepcopy
-
-        cdef Heap new = Heap.__new__(Heap)
-        memo[id(self)] = new  # an item may refer back to the heap
-        new.__setstate__(deepcopy(self.__getstate__(), memo))
-        return new
+        return deep_copied(self, Heap.__new__(Heap), memo)
 
     @cython.critical_section
     def _check(self):

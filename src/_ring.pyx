@@ -18,16 +18,17 @@ cimport cython
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cython.view cimport array as cvarray
 
-import copy
+from _pickling cimport copied, deep_copied, reduced
+
 import time
 import types
 
 from dq_core import _ringstate
 from dq_core._final import refuse_subclassing
 from dq_core._ringstate import (
-    NO_DEFAULT, check_ring_state, clock_of, max_items_of, reentered, segment_size_of, signature,
-    ttl_of,
+    check_ring_state, clock_of, max_items_of, reentered, segment_size_of, ttl_of,
 )
+from dq_core._signature import NO_DEFAULT, signature
 
 __all__ = ["TTLRing"]
 
@@ -320,20 +321,13 @@ cdef class TTLRing:
         self._busy = False
 
     def __reduce__(self):
-        from dq_core._compat import restore
-
-        return restore, ("TTLRing", self.__getstate__())
+        return reduced(self, "TTLRing")
 
     def __copy__(self):
-        new = type(self).__new__(type(self))
-        new.__setstate__(self.__getstate__())
-        return new
+        return copied(self, TTLRing.__new__(TTLRing))
 
     def __deepcopy__(self, memo):
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
-        return new
+        return deep_copied(self, TTLRing.__new__(TTLRing), memo)
 
     @cython.critical_section
     def _check(self):

@@ -27,7 +27,8 @@ import time
 import types
 
 from dq_core import _ttlmapstate
-from dq_core._ringstate import NO_DEFAULT, clock_of, reentered, signature, ttl_of
+from dq_core._ringstate import clock_of, reentered, ttl_of
+from dq_core._signature import NO_DEFAULT, signature
 from dq_core._ttlmapstate import (
     attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
 )

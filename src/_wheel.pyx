@@ -20,8 +20,8 @@ from _handles cimport (
     handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport _real
+from _pickling cimport copied, deep_copied, reduced
 
-import copy
 import time
 import types
 
@@ -843,20 +843,13 @@ cdef class TimingWheel:
         self._cascaded, o._cascaded = o._cascaded, self._cascaded
 
     def __reduce__(self):
-        from dq_core._compat import restore
-
-        return restore, ("TimingWheel", self.__getstate__())
+        return reduced(self, "TimingWheel")
 
     def __copy__(self):
-        cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
-        new.__setstate__(self.__getstate__())
-        return new
+        return copied(self, TimingWheel.__new__(TimingWheel))
 
     def __deepcopy__(self, memo):
-        cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
-        memo[id(self)] = new
-        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
-        return new
+        return deep_copied(self, TimingWheel.__new__(TimingWheel), memo)
 
     @cython.critical_section
     def _raw(self):

@@ -1,8 +1,8 @@
 """aio.DelayQueue against a plain model, on an event loop with a fake clock.
 
-``FakeClockLoop`` is asyncio's own loop with ``time()`` read from a number
-the test moves forward, so timers fire exactly when the model says the
-clock reached them, and never because real time passed.  Hypothesis drives
+``VirtualClockLoop(jump=False)`` is asyncio's own loop with ``time()`` read
+from a number the test moves forward, so timers fire exactly when the model
+says the clock reached them, and never because real time passed.  Hypothesis drives
 puts, cancels, reschedules, ``get_nowait``/``get_many``, getter tasks that
 are started and cancelled, and clock advances; after each step the loop
 runs until idle and the queue must agree with the model:
@@ -22,25 +22,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 
+from clocks import VirtualClockLoop
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from dq_core.aio import QueueEmpty
-
-
-class FakeClockLoop(asyncio.SelectorEventLoop):
-    """An asyncio loop whose clock is ``self.now``, moved by the test."""
-
-    now = 1000.0
-
-    def time(self):
-        return self.now
-
-    def busy(self):
-        """Whether a callback is ready or a timer due (asyncio's private lists)."""
-        return bool(self._ready) or any(
-            not h.cancelled() and h.when() <= self.now for h in self._scheduled)
 
 
 DELAYS = st.sampled_from([0.0, 0.0, 0.5, 1.0, 1.0, 2.5, -1.0, float("inf")])
@@ -52,7 +39,7 @@ class DelayQueueModel(RuleBasedStateMachine):
 
     def __init__(self):
         super().__init__()
-        self.loop = FakeClockLoop()
+        self.loop = VirtualClockLoop(1000.0, jump=False)
         self.dq = self.loop.run_until_complete(self._new())
         self.model = {}  # handle -> [deadline, seq, item]
         self.seq = itertools.count()

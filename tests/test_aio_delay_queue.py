@@ -17,6 +17,7 @@ import sys
 import threading
 
 import pytest
+from clocks import VirtualClockLoop
 from test_aio_loops import run, run_on, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 from dq_core.aio import QueueEmpty, QueueFull, QueueShutDown
@@ -532,10 +533,6 @@ def test_put_threadsafe_and_cancel_threadsafe_from_worker_threads(impl, run):
 
 
 def test_a_zero_delay_item_is_due_at_once_on_a_frozen_loop_clock(impl):
-    class FrozenLoop(asyncio.SelectorEventLoop):
-        def time(self):
-            return 500.0
-
     async def main():
         dq = impl.aio.DelayQueue()
         dq.put_nowait("zero", 0)
@@ -546,7 +543,7 @@ def test_a_zero_delay_item_is_due_at_once_on_a_frozen_loop_clock(impl):
             dq.get_nowait()
         return got
 
-    loop = FrozenLoop()
+    loop = VirtualClockLoop(500.0, jump=False)  # its clock never moves
     try:
         assert loop.run_until_complete(main()) == ["negative", "zero", "now"]
     finally:
@@ -554,12 +551,6 @@ def test_a_zero_delay_item_is_due_at_once_on_a_frozen_loop_clock(impl):
 
 
 def test_the_head_after_pops_from_a_sorted_run_is_the_run_s_start(impl):
-    class Clock(asyncio.SelectorEventLoop):
-        now = 0.0
-
-        def time(self):
-            return self.now
-
     async def main():
         loop = asyncio.get_running_loop()
         dq = impl.aio.DelayQueue()
@@ -574,7 +565,7 @@ def test_the_head_after_pops_from_a_sorted_run_is_the_run_s_start(impl):
         loop.now = 3.0
         assert dq.get_many() == [3] and dq.next_deadline() == 4.0
 
-    loop = Clock()
+    loop = VirtualClockLoop(jump=False)
     try:
         loop.run_until_complete(main())
     finally:

@@ -18,7 +18,8 @@ import warnings
 
 import pytest
 from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
-from test_aio_ratelimit import VirtualLoop, run_virtual, within_rate
+from clocks import VirtualClockLoop
+from test_aio_ratelimit import run_virtual, within_rate
 
 from dq_core import PriorityExecutor
 
@@ -75,15 +76,6 @@ def test_surface(impl, run):
             assert entered is pool
 
     run(main())
-
-
-def test_doctests(impl):
-    import doctest
-
-    from dq_core.aio import _pool
-
-    result = doctest.testmod(_pool, extraglobs={"PriorityTaskPool": impl.aio.PriorityTaskPool})
-    assert result.failed == 0 and result.attempted > 0
 
 
 def _outcome(fn):
@@ -446,15 +438,6 @@ def test_stress_submits_cancels_and_failures_lose_nothing(impl, run):
 # -- task factories ----------------------------------------------------------------------------
 
 
-class CreepingLoop(VirtualLoop):
-    """The virtual loop, whose clock also moves 0.5 ms at every reading: a
-    token can appear between the pool's try_acquire() and its acquire()."""
-
-    def time(self):
-        self.now += 0.0005
-        return self.now
-
-
 FACTORIES = [pytest.param(None, id="default-factory"),
              pytest.param(getattr(asyncio, "eager_task_factory", None), id="eager-factory",
                           marks=pytest.mark.skipif(not hasattr(asyncio, "eager_task_factory"),
@@ -479,7 +462,9 @@ def test_a_rate_limited_pool_starts_every_job_under_any_task_factory(impl, facto
         assert [f.result() for f in futures] == list(range(20))
         pool._check()
 
-    loop = CreepingLoop()
+    # the clock also moves 0.5 ms at every reading: a token can appear
+    # between the pool's try_acquire() and its acquire()
+    loop = VirtualClockLoop(1000.0, step=0.0005)
     loop.set_task_factory(factory)
     try:
         loop.run_until_complete(main())

@@ -503,14 +503,14 @@ def test_async_with_items_that_are_not_comparable_to_each_other(impl, run):
     run(main())
 
 
-@pytest.mark.parametrize("module", ["dq_core.aio._queue", "dq_core.aio._delay"])
+@pytest.mark.parametrize("module", ["_queue", "_delay", "_pool", "_ratelimit", "_timer"])
 def test_doctests_of_the_aio_faces(impl, module):
+    # each runs on the implementation's public aio classes
     import doctest
     import importlib
 
-    mod = importlib.import_module(module)
-    public = {"PriorityQueue": impl.aio.PriorityQueue, "DelayQueue": impl.aio.DelayQueue}
-    result = doctest.testmod(mod, extraglobs=public, optionflags=doctest.ELLIPSIS)
+    mod = importlib.import_module(f"dq_core.aio.{module}")
+    result = doctest.testmod(mod, extraglobs=impl.aio._asdict(), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
 
@@ -562,8 +562,8 @@ def test_put_and_get_make_coroutines_that_tasks_accept(impl, run):
 
 @pytest.mark.parametrize("no_extensions", ["", "1"])
 def test_import_dq_core_imports_neither_asyncio_nor_the_aio_cores(no_extensions):
-    # the aio cores (dq_core._aioqueue, _aiotimer and their twins) import asyncio: only
-    # dq_core.aio's first use imports them
+    # the aio cores (dq_core._aioqueue, _aiotimer and their twins) and what they share
+    # (dq_core._aiowaiting) import asyncio: only dq_core.aio's first use imports them
     import os
     import subprocess
 
@@ -575,5 +575,6 @@ def test_import_dq_core_imports_neither_asyncio_nor_the_aio_cores(no_extensions)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True).stdout.splitlines()
     assert out[0] == "[]"
-    assert out[1] == ("['dq_core._aioqueue_py', 'dq_core._aiotimer_py']" if no_extensions
-                      else "['dq_core._aioqueue', 'dq_core._aiotimer']")
+    assert out[1] == ("['dq_core._aioqueue_py', 'dq_core._aiotimer_py', 'dq_core._aiowaiting']"
+                      if no_extensions
+                      else "['dq_core._aioqueue', 'dq_core._aiotimer', 'dq_core._aiowaiting']")

@@ -900,12 +900,3 @@ def test_types_under_mypy_strict(tmp_path, monkeypatch):
 
     monkeypatch.setattr(test_aio_typing, "CASE", TYPING_CASE)
     test_aio_typing.test_aio_types_under_mypy_strict(tmp_path)
-
-
-def test_doctests(impl):
-    import doctest
-
-    import dq_core.aio._timer as mod
-
-    result = doctest.testmod(mod, extraglobs={"Timer": impl.aio.Timer}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

@@ -150,7 +150,7 @@ def test_generic_alias(both):
 
 
 def test_new_without_init_is_an_empty_heap_alike(both):
-    # what copy, pickle (dq_core._compat.restore) and __deepcopy__ start from
+    # what copy, pickle (dq_core._pickling.restore) and __deepcopy__ start from
     def run(impl):
         h = impl.Heap.__new__(impl.Heap)
         assert len(h) == 0 and not h and repr(h) == "<Heap len=0>"

@@ -4,16 +4,37 @@ Read from the source with ``ast``: every import counts, those inside
 functions (lazy) and under ``if TYPE_CHECKING:`` too, since each is a
 dependency someone reading or type-checking the module follows.  The
 selector (``_compat``) and the assembly (``_assemble``) sit at the top,
-the faces below them, the pure twins and the leaf modules (``_convert``,
-``_pickling``, ...) at the bottom; nothing imports upwards.
+the faces below them, the cores (compiled and pure) and the leaf modules
+(``_convert``, ``_pickling``, ...) at the bottom; nothing imports upwards.
+The compiled cores are read too, line by line: Cython is not Python.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "dq_core"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "dq_core"
+SOURCES = ROOT / "src"
+
+#: What stands above the cores: the public names, the selector, the
+#: assembly, the faces (a package name covers its modules) and the benchmarks.
+FACES = frozenset({
+    "dq_core", "dq_core._compat", "dq_core._assemble", "dq_core.aio", "dq_core.bench",
+    "dq_core.benchmarks", "dq_core.redis", "dq_core._queues", "dq_core._delayqueue",
+    "dq_core._ttldict", "dq_core._timer", "dq_core._executor", "dq_core._ratelimit",
+    "dq_core._queueprotocol",
+})
+#: The neutral modules below the faces, which the cores may import: rules,
+#: states, exceptions and mechanics that both implementations share.
+LEAVES = frozenset({
+    "dq_core._aiowaiting", "dq_core._convert", "dq_core._exceptions", "dq_core._final",
+    "dq_core._handles", "dq_core._heapstate", "dq_core._ownedlock", "dq_core._pickling",
+    "dq_core._ringstate", "dq_core._signature", "dq_core._ttlmapstate", "dq_core._validate",
+    "dq_core._waiting", "dq_core._wheelstate",
+})
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -113,4 +134,92 @@ def test_only_the_benchmarks_import_the_benchmarks():
         if not name.startswith("dq_core.benchmarks") and name not in entry_points
         for dep in sorted(deps) if dep.startswith("dq_core.benchmarks")
     ]
+    assert not offenders, "\n".join(offenders)
+
+
+def is_face(name: str) -> bool:
+    """A face, or above one: ``FACES`` names it or a package of it (not the top package)."""
+    return name in FACES or any(name.startswith(f"{face}.") for face in FACES - {"dq_core"})
+
+
+#: One import statement of Cython: ``import a, b``, ``cimport a`` or
+#: ``from m import|cimport names`` (parenthesised names may span lines).
+_CYTHON_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<module>[\w.]+)[ \t]+c?import[ \t]+(?P<names>\([^)]*\)|[^#\n]*)"
+    r"|c?import[ \t]+(?P<modules>[^#\n]+))", re.M)
+
+
+def cython_imports(text: str) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements of a ``.pyx``/``.pxd`` source, as ``ast`` nodes."""
+    def aliases(names: str) -> list[ast.alias]:
+        names = names.strip().strip("()")
+        return [ast.alias(name.split()[0]) for name in names.replace("\\", " ").split(",")
+                if name.strip()]
+
+    found: list[ast.Import | ast.ImportFrom] = []
+    for match in _CYTHON_IMPORT.finditer(text):
+        if match["module"]:
+            found.append(ast.ImportFrom(module=match["module"], names=aliases(match["names"]),
+                                        level=0))
+        else:
+            found.append(ast.Import(names=aliases(match["modules"])))
+    return found
+
+
+def core_imports() -> dict[str, set[str]]:
+    """Each compiled core (``src/``) and pure twin -> the modules of dq_core it imports."""
+    modules = _modules()
+    compiled = {f"dq_core.{path.stem}": (path, False) for path in SOURCES.glob("*.pyx")}
+    known = {**modules, **compiled}
+    graph = {}
+    for path in sorted([*SOURCES.glob("*.pyx"), *SOURCES.rglob("*.pxd")]):
+        name = str(path.relative_to(SOURCES).with_suffix("")).replace("/", ".")
+        name = name if name.startswith("dq_core.") else f"dq_core.{name}"
+        graph[f"src/{path.relative_to(SOURCES)}"] = {
+            dep for node in cython_imports(path.read_text(encoding="utf-8"))
+            for dep in _imported(name, False, node, known)}
+    full = import_graph()
+    for name in sorted(full):
+        if name.endswith("_py"):
+            graph[name] = full[name]
+    return graph
+
+
+def test_cython_imports_are_read():
+    nodes = cython_imports(
+        "cimport cython\nfrom _handles cimport (\n    Handles, handles_free,\n)\n"
+        "import asyncio, os\n# from dq_core.aio import x\n    from dq_core._compat import restore\n"
+        "    from a finaliser that runs\nfrom dq_core import _ringstate as rs\n")
+    assert [ast.dump(node) for node in nodes] == [ast.dump(node) for node in [
+        ast.Import(names=[ast.alias("cython")]),
+        ast.ImportFrom(module="_handles", names=[ast.alias("Handles"), ast.alias("handles_free")],
+                       level=0),
+        ast.Import(names=[ast.alias("asyncio"), ast.alias("os")]),
+        ast.ImportFrom(module="dq_core._compat", names=[ast.alias("restore")], level=0),
+        ast.ImportFrom(module="dq_core", names=[ast.alias("_ringstate")], level=0),
+    ]]
+    graph = core_imports()
+    assert "dq_core._heap" in graph["src/_aioqueue.pyx"]  # a cimport
+    assert "dq_core._convert" in graph["src/_number.pxd"]  # a lazy import in a .pxd
+    assert "dq_core._ringstate" in graph["src/_ring.pyx"]  # "from dq_core import _ringstate"
+    assert "dq_core._aiowaiting" in graph["dq_core._aioqueue_py"]
+
+
+def test_every_module_has_its_layer():
+    unplaced = [name for name in import_graph()
+                if not (is_face(name) or name in LEAVES or name.endswith("_py"))]
+    assert not unplaced, f"add each to FACES or LEAVES: {unplaced}"
+    assert is_face("dq_core.aio._base") and is_face("dq_core") and not is_face("dq_core._convert")
+
+
+def test_no_core_imports_a_face():
+    offenders = [f"{name} imports {dep}" for name, deps in core_imports().items()
+                 for dep in sorted(deps) if is_face(dep)]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_leaves_import_only_leaves():
+    graph = import_graph()
+    offenders = [f"{name} imports {dep}" for name in sorted(LEAVES)
+                 for dep in sorted(graph[name]) if dep not in LEAVES]
     assert not offenders, "\n".join(offenders)

@@ -1,8 +1,6 @@
-"""Pickles name ``dq_core._pickling.restore``; those naming ``dq_core._compat.restore`` still load.
+"""Pickles name ``dq_core._pickling.restore``, a leaf module, whichever implementation made them.
 
-``restore`` lived in ``dq_core._compat`` (the implementation selector)
-before it moved to a leaf module; pickles made then name it there, and
-they load on either implementation, as the classes of the one in use.
+They load on either implementation, as the classes of the one in use.
 """
 
 from __future__ import annotations
@@ -28,14 +26,13 @@ def _structures(impl):
 
 
 @pytest.mark.parametrize("name", ["Heap", "TimingWheel", "TTLRing", "TTLDict"])
-def test_a_pickle_naming_the_old_place_loads(impl, name):
+def test_a_pickle_names_the_leaf_module(impl, name):
     obj = _structures(impl)[name]
     data = pickle.dumps(obj, protocol=0)  # names its globals as text
     assert b"dq_core._pickling\nrestore" in data
-    old = data.replace(b"dq_core._pickling\nrestore", b"dq_core._compat\nrestore")
-    for loaded in (pickle.loads(data), pickle.loads(old)):
-        assert type(loaded) is getattr(dq_core, name)
-        assert loaded.__getstate__() == obj.__getstate__()
+    loaded = pickle.loads(data)
+    assert type(loaded) is getattr(dq_core, name)
+    assert loaded.__getstate__() == obj.__getstate__()
 
 
 def test_restore_names_only_public_classes():

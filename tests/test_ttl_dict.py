@@ -419,18 +419,6 @@ def test_unhashable_keys_raise_type_error(impl):
 # -- time passing while it is iterated; threads without a lock --------------------------------
 
 
-class TickingClock:
-    """Every reading is ``step`` later than the one before."""
-
-    def __init__(self, step: float) -> None:
-        self.now = 0.0
-        self.step = step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
-
-
 @pytest.mark.parametrize("walk", [
     list, sorted, lambda d: list(d.keys()), lambda d: [k for k in d if len(d) >= 0],
     lambda d: list(iter(d)), lambda d: set(d), lambda d: [k for k in d.keys() if k in d],
@@ -438,7 +426,7 @@ class TickingClock:
 def test_iteration_never_raises_because_time_passed(impl, walk):
     # Each clock reading is 1 later: an entry expires between the purge
     # that starts an iteration and the len() that sizes the list.
-    clock = TickingClock(1.0)
+    clock = Clock(step=1.0)  # every reading 1 later
     d = impl.TTLDict(10, clock=clock)
     for i in range(40):
         d[i] = i

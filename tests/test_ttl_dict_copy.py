@@ -12,7 +12,7 @@ import pytest
 import dq_core
 
 from clocks import FakeClock
-from ttl_helpers import assert_no_leaks, assert_same_signatures_and_docstrings
+from ttl_helpers import assert_no_leaks, assert_refuses_state, assert_same_signatures_and_docstrings
 
 
 def _dict(impl, clock=None, **kw):
@@ -163,12 +163,7 @@ def test_dict_with_a_lambda_clock_does_not_pickle(impl):
     ((1, 5.0, None, time.monotonic, None, [("a", 1, "t")]), TypeError, "created_at of entry 0"),
 ])
 def test_dict_refuses_bad_states_and_stays_as_it_was(impl, state, exc, msg):
-    d = _dict(impl)
-    before = d.__getstate__()
-    with pytest.raises(exc, match=msg):
-        d.__setstate__(state)
-    assert d.__getstate__() == before
-    d._check()
+    assert_refuses_state(_dict(impl), state, exc, msg)
 
 
 def test_generic_at_run_time(impl):

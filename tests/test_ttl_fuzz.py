@@ -21,21 +21,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 from clocks import FakeClock
-
-
-class Finaliser:
-    """Garbage in a reference cycle whose __del__ runs ``action``."""
-
-    def __init__(self, action, log: list) -> None:
-        self.cycle = self
-        self.action = action
-        self.log = log
-
-    def __del__(self) -> None:
-        try:
-            self.action()
-        except Exception as exc:  # a refused re-entry, most often
-            self.log.append(("finaliser", type(exc).__name__, str(exc)))
+from ttl_helpers import Finaliser
 
 
 class Side:

@@ -11,7 +11,7 @@ import pytest
 import dq_core
 
 from clocks import FakeClock
-from ttl_helpers import assert_no_leaks, assert_same_signatures_and_docstrings
+from ttl_helpers import assert_no_leaks, assert_refuses_state, assert_same_signatures_and_docstrings
 
 
 def _ring(impl, n=10, size=3):
@@ -91,12 +91,7 @@ def test_ring_pickles_load_in_the_other_implementation(both):
     ((1, 1.0, 2, time.monotonic, 2**64, 2**64 - 1, 0, [("a", 0.0)]), ValueError, "counters"),
 ])
 def test_ring_refuses_bad_states_and_stays_as_it_was(impl, state, exc, msg):
-    r = _ring(impl)
-    before = r.__getstate__()
-    with pytest.raises(exc, match=msg):
-        r.__setstate__(state)
-    assert r.__getstate__() == before
-    r._check()
+    assert_refuses_state(_ring(impl), state, exc, msg)
 
 
 # -- item 7: run-time generics, signatures, docstrings ---------------------------

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import collecting_constantly
 from clocks import FakeClock
-from ttl_helpers import Finaliser, PushOnDel, eager_gc  # noqa: F401 (a fixture)
+from ttl_helpers import Finaliser, PushOnDel, bad_clock_readings, eager_gc  # noqa: F401 (a fixture)
 
 
 # -- item 3: finalisers run by the garbage collector mid-change ----------------
@@ -33,7 +33,7 @@ def test_finaliser_pushing_while_push_grows_the_ring(impl, eager_gc):
     r._check()
     assert sorted(map(str, r.expire(math.inf))) == sorted(map(str, pushed))
     r._check()
-    assert all(e == "TTLRing was re-entered while it was being changed" for e in errors)
+    assert all(e == "RuntimeError: TTLRing was re-entered while it was being changed" for e in errors)
 
 
 def test_finaliser_expiring_while_push_grows_the_ring(impl, eager_gc):
@@ -46,6 +46,7 @@ def test_finaliser_expiring_while_push_grows_the_ring(impl, eager_gc):
         r.push(i, float(i))
         n += 1
     gc.collect()
+    assert all(e == "RuntimeError: TTLRing was re-entered while it was being changed" for e in errors)
     r._check()
     out.extend(r.expire(math.inf))
     assert sorted(out) == list(range(n))
@@ -125,10 +126,7 @@ def test_clock_must_be_callable(impl):
         impl.TTLRing(5, clock=5)
 
 
-@pytest.mark.parametrize("reading, exc, msg", [
-    (math.nan, ValueError, "clock\\(\\) must not be NaN"),
-    ("soon", TypeError, "clock\\(\\) must be a real number, not 'str'"),
-])
+@bad_clock_readings
 def test_a_bad_clock_reading_names_the_clock(impl, reading, exc, msg):
     clock = FakeClock()
     r = impl.TTLRing(5, clock=clock)

@@ -89,7 +89,7 @@ def test_subclassing_refused_alike(both):
 
 
 def test_new_without_init_is_an_empty_wheel_alike(both):
-    # what copy and pickle (dq_core._compat.restore) start from: an empty
+    # what copy and pickle (dq_core._pickling.restore) start from: an empty
     # wheel of 1 s ticks and 2 slots, usable; a late __init__ still runs once
     out = []
     for impl in both:

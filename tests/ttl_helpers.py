@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import math
 import sys
 from typing import Any, Callable
 
@@ -13,7 +14,11 @@ from helpers import traced_growth
 
 
 class Finaliser:
-    """Garbage in a reference cycle whose __del__ runs ``action``."""
+    """Garbage in a reference cycle whose __del__ runs ``action``.
+
+    What ``action`` raises (a refused re-entry, most often) goes into
+    ``errors`` as ``"Type: message"``: a finaliser cannot raise.
+    """
 
     def __init__(self, action, errors: list) -> None:
         self.cycle = self
@@ -23,8 +28,16 @@ class Finaliser:
     def __del__(self) -> None:
         try:
             self.action()
-        except RuntimeError as exc:
-            self.errors.append(str(exc))
+        except Exception as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+#: The clock readings TTLRing and TTLDict refuse, with the error naming the clock:
+#: a test taking ``reading``, ``exc`` and ``msg``.
+bad_clock_readings = pytest.mark.parametrize("reading, exc, msg", [
+    (math.nan, ValueError, "clock\\(\\) must not be NaN"),
+    ("soon", TypeError, "clock\\(\\) must be a real number, not 'str'"),
+])
 
 
 @pytest.fixture
@@ -86,3 +99,12 @@ def assert_no_leaks(round_trip: Callable[[object], None]) -> None:
     grown = traced_growth(lambda: round_trip(value), 30)
     assert sys.getrefcount(value) == base
     assert grown < 64 * 1024, grown
+
+
+def assert_refuses_state(obj: Any, state: Any, exc: type[Exception], msg: str) -> None:
+    """``obj.__setstate__(state)`` raises ``exc`` matching ``msg`` and leaves ``obj`` as it was."""
+    before = obj.__getstate__()
+    with pytest.raises(exc, match=msg):
+        obj.__setstate__(state)
+    assert obj.__getstate__() == before
+    obj._check()

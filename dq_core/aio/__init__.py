@@ -16,10 +16,11 @@ concurrency limit and a rate.
 
 from __future__ import annotations
 
+from asyncio import QueueEmpty, QueueFull
 from typing import TYPE_CHECKING, Any
 
+from .._aiowaiting import QueueShutDown
 from . import _timer
-from ._base import QueueEmpty, QueueFull, QueueShutDown
 from ._timer import Timeout, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations

@@ -32,9 +32,10 @@ from collections import deque
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Coroutine, Optional, TypeVar
 
+from .._aiowaiting import wakeup_all
 from .._convert import to_real
 from .._ratelimit import task_burst
-from ._base import LoopBound, wakeup_all
+from ._base import LoopBound
 from ._ratelimit import RateLimiter
 
 if TYPE_CHECKING:

@@ -31,10 +31,10 @@ from collections import deque
 from types import TracebackType
 from typing import Optional
 
+from .._aiowaiting import LoopTimer
 from .._convert import MAX_EXACT_INT
 from .._ratelimit import TokenBucket, _positive
-from ._base import LoopBound, LoopTimer
-from ._base import MAX_ARM
+from ._base import MAX_ARM, LoopBound
 
 __all__ = ["RateLimiter"]
 

@@ -7,13 +7,14 @@ dependency: it is imported where it is used.
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .common import FakeTimer
 
 __all__ = [
     "ring_with_backlog", "ttlcache_with_backlog", "ring_expire_nothing_due",
     "cachetools_expire_nothing_due", "ttl_set_get_expire", "make_ttldict", "make_ttlcache",
+    "ttldict_contenders",
 ]
 
 
@@ -77,3 +78,9 @@ def make_ttlcache(timer: FakeTimer) -> Any:
     import cachetools
 
     return cachetools.TTLCache(maxsize=float("inf"), ttl=60.0, timer=timer)
+
+
+def ttldict_contenders(impls: Sequence[tuple[str, Any]]) -> list[tuple[str, Callable[[FakeTimer], Any]]]:
+    """``(label, make)`` for ``ttl_set_get_expire``: each implementation's TTLDict, then cachetools."""
+    return [(label, make_ttldict(impl.TTLDict)) for label, impl in impls] + [
+        ("cachetools", make_ttlcache)]
