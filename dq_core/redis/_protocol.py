@@ -18,7 +18,7 @@ import warnings
 from time import monotonic
 from typing import (
     Any, Generator, Generic, Iterable, List, Literal, Optional, Tuple,
-    TypeVar, Union,
+    TypeVar, Union, cast,
 )
 
 import redis as _redis
@@ -216,6 +216,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     def _claimed(self, flat: List[Any]) -> Tuple[List[Job[T]], List[Any]]:
         """The jobs of a claim's reply, and (id, lease, reason) for those that cannot run."""
+        datas = flat[3::5]
+        if self.serializer is None and None not in datas:
+            try:  # in bulk; a payload that fails sends every job the long way
+                payloads = [d[1:] if d[0] == 98 else d[1:].decode() for d in datas]  # 98: b"b"
+                deadlines = [float(d) / _US for d in flat[4::5]]
+                return list(map(Job, map(bytes.decode, flat[2::5]), payloads, deadlines,
+                                flat[5::5], map(bytes.decode, flat[6::5]))), []
+            except Exception:
+                pass
         jobs: List[Job[T]] = []
         bad: List[Any] = []
         for i in range(2, len(flat), 5):
@@ -265,25 +274,25 @@ class _Protocol(Uncopyable, Generic[T, C]):
         if job_ids is None:  # 128 random bits each, as uuid4 has, drawn at once
             hexes = os.urandom(16 * n).hex()
             ids = [hexes[i:i + 32] for i in range(0, 32 * n, 32)]
+            head[1] = "new"  # ids no job holds: the script looks none up
         else:
             ids = [self._id(j, f"job_ids[{i}]") for i, j in enumerate(job_ids)]
             if len(ids) != n:
                 raise ValueError(f"payloads and job_ids differ in length: {n} != {len(ids)}")
-        plain = self.serializer is None
         many = n > 1 or name.endswith("s")
-        args: List[Any] = []
-        for i, (job_id, payload, t) in enumerate(zip(ids, items, ts)):
-            # fast paths for the common types; the general ones name what failed
-            if plain and type(payload) is bytes:
-                data = b"b" + payload
-            else:
-                data = encode(self.serializer, payload, f"payload[{i}]" if many else "payload")
-            if type(t) is float and 0.0 <= t < _FAST_SECONDS:
-                us = math.ceil(t * _US)
-            else:
-                label = f"{name}[{i}]" if many else name
-                us = _micros(to_real(t, label), label)
-            args += (job_id, data, us)
+        # fast paths for the common types, in bulk; the general ones name what failed
+        if self.serializer is None and all(type(p) is bytes for p in items):
+            datas = [b"b" + p for p in cast(List[bytes], items)]
+        else:
+            datas = [encode(self.serializer, p, f"payload[{i}]" if many else "payload")
+                     for i, p in enumerate(items)]
+        if all(type(t) is float and 0.0 <= t < _FAST_SECONDS for t in ts):
+            micros = [math.ceil(t * _US) for t in cast(List[float], ts)]
+        else:
+            labels = [f"{name}[{i}]" if many else name for i in range(n)]
+            micros = [_micros(to_real(t, label), label) for t, label in zip(ts, labels)]
+        args: List[Any] = [None] * (3 * n)
+        args[0::3], args[1::3], args[2::3] = ids, datas, micros
         # in scripts of _BATCH jobs: each holds the server a few milliseconds
         width = 3 * _BATCH
         for i in range(0, len(args), width):
@@ -374,7 +383,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
         out: List[bool] = []
         for i in range(0, len(args), 2 * _BATCH):
             reply = yield from self._run("ack", *args[i:i + 2 * _BATCH])
-            out += [bool(r) for r in reply]
+            out += [c == 49 for c in reply]  # one b"1" (held) or b"0" each
         return out
 
     def _ack_one(self, job: object) -> _Flow[bool]:

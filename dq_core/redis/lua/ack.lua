@@ -1,6 +1,7 @@
-if prior then return cmsgpack.unpack(prior) end
+if prior then return prior end
 
--- ARGV[6..]: (id, lease) pairs; returns 1/0 for each: was the lease held
+-- ARGV[6..]: (id, lease) pairs; returns a string of '1' and '0', one for each:
+-- was the lease held
 local ids, want, out, seen, done = {}, {}, {}, {}, {}
 for i = 6, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; want[#want + 1] = ARGV[i + 1] end
 local cur = hmget(state, ids)
@@ -9,10 +10,10 @@ for i = 1, #ids do
   if v and string.sub(v, 1, 1) == 'L' and (want[i] == '' or v == want[i]) and not seen[id] then
     seen[id] = true
     done[#done + 1] = id
-    out[i] = 1
+    out[i] = '1'
   else
-    out[i] = 0
+    out[i] = '0'
   end
 end
 forget(done, lease)
-return remember(out)
+return remember(table.concat(out))

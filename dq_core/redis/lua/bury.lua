@@ -1,4 +1,4 @@
-if prior then return cmsgpack.unpack(prior) end
+if prior then return tonumber(prior) end
 
 -- ARGV[6..]: (id, lease, reason) triples: leased jobs that cannot run go dead
 local n = 0

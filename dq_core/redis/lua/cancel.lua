@@ -1,4 +1,4 @@
-if prior then return cmsgpack.unpack(prior) end
+if prior then return tonumber(prior) end
 
 -- ARGV[6]: id; the job goes whatever its state
 local id = ARGV[6]

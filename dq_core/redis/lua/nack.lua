@@ -1,4 +1,4 @@
-if prior then return cmsgpack.unpack(prior) end
+if prior then return tonumber(prior) end
 
 -- ARGV[6]: id, ARGV[7]: lease, ARGV[8]: delay in microseconds
 local id = ARGV[6]

@@ -19,11 +19,12 @@
 -- meta  hash: the queue's policy (maxa, dttl, dmax), stored by the first client stating it
 -- r:<nonce>  a state-changing call's reply, kept REPLAY_MS: the same call
 --       replayed (a reply lost, the client library sending it again) returns it
+--       (a number, a string of 0s and 1s, or what a claim needs to answer again)
 --
 -- A leased job's state string is its lease: a Job carries it, and an ack,
 -- nack or extend counts only while the state is still that string.  Its
--- token is the call's random nonce and the job's place in the call, so
--- tokens are never reused, whatever happens to the keys.
+-- token is the call's random nonce and the job's place in the call's
+-- reply, so tokens are never reused, whatever happens to the keys.
 
 local q, state, pay, lease, dead, seq, meta, rkey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -46,8 +47,9 @@ for i = 1, 3 do
 end
 local maxa, dttl, dmax = tonumber(pol[1] or '0'), tonumber(pol[2] or '0'), tonumber(pol[3] or '0')
 
+-- keep the reply r (a number or a string) for a replay of this call
 local function remember(r)
-  if nonce ~= '' then redis.call('SET', rkey, cmsgpack.pack(r), 'PX', REPLAY_MS) end
+  if nonce ~= '' then redis.call('SET', rkey, r, 'PX', REPLAY_MS) end
   return r
 end
 

@@ -1,8 +1,10 @@
-if prior then return cmsgpack.unpack(prior) end
+if prior then return tonumber(prior) end
 
--- ARGV[6]: '1' if times are absolute; ARGV[7]: 'keep' to skip ids already held
--- (else they are replaced); then (id, payload, microseconds) triples
-local absolute, keep = ARGV[6] == '1', ARGV[7] == 'keep'
+-- ARGV[6]: '1' if times are absolute; ARGV[7]: 'keep' to skip ids already
+-- held, 'replace' to replace them, 'new' for ids that no job holds (drawn at
+-- random by the client: nothing to look up); then (id, payload, microseconds)
+-- triples
+local absolute, keep, new = ARGV[6] == '1', ARGV[7] == 'keep', ARGV[7] == 'new'
 local n = (#ARGV - 7) / 3
 local first = redis.call('INCRBY', seq, n) - n + 1  -- fresh numbers, none reused
 local head = head_score()
@@ -13,19 +15,19 @@ local from, to, step = n - 1, 0, -1
 if keep then from, to, step = 0, n - 1, 1 end
 for i = from, to, step do
   local id = ARGV[8 + 3 * i]
-  if not seen[id] then
-    seen[id] = true
+  if new or not seen[id] then
     local d = tonumber(ARGV[10 + 3 * i])
     if not absolute then d = now + d end
+    if best == nil or d < best then best = d end
     local m = member(first + i, id)
     k = k + 1
-    ids[k] = id
+    if not new then seen[id] = true ; ids[k] = id end
     zargs[2 * k - 1] = d ; zargs[2 * k] = m
     sargs[2 * k - 1] = id ; sargs[2 * k] = 'S0:' .. m
     pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[9 + 3 * i]
   end
 end
-local old = hmget(state, ids)
+local old = new and {} or hmget(state, ids)
 if keep then  -- ids already held stay as they are
   local z, s, p, j = {}, {}, {}, 0
   for i = 1, k do
@@ -37,7 +39,7 @@ if keep then  -- ids already held stay as they are
     end
   end
   zargs, sargs, pargs, old = z, s, p, {}
-else  -- ids already held leave their old state: a new put starts from 0 attempts
+elseif not new then  -- ids already held leave their old state: a new put starts from 0 attempts
   local gone, leased, died = {}, {}, {}
   for i = 1, k do
     if old[i] then
@@ -51,8 +53,11 @@ else  -- ids already held leave their old state: a new put starts from 0 attempt
   if #leased > 0 then each('ZREM', lease, leased, 1) end
   if #died > 0 then each('ZREM', dead, died, 1) end
 end
-for i = 1, #zargs, 2 do
-  if best == nil or zargs[i] < best then best = zargs[i] end
+if keep then  -- the earliest of those put
+  best = nil
+  for i = 1, #zargs, 2 do
+    if best == nil or zargs[i] < best then best = zargs[i] end
+  end
 end
 if #zargs > 0 then
   each('ZADD', q, zargs, 2)
