@@ -189,21 +189,14 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     @asynccontextmanager
     async def keep_alive(self, job: Job[T]) -> AsyncIterator[asyncio.Event]:
         """Async context manager of :meth:`RedisDelayQueue.keep_alive` (a task, not a thread)."""
-        if not isinstance(job, Job):
-            raise TypeError(f"job must be a Job, not {type(job).__name__!r}")
+        self._check_job(job)
         lost = asyncio.Event()
 
-        async def beat() -> None:
-            while True:
-                await asyncio.sleep(self.lease / 3)
-                try:
-                    if not await self.extend(job):
-                        lost.set()
-                        return
-                except _LOST_REPLY:
-                    pass  # the server is away: try again at the next beat
+        async def pause(seconds: float) -> bool:
+            await asyncio.sleep(seconds)
+            return True
 
-        task = asyncio.ensure_future(beat())
+        task = asyncio.ensure_future(self._beat(pause, lambda: self.extend(job), lost.set))
         try:
             yield lost
         finally:

@@ -17,7 +17,7 @@ import threading
 import warnings
 from time import monotonic
 from typing import (
-    Any, Generator, Generic, Iterable, List, Literal, Optional, Tuple,
+    Any, Awaitable, Callable, Generator, Generic, Iterable, List, Literal, Optional, Tuple,
     TypeVar, Union, cast,
 )
 
@@ -440,6 +440,26 @@ class _Protocol(Uncopyable, Generic[T, C]):
             total += int(n)
             if n < CHUNK:
                 return total
+
+    # -- keeping a lease alive: the beat written once; the faces supply its pause
+    # (a thread's Event wait, an asyncio sleep) and their extend
+
+    @staticmethod
+    def _check_job(job: object) -> None:
+        if not isinstance(job, Job):
+            raise TypeError(f"job must be a Job, not {type(job).__name__!r}")
+
+    async def _beat(self, pause: Callable[[float], Awaitable[bool]],
+                    extend: Callable[[], Awaitable[bool]], lost: Callable[[], None]) -> None:
+        """Extend a lease after every pause of ``lease``/3 (a pause returning False
+        ends it) until an extend finds the lease lost: then call ``lost``."""
+        while await pause(self.lease / 3):
+            try:
+                if not await extend():
+                    lost()
+                    return
+            except _LOST_REPLY:
+                pass  # the server is away: try again at the next beat
 
     # -- carrying a flow out: written once for both faces, which supply the I/O
     # as coroutines (the blocking face's never suspend; see _run_blocking)

@@ -175,21 +175,19 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         when an extend found the lease lost (the job may then run elsewhere).
         O(log n) per extension.
         """
-        if not isinstance(job, Job):
-            raise TypeError(f"job must be a Job, not {type(job).__name__!r}")
+        self._check_job(job)
         lost = threading.Event()
         stop = threading.Event()
 
-        def beat() -> None:
-            while not stop.wait(self.lease / 3):
-                try:
-                    if not self.extend(job):
-                        lost.set()
-                        return
-                except _LOST_REPLY:
-                    pass  # the server is away: try again at the next beat
+        async def pause(seconds: float) -> bool:
+            return not stop.wait(seconds)
 
-        thread = threading.Thread(target=beat, name=f"keep_alive {job.id}", daemon=True)
+        async def extend() -> bool:
+            return self.extend(job)
+
+        beat = self._beat(pause, extend, lost.set)
+        thread = threading.Thread(target=_run_blocking, args=(beat,), name=f"keep_alive {job.id}",
+                                  daemon=True)
         thread.start()
         try:
             yield lost
