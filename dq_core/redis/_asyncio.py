@@ -35,6 +35,38 @@ class _AsyncPubSub(_PubSub):
         return [] if msg is None else await self.collect(msg)
 
 
+class _AsyncClusterPubSub(_AsyncPubSub):
+    """A subscription on ``redis.asyncio.RedisCluster``, which has no pub/sub
+    of its own in redis-py 5: a client of the node that serves the channel's
+    slot (a publish reaches every node), opened when it subscribes."""
+
+    __slots__ = ("cluster", "node")
+
+    def __init__(self, cluster: "_aredis.RedisCluster") -> None:
+        super().__init__(None)
+        self.cluster = cluster
+        self.node: Optional[_aredis.Redis] = None
+
+    async def send_subscribe(self, channel: str) -> None:
+        await self.cluster.initialize()
+        where = self.cluster.get_node_from_key(channel)
+        if where is None:
+            raise _aredis.ConnectionError(f"no cluster node serves {channel!r}")
+        pool = _aredis.ConnectionPool(connection_class=where.connection_class,
+                                      **where.connection_kwargs)
+        self.node = _aredis.Redis.from_pool(pool)  # closing it closes the pool
+        self.raw = self.node.pubsub()
+        await self.raw.subscribe(channel)
+
+    async def close(self) -> None:
+        try:
+            if self.raw is not None:
+                await self.raw.aclose()
+        finally:
+            if self.node is not None:
+                await self.node.aclose()
+
+
 class _Baton:
     """The asyncio face's listener role: held by one task, handed to the
     longest waiting one when it leaves (as asyncio.Lock, but with a
@@ -90,32 +122,34 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     name.  Use it from one event loop.  Cancelling a waiting ``get`` loses
     nothing: cancelled while it sleeps, it has claimed nothing; cancelled
     while its claim script runs, the jobs that script claimed come back
-    when their lease ends, as from a consumer that died.
+    when their lease ends, as from a consumer that died.  ``client`` is a
+    ``redis.asyncio.Redis`` or a ``redis.asyncio.RedisCluster``.
     """
 
     __slots__ = ()
-    _client_class = (_aredis.Redis,)
+    _client_class = (_aredis.Redis, _aredis.RedisCluster)
 
     @overload
     def __init__(self: "AsyncRedisDelayQueue[Payload]", name: str,
-                 client: "_aredis.Redis", *,
+                 client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None) -> None: ...
 
     @overload
     def __init__(self: "AsyncRedisDelayQueue[T]", name: str,
-                 client: "_aredis.Redis", *,
+                 client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None) -> None: ...
 
-    def __init__(self, name: str, client: "_aredis.Redis", *,
+    def __init__(self, name: str, client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0,
                  max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None) -> None:
-        super().__init__(name, client, lease, max_attempts, serializer, dead_ttl, dead_max)
+        super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
+                         dead_ttl, dead_max)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return await self._scripts[op](keys=keys, args=args)
@@ -142,6 +176,8 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
         self._listener.release()
 
     def _new_pubsub(self) -> "_PubSub":
+        if isinstance(self.client, _aredis.RedisCluster):
+            return _AsyncClusterPubSub(self.client)
         return _AsyncPubSub(self.client.pubsub())
 
     _drive = _Protocol._carry_out

@@ -135,7 +135,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
                  dead_max: Optional[int] = None) -> None:
         expected = self._client_class
         if not isinstance(client, expected):
-            raise TypeError(f"client must be a {expected[0].__module__.split('.client')[0]}.Redis, "
+            module = expected[0].__module__.split(".client")[0]
+            raise TypeError(f"client must be a {module}.Redis or {module}.RedisCluster, "
                             f"not {type(client).__name__!r}")
         if not isinstance(name, str) or not name:
             raise TypeError(f"name must be a non-empty str, not {name!r}")
