@@ -430,9 +430,11 @@ def test_a_100k_batch_never_holds_the_server_long(redis_server):
 
 # ---------------------------------------------------------------- many waiters
 
+@pytest.mark.parametrize("delay", [0.0, 0.05], ids=["due-now", "due-later"])
 @pytest.mark.parametrize("objects", [1, 20], ids=["one-object", "object-each"])
-def test_twenty_waiters_cost_at_most_two_claims_per_job(redis_server, objects):
-    # one queue object stands for one process: each has its own listener
+def test_twenty_waiters_cost_a_few_claims_per_job(redis_server, objects, delay):
+    # one queue object stands for one process: each has its own listener; a
+    # job due later is looked for, at its due time, by one listener of all
     name = uuid.uuid4().hex
     queues = [RedisDelayQueue(name, redis_server.client(max_connections=64))
               for _ in range(objects)]
@@ -454,7 +456,7 @@ def test_twenty_waiters_cost_at_most_two_claims_per_job(redis_server, objects):
     time.sleep(0.5)
     admin.config_resetstat()
     for i in range(300):
-        producer.put(b"%d" % i)
+        producer.put(b"%d" % i, delay)
         time.sleep(0.005)
     end = time.monotonic() + 30
     while len(got) < 300 and time.monotonic() < end:
@@ -465,7 +467,9 @@ def test_twenty_waiters_cost_at_most_two_claims_per_job(redis_server, objects):
         t.join()
     assert len(got) == 300
     claims = calls - 300 - 300  # the puts and the acks
-    assert claims <= 2 * 300, claims / 300
+    # before one listener per due time, a job due later cost every listener's look
+    # (about 21 claims a job with 20 queue objects)
+    assert claims <= (2 if delay == 0 else 3) * 300, claims / 300
     assert sorted(got) == sorted(set(got))  # none delivered twice
     check(redis_server, name, [])
     for q in queues:

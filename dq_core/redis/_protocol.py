@@ -87,6 +87,11 @@ _TICKET_MS = 10_000
 _BATCH = 500
 
 _SUBSCRIBE = "subscribe"  # step: the listener subscribes anew (its subscription broke)
+# what a wait tells the flow besides True (look) and False (broken): look as the
+# one listener that took a due time's ticket (and tell the others what is due
+# next), or leave the look to the listener that took it
+_WON = "won"
+_PASS = "pass"
 _TAKE_IDLE = "take idle"  # step: become the listener if free and subscribed already (-> bool)
 #: Wake-ups read from an idle subscription before it is cheaper to subscribe anew.
 _STALE = 64
@@ -127,7 +132,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
                  "channel", "keys", "_prefix", "_head", "_scripts", "_idle", "_idle_lock",
-                 "_pid", "_checked", "_listener", "_quiet", "_offset", "_me")
+                 "_pid", "_checked", "_listener", "_quiet", "_ticket_for", "_ticket_next", "_offset",
+                 "_me")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
     def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
@@ -182,6 +188,13 @@ class _Protocol(Uncopyable, Generic[T, C]):
         # subscribed found; any wake-up since resets it.  A waiter arriving
         # while another listens then waits for it without a look of its own.
         self._quiet = 0.0
+        # (time, ticket key) when _quiet is the due time a wake-up announced:
+        # then at that time only the listener (of all processes) that takes
+        # the ticket looks
+        self._ticket_for: Optional[Tuple[float, str]] = None
+        # the earliest due time announced after _quiet: what a listener that
+        # left a look to another waits for next
+        self._ticket_next: Optional[Tuple[float, str]] = None
         # this process's monotonic clock minus the server's (as a look found it)
         self._offset: Optional[float] = None
         self._me = os.urandom(8).hex()  # who takes a wake-up's ticket
@@ -329,6 +342,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
         listening = end > monotonic() and (yield _TAKE_IDLE)
         jobs: List[Job[T]] = []
         look = not (end > monotonic() and monotonic() < self._quiet)
+        announce = ""  # '1': this look took a ticket, so it tells the others what is due next
         while True:
             if not look:
                 look = True
@@ -337,11 +351,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 # in scripts of _BATCH jobs at most, until enough or none left due
                 want = min(n - len(jobs), _BATCH)
                 sent = monotonic()
-                reply = yield from self._run("claim", want, lease)
+                reply = yield from self._run("claim", want, lease, announce)
+                announce = ""
                 now, wake = reply[0], reply[1]
                 self._offset = sent - now / _US
                 if listening:  # a look made while subscribed: it stays true until a wake-up
                     self._quiet = math.inf if wake < 0 else sent + (wake - now) / _US
+                    # every listener that knows of that time races for its ticket
+                    self._ticket_for = (self._quiet, f"{self._prefix}t:{wake}")
+                    self._ticket_next = None
             got = (len(reply) - 2) // 5
             if got:
                 more, bad = self._claimed(reply)
@@ -370,8 +388,13 @@ class _Protocol(Uncopyable, Generic[T, C]):
             # until something may be due (clocks apart: never a negative wait)
             left = max(0.0, min(left, self._quiet - monotonic()))
             # never trust the subscription for long: it may be half-open
-            if not (yield _Wait(min(left, _RECHECK))):
+            waited = yield _Wait(min(left, _RECHECK))
+            if not waited:
                 yield _SUBSCRIBE  # it broke: subscribe anew, then look
+            elif waited is _PASS:
+                look = False  # another listener looks, and tells what is due next
+            elif waited is _WON:
+                announce = "1"
 
     def _get_flow(self, timeout: object) -> _Flow[Optional[Job[T]]]:
         jobs = yield from self._claim_flow(1, timeout)
@@ -549,13 +572,14 @@ class _Protocol(Uncopyable, Generic[T, C]):
                         end = monotonic() + step.seconds
                         while True:
                             wakeups = await pubsub.wait(max(0.0, end - monotonic()))
-                            if not wakeups:
-                                break  # the time is up: look
-                            if await self._must_look(wakeups):
+                            if not wakeups:  # the time is up: look, or leave it
+                                value = await self._time_up()
+                                break
+                            value = await self._must_look(wakeups)
+                            if value:
                                 self._quiet = 0.0  # whatever was known is old
                                 break
                             end = min(end, self._quiet)  # nothing due before then
-                        value = True
                     except _IDLE_ERRORS:  # killed or broken: the flow subscribes anew
                         self._quiet = 0.0
                         old, pubsub = pubsub, None
@@ -576,12 +600,13 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 if listening:  # the next waiter listens now
                     self._unlisten()
 
-    async def _must_look(self, wakeups: List[bytes]) -> bool:
-        """Whether the listener must look after these wake-ups.
+    async def _must_look(self, wakeups: List[bytes]) -> Any:
+        """Whether the listener must look after these wake-ups: True, _WON, or False.
 
-        A job due later only brings the listener's wait forward; a job due
-        now is looked for by the one listener (of all processes) that takes
-        its ticket; several jobs, or a wake-up not understood, by every one.
+        A job due later only brings the listener's wait forward, with the
+        ticket of its time (see _time_up); a job due now is looked for by the one
+        listener (of all processes) that takes its ticket (_WON); several
+        jobs, or a wake-up not understood, by every one (True).
         """
         for data in wakeups:
             parts = data.split(b":")
@@ -589,14 +614,40 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 return True
             due = int(parts[0]) / _US + self._offset  # on this process's monotonic clock
             if due > monotonic() + 0.001:
-                self._quiet = min(self._quiet, due)
+                # the earliest known: at that time the listener that takes the
+                # time's ticket looks (the same ticket as for a look that found it)
+                key = self._prefix + "t:" + parts[0].decode()
+                if due <= self._quiet + 0.001:
+                    self._quiet = min(self._quiet, due)
+                    self._ticket_for = (self._quiet, key)
+                elif self._ticket_next is None or due < self._ticket_next[0]:
+                    self._ticket_next = (due, key)
                 continue
-            # the ticket is no job's state: a plain SET NX, and a GET in case
-            # this is a replay of our own SET whose reply was lost
-            key = self._prefix + "t:" + parts[1].decode()
-            if await self._ticket(key) or await self._ticket_holder(key) == self._me.encode():
-                return True
+            if await self._take(self._prefix + "t:" + parts[1].decode()):
+                return _WON
         return False
+
+    async def _time_up(self) -> Any:
+        """At the end of a wait: look (True); or, at a due time a wake-up
+        announced, look as the one listener that takes its ticket (_WON), or
+        leave the look to that one (_PASS), which tells what is due next."""
+        ticket, self._ticket_for = self._ticket_for, None
+        if ticket is None or ticket[0] != self._quiet or monotonic() < self._quiet - 0.001:
+            return True  # what this listener's own look found, a re-check, or the timeout
+        if await self._take(ticket[1]):
+            return _WON
+        # Nothing else is known until the winner's announcement (a winner
+        # that died costs a re-check at most), unless it came already
+        later, self._ticket_next = self._ticket_next, None
+        self._quiet = math.inf if later is None else later[0]
+        self._ticket_for = later
+        return _PASS
+
+    async def _take(self, key: str) -> bool:
+        """Take a wake-up's ticket (one listener of all processes does)."""
+        # the ticket is no job's state: a plain SET NX, and a GET in case
+        # this is a replay of our own SET whose reply was lost
+        return await self._ticket(key) or await self._ticket_holder(key) == self._me.encode()
 
     async def _ticket(self, key: str) -> bool:
         raise NotImplementedError
@@ -636,11 +687,11 @@ class _Protocol(Uncopyable, Generic[T, C]):
             pubsub = self._idle.pop() if self._idle else None
         if pubsub is not None:
             try:
-                # wake-ups that came while nobody listened: whatever was known
-                # is old; a pile of them (a long busy spell) is dropped with
-                # its connection
-                n = await pubsub.drain(_STALE)
-                if n:
+                # wake-ups that came while nobody listened: read as a wait reads
+                # them; a pile of them (a long busy spell) is dropped with its
+                # connection, and whatever was known is old
+                n, wakeups = await pubsub.drain(_STALE)
+                if n > _STALE or (wakeups and await self._must_look(wakeups)):
                     self._quiet = 0.0
                 if n <= _STALE:
                     return pubsub
@@ -720,10 +771,16 @@ class _PubSub:
             if msg is not None and msg["type"] == "subscribe":
                 return
 
-    async def drain(self, most: float = math.inf) -> float:
-        """Read the wake-ups waiting, up to one more than ``most``; how many."""
-        n = 0
-        while n <= most and await self.message(0.0) is not None:
+    async def drain(self, most: float = math.inf) -> Tuple[int, List[bytes]]:
+        """Read the messages waiting, up to one more than ``most``: how many, and
+        the wake-ups' data."""
+        n, out = 0, []
+        while n <= most:
+            msg = await self.message(0.0)
+            if msg is None:
+                break
             n += 1
-        return n
+            if msg.get("type") == "message":
+                out.append(msg["data"])
+        return n, out
 
