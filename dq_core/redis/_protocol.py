@@ -233,7 +233,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
         datas = flat[3::5]
         if self.serializer is None and None not in datas:
             try:  # in bulk; a payload that fails sends every job the long way
-                payloads = [d[1:] if d[0] == 98 else d[1:].decode() for d in datas]  # 98: b"b"
+                payloads = [d[1:].decode() if d[0] == 115 else d[1:] for d in datas]  # b"s"
                 deadlines = [float(d) / _US for d in flat[4::5]]
                 return list(map(Job, map(bytes.decode, flat[2::5]), payloads, deadlines,
                                 flat[5::5], map(bytes.decode, flat[6::5]))), []
