@@ -50,9 +50,10 @@ def extensions():
         link_args = ["-s"] if sys.platform.startswith("linux") else []
     modules = [
         Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"], define_macros=macros,
-                  # dq_shortcuts.h: every reach past CPython's public API, gated
+                  # the C the cores include; dq_shortcuts.h: every reach past
+                  # CPython's public API, gated
                   include_dirs=["src/include"],
-                  depends=["src/include/dq_shortcuts.h"],
+                  depends=[str(h.relative_to(HERE)) for h in sorted((HERE / "src/include").glob("*.h"))],
                   extra_compile_args=compile_args, extra_link_args=link_args)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]

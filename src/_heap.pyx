@@ -28,6 +28,7 @@ from _handles cimport (
     handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
+from _shortcuts cimport dq_shortcut_switches
 
 import types
 
@@ -38,8 +39,12 @@ from dq_core._heapstate import check_state
 
 __all__ = ["Heap", "adopt_methods"]
 
-#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none.
-SHORTCUTS = types.MappingProxyType({})
+_switches = dq_shortcut_switches()
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
+SHORTCUTS = types.MappingProxyType({
+    "list_append": _switches["list_append"],
+})
+del _switches
 
 #: True in a DQ_CORE_DEBUG=1 build (bounds and wraparound checks on).
 DEBUG_BUILD = bool(DQ_DEBUG_BUILD)

@@ -16,6 +16,7 @@ cdef extern from "dq_shortcuts.h":
     bint DQ_SC_TYPE_LOOKUP
     bint DQ_SC_RUNNING_LOOP_CFUNC
     bint DQ_SC_RUNNING_LOOP_ENTRY
+    bint DQ_SC_LIST_APPEND
     bint DQ_SC_LIST_HOLE
     bint DQ_SC_MONOTONIC_CLOCK_GETTIME
     bint DQ_MARK_COROUTINE_FUNCTION

@@ -46,11 +46,11 @@ def expected() -> dict[str, dict[str, bool]]:
         },
         "_aiotimer": {"context_snapshot": on, "untrack_pending": on},
         "_delayq": {"monotonic_clock_gettime": monotonic},
-        "_heap": {},
+        "_heap": {"list_append": on},
         "_pqueue": {"list_hole": on},
         "_ring": {},
         "_ttlmap": {},
-        "_wheel": {"monotonic_clock_gettime": monotonic},
+        "_wheel": {"list_append": on, "monotonic_clock_gettime": monotonic},
     }
 
 
