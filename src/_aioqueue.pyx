@@ -865,6 +865,7 @@ SHORTCUTS = types.MappingProxyType({
     "type_tag_cache": _switches["type_tag_cache"],
     "type_lookup": _switches["type_lookup"],
     "instance_dict_ptr": _switches["instance_dict_ptr"],
+    "method_descr": _switches["method_descr"],
     "running_loop_cfunc": _switches["running_loop_cfunc"] and _grl_direct,
     "running_loop_entry": _switches["running_loop_entry"],
     "monotonic_clock_gettime": _switches["monotonic_clock_gettime"],

@@ -28,7 +28,7 @@ from _handles cimport (
     handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
-from _shortcuts cimport dq_shortcut_switches
+from _shortcuts cimport DQ_METHOD_DEF, DQ_SC_METHOD_DESCR, PyMethodDef, PyTypeObject, dq_shortcut_switches
 
 import types
 
@@ -42,6 +42,7 @@ __all__ = ["Heap", "adopt_methods"]
 _switches = dq_shortcut_switches()
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
 SHORTCUTS = types.MappingProxyType({
+    "method_descr": _switches["method_descr"],
     "list_append": _switches["list_append"],
 })
 del _switches
@@ -60,12 +61,6 @@ _FULL = "a Heap holds at most 2**31 - 1 items"
 
 
 cdef extern from "Python.h":
-    ctypedef struct PyMethodDef:
-        pass
-    ctypedef struct PyMethodDescrObject:
-        PyMethodDef* d_method
-    ctypedef struct PyTypeObject:
-        pass
     object PyDescr_NewMethod(PyTypeObject* cls, PyMethodDef* meth)
 
 cdef type _method_descriptor = type(list.append)
@@ -84,6 +79,8 @@ def adopt_methods(cls):
     """
     if not isinstance(cls, type):
         raise TypeError(f"cls must be a class, not {type(cls).__name__!r}")
+    if not DQ_SC_METHOD_DESCR:  # no copies: cls takes the generic call
+        return cls
     for base in cls.__mro__[1:]:
         if not base.__module__.startswith("dq_core."):
             continue
@@ -92,8 +89,7 @@ def adopt_methods(cls):
                 continue
             owner = next(k for k in cls.__mro__ if name in vars(k))
             if owner is base:  # inherited from here, not overridden below
-                type.__setattr__(cls, name, PyDescr_NewMethod(
-                    <PyTypeObject*>cls, (<PyMethodDescrObject*>d).d_method))
+                type.__setattr__(cls, name, PyDescr_NewMethod(<PyTypeObject*>cls, DQ_METHOD_DEF(d)))
     return cls
 
 

@@ -9,13 +9,14 @@
 #include "dq_shortcuts.h"
 
 /* found is method, or a method descriptor of the same C function (its copy
-   made for a subclass: the same code, a subclass's instances only) */
+   made for a subclass by adopt_methods: the same code, a subclass's
+   instances only).  Where the shortcut DQ_SC_METHOD_DESCR is off no such
+   copy is made, and found is method or not the same. */
 static inline int dq_same_method(PyObject *found, PyObject *method) {
     return found == method
-           || (found != NULL && Py_IS_TYPE(found, &PyMethodDescr_Type)
+           || (DQ_SC_METHOD_DESCR && found != NULL && Py_IS_TYPE(found, &PyMethodDescr_Type)
                && Py_IS_TYPE(method, &PyMethodDescr_Type)
-               && ((PyMethodDescrObject *)found)->d_method
-                      == ((PyMethodDescrObject *)method)->d_method);
+               && DQ_METHOD_DEF(found) == DQ_METHOD_DEF(method));
 }
 
 /* A type last found to have the method a C path stands in for, one record

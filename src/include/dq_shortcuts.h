@@ -238,6 +238,22 @@ Py_LOCAL_INLINE(int) dq_instance_may_hold(PyObject *obj, PyObject *name) {
 #define DQ_SC_RUNNING_LOOP_ENTRY (DQ_GIL_BUILD && DQ_TESTED && !DQ_PY312)
 #endif
 
+/* -- shortcut: a method descriptor's C method read in place ---------------
+   PyMethodDescrObject's d_method (CPython's own layout, outside the stable
+   API): adopt_methods gives a class its own descriptor of an inherited C
+   method (PyDescr_NewMethod), so that CPython's specialised call takes it,
+   and the aio cores know such a copy for the method it copies.  Fallback:
+   no copies (a subclass's instances take the generic call), and a method is
+   known only by identity. */
+#ifndef DQ_SC_METHOD_DESCR
+#define DQ_SC_METHOD_DESCR (DQ_GIL_BUILD && DQ_TESTED)
+#endif
+#if DQ_SC_METHOD_DESCR
+#define DQ_METHOD_DEF(descr) (((PyMethodDescrObject *)(descr))->d_method)
+#else
+#define DQ_METHOD_DEF(descr) ((void)(descr), (PyMethodDef *)NULL)
+#endif
+
 /* -- shortcut: list.append with the room check inline ----------------------
    As Cython's own list.append: while the list has room (PyListObject's
    allocated), the item is stored and the size raised in place.  Fallback:
@@ -340,6 +356,7 @@ Py_LOCAL_INLINE(int) dq_monotonic(double *out) {
     X(instance_dict_ptr, DQ_SC_INSTANCE_DICT_PTR)   \
     X(running_loop_cfunc, DQ_SC_RUNNING_LOOP_CFUNC) \
     X(running_loop_entry, DQ_SC_RUNNING_LOOP_ENTRY) \
+    X(method_descr, DQ_SC_METHOD_DESCR)             \
     X(list_append, DQ_SC_LIST_APPEND)               \
     X(list_hole, DQ_SC_LIST_HOLE)                   \
     X(monotonic_clock_gettime, DQ_SC_MONOTONIC_CLOCK_GETTIME)
