@@ -413,6 +413,7 @@ static int dq_mark_coroutine_function(PyObject *func) {
     Py_DECREF(code);
     return 0;
 #else
+    (void)func;
     PyErr_SetString(PyExc_SystemError, "no way to mark a coroutine function");
     return -1;
 #endif
