@@ -59,9 +59,18 @@ class LoopBound:
         __slots__ = ()
     _loop: Optional[asyncio.AbstractEventLoop]
 
+    #: The message of the RuntimeError raised where no event loop runs
+    #: (empty: asyncio's own); a class says there how to reach it from another thread.
+    _NO_LOOP = ""
+
     def _get_loop(self) -> asyncio.AbstractEventLoop:
         """The running loop; ``RuntimeError`` if none runs or it is not the one bound."""
-        loop = asyncio.get_running_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if not self._NO_LOOP:
+                raise
+            raise RuntimeError(self._NO_LOOP) from None
         if loop is not self._loop:
             if self._loop is not None:
                 raise RuntimeError(f"{self!r} is bound to a different event loop")

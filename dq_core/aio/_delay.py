@@ -79,6 +79,11 @@ class DelayQueue(LoopBound, _Core[T]):
     # first wait) are the core's.
     __slots__ = ()
 
+    _NO_LOOP = (
+        "no running event loop: a DelayQueue is used in its event loop; from another "
+        "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
+        "shutdown_threadsafe")
+
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
 
@@ -89,17 +94,6 @@ class DelayQueue(LoopBound, _Core[T]):
     def maxsize(self) -> int:
         """The most items held at once, due or not (0 or less: no bound)."""
         return self._maxsize
-
-    def _get_loop(self) -> AbstractEventLoop:
-        """LoopBound's, whose error where no loop runs says how to reach the queue from there."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError(
-                "no running event loop: a DelayQueue is used in its event loop; from another "
-                "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
-                "shutdown_threadsafe") from None
-        return super()._get_loop()
 
     def put_at_nowait(self, item: T, deadline: float) -> int:
         """Add ``item``, due at ``deadline`` on ``loop.time()``; return its handle.  O(log n).
