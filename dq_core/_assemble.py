@@ -30,7 +30,7 @@ from collections.abc import MutableMapping
 from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
-from . import _delayqueue, _executor, _queues, _timer, _ttldict
+from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict
 
 __all__ = [
     "AIO_CORE_MODULES", "CORE_MODULES", "IMPLEMENTATIONS", "THREADED_CORE_MODULES", "AioClasses",
@@ -95,7 +95,7 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
     delayq, heap, pqueue, ring, ttlmap, wheel = (
         modules[name] for name in ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
-    priority_queue = adopt(_public(_queues.PriorityQueue, pqueue.QueueCore))
+    priority_queue = adopt(_public(_priorityqueue.PriorityQueue, pqueue.QueueCore))
     return Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
@@ -104,29 +104,30 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         Timer=_public(_timer.Timer, _TimingWheel=wheel.TimingWheel),
         TTLRing=ring.TTLRing,
         TTLDict=adopt(_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping)),
-        PriorityExecutor=_public(_executor.PriorityExecutor, _PriorityQueue=priority_queue),
+        PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
     )
 
 
 def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     """The public classes of ``dq_core.aio`` built on the core ``modules``."""
-    from .aio import _delay as _aio_delay, _queue as _aio_queue  # import dq_core: no asyncio
+    # imported here, not on top: import dq_core imports no asyncio
+    from .aio import _delayqueue as _aio_delayqueue, _priorityqueue as _aio_priorityqueue
+    from .aio import _prioritytaskpool as _aio_prioritytaskpool, _ratelimiter as _aio_ratelimiter
     from .aio import _timer as _aio_timer
-    from .aio import _pool as _aio_pool, _ratelimit as _aio_ratelimit
 
     heap, wheel, aioqueue = modules["_heap"], modules["_wheel"], modules["_aioqueue"]
     adopt = heap.adopt_methods
     return AioClasses(
         PriorityQueue=adopt(_public(
-            _aio_queue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
+            _aio_priorityqueue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
         DelayQueue=adopt(_public(
-            _aio_delay.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")),
+            _aio_delayqueue.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")),
         Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=modules["_aiotimer"],
                       __module__="dq_core.aio"),
         TimerHandle=modules["_aiotimer"].TimerHandle,
-        RateLimiter=_public(_aio_ratelimit.RateLimiter, __module__="dq_core.aio"),
+        RateLimiter=_public(_aio_ratelimiter.RateLimiter, __module__="dq_core.aio"),
         PriorityTaskPool=_public(
-            _aio_pool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
+            _aio_prioritytaskpool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
     )
 
 

@@ -241,7 +241,7 @@ class QueueCore(OwnedLock, _stdlib_queue.PriorityQueue[T]):
         self.unfinished_tasks = 0
         self.is_shutdown = False
 
-    # Hooks the shared layer (dq_core._queues) provides.
+    # Hooks the shared layer (dq_core._priorityqueue) provides.
     def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
         raise NotImplementedError
 

@@ -503,7 +503,7 @@ def test_async_with_items_that_are_not_comparable_to_each_other(impl, run):
     run(main())
 
 
-@pytest.mark.parametrize("module", ["_queue", "_delay", "_pool", "_ratelimit", "_timer"])
+@pytest.mark.parametrize("module", ["_priorityqueue", "_delayqueue", "_prioritytaskpool", "_ratelimiter", "_timer"])
 def test_doctests_of_the_aio_faces(impl, module):
     # each runs on the implementation's public aio classes
     import doctest

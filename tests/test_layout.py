@@ -23,8 +23,8 @@ SOURCES = ROOT / "src"
 #: assembly, the faces (a package name covers its modules) and the benchmarks.
 FACES = frozenset({
     "dq_core", "dq_core._compat", "dq_core._assemble", "dq_core.aio", "dq_core.bench",
-    "dq_core.benchmarks", "dq_core.redis", "dq_core._queues", "dq_core._delayqueue",
-    "dq_core._ttldict", "dq_core._timer", "dq_core._executor", "dq_core._ratelimit",
+    "dq_core.benchmarks", "dq_core.redis", "dq_core._priorityqueue", "dq_core._delayqueue",
+    "dq_core._ttldict", "dq_core._timer", "dq_core._priorityexecutor", "dq_core._ratelimiter",
     "dq_core._queueprotocol",
 })
 #: The neutral modules below the faces, which the cores may import: rules,

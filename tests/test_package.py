@@ -20,12 +20,12 @@ from dq_core._assemble import CORE_MODULES, Classes
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [f"dq_core.{name}_py" for name in CORE_MODULES] + [
-    "dq_core._convert", "dq_core._ratelimit",
+    "dq_core._convert", "dq_core._ratelimiter",
 ]
 # Faces: their classes become public only joined with a core (dq_core._assemble),
 # so their examples run against each implementation's public classes.
 FACE_MODULES = [
-    "dq_core._queues", "dq_core._delayqueue", "dq_core._ttldict", "dq_core._executor",
+    "dq_core._priorityqueue", "dq_core._delayqueue", "dq_core._ttldict", "dq_core._priorityexecutor",
     "dq_core._timer",
 ]
 
