@@ -5,6 +5,8 @@ every script runs on one node."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import random
 import shutil
 import socket
@@ -12,13 +14,15 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator, List
+from typing import Any, Iterator, List
 
 import pytest
 import redis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
+from redis.crc import key_slot
 
-from dq_core.redis import RedisDelayQueue
+from dq_core.redis import AsyncRedisDelayQueue, RedisDelayQueue
 from redis_server import SERVER, free_port
 
 CLI = shutil.which("redis-cli")
@@ -80,34 +84,63 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[List[int]]:
             proc.wait(20)
 
 
-def test_a_queue_works_on_a_cluster_from_one_slot(cluster):
-    client = RedisCluster(host="127.0.0.1", port=cluster[0])
+async def call(obj: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    out = getattr(obj, method)(*args, **kwargs)
+    return await out if inspect.isawaitable(out) else out
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_queue_works_on_a_cluster_from_one_slot(cluster, kind):
+    if kind == "sync":
+        client: Any = RedisCluster(host="127.0.0.1", port=cluster[0])
+        face: Any = RedisDelayQueue
+    else:
+        client, face = AsyncRedisCluster(host="127.0.0.1", port=cluster[0]), AsyncRedisDelayQueue
     name = "orders-" + uuid.uuid4().hex
-    q = RedisDelayQueue(name, client, lease=0.3, max_attempts=2)
-    try:
-        ids = q.put_many([b"a", b"b", b"c"])
-        late = q.put(b"late", 0.3)
-        assert q.stats() == {"delayed": 1, "due": 3, "leased": 0, "dead": 0}
-        a, b, c = q.get_many(10)
+
+    async def scenario(q: Any) -> None:
+        ids = await call(q, "put_many", [b"a", b"b", b"c"])
+        late = await call(q, "put", b"late", 0.3)
+        assert await call(q, "stats") == {"delayed": 1, "due": 3, "leased": 0, "dead": 0}
+        a, b, c = await call(q, "get_many", 10)
         assert [a.id, b.id, c.id] == ids
-        assert q.ack(a) and not q.ack(a)
-        assert q.nack(b, delay=0.1)
-        job = q.get(timeout=5)  # a wait: subscribed on the cluster
+        assert await call(q, "ack", a) and not await call(q, "ack", a)
+        assert await call(q, "nack", b, delay=0.1)
+        job = await call(q, "get", timeout=5)  # a wait: subscribed on the cluster
         assert (job.id, job.attempts) == (b.id, 2)
-        assert q.nack(job)  # past max_attempts: dead
-        got = q.get(timeout=5)
-        assert got.id == late and q.ack(got)
+        assert await call(q, "nack", job)  # past max_attempts: dead
+        got = await call(q, "get", timeout=5)
+        assert got.id == late and await call(q, "ack", got)
         time.sleep(0.35)  # c's lease ends; one attempt left
-        again = q.get(timeout=5)
+        again = await call(q, "get", timeout=5)
         assert (again.id, again.attempts) == (c.id, 2)
-        assert q.ack(again)
-        [dead] = q.dead()
+        assert await call(q, "ack", again)
+        [dead] = await call(q, "dead")
         assert dead.id == b.id and dead.reason.startswith("nacked")
-        assert q.requeue_dead(b.id) and q.get(0).id == b.id
-        slots = {client.keyslot(k) for k in q.keys} | {client.keyslot(q.channel)}
+        assert await call(q, "requeue_dead", b.id)
+        assert (await call(q, "get", 0)).id == b.id
+        [sub] = q._idle  # the waits' subscription, kept for the next: it hears a publish
+        node = redis.Redis(port=cluster[1])  # a publish on one node reaches every node
+        node.publish(q.channel, b"hello")
+        node.close()
+        heard = []
+        while b"hello" not in heard and len(heard) < 10:
+            heard.append((await sub.message(5.0) or {}).get("data"))
+        assert b"hello" in heard, heard
+        slots = {key_slot(k.encode()) for k in q.keys} | {key_slot(q.channel.encode())}
         assert len(slots) == 1
-        q.clear()
-        assert q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
-    finally:
-        q.close()
-        client.close()
+        await call(q, "clear")
+        assert await call(q, "stats") == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
+
+    async def main() -> None:
+        q = face(name, client, lease=0.3, max_attempts=2)
+        try:
+            await scenario(q)
+        finally:
+            if kind == "sync":
+                q.close()
+                client.close()
+            else:
+                await q.aclose()
+                await client.aclose()
+    asyncio.run(main())

@@ -1,0 +1,14 @@
+if prior then return tonumber(prior) end
+
+-- ARGV[6..]: (id, lease, reason) triples: leased jobs that cannot run go dead
+local n = 0
+for i = 6, #ARGV, 3 do
+  local id = ARGV[i]
+  local v = holds(id, ARGV[i + 1])
+  if v then
+    redis.call('ZREM', lease, id)
+    bury(id, attempts(v), now, now, ARGV[i + 2])
+    n = n + 1
+  end
+end
+return remember(n)

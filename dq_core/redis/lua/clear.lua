@@ -1,0 +1,1 @@
+return redis.call('DEL', unpack(KEYS))

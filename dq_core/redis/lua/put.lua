@@ -1,0 +1,68 @@
+if prior then return tonumber(prior) end
+
+-- ARGV[6]: '1' if times are absolute; ARGV[7]: 'keep' to skip ids already
+-- held, 'replace' to replace them, 'new' for ids that no job holds (drawn at
+-- random by the client: nothing to look up); then (id, payload, microseconds)
+-- triples
+local absolute, keep, new = ARGV[6] == '1', ARGV[7] == 'keep', ARGV[7] == 'new'
+local n = (#ARGV - 7) / 3
+local first = redis.call('INCRBY', seq, n) - n + 1  -- fresh numbers, none reused
+local head = head_score()
+local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
+local k, best = 0, nil
+-- of repeated ids the last one wins (replace) or the first (keep)
+local from, to, step = n - 1, 0, -1
+if keep then from, to, step = 0, n - 1, 1 end
+for i = from, to, step do
+  local id = ARGV[8 + 3 * i]
+  if new or not seen[id] then
+    local d = tonumber(ARGV[10 + 3 * i])
+    if not absolute then d = now + d end
+    if best == nil or d < best then best = d end
+    local m = member(first + i, id)
+    k = k + 1
+    if not new then seen[id] = true ; ids[k] = id end
+    zargs[2 * k - 1] = d ; zargs[2 * k] = m
+    sargs[2 * k - 1] = id ; sargs[2 * k] = 'S0:' .. m
+    pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[9 + 3 * i]
+  end
+end
+local old = new and {} or hmget(state, ids)
+if keep then  -- ids already held stay as they are
+  local z, s, p, j = {}, {}, {}, 0
+  for i = 1, k do
+    if not old[i] then
+      j = j + 1
+      z[2 * j - 1] = zargs[2 * i - 1] ; z[2 * j] = zargs[2 * i]
+      s[2 * j - 1] = sargs[2 * i - 1] ; s[2 * j] = sargs[2 * i]
+      p[2 * j - 1] = pargs[2 * i - 1] ; p[2 * j] = pargs[2 * i]
+    end
+  end
+  zargs, sargs, pargs, old = z, s, p, {}
+elseif not new then  -- ids already held leave their old state: a new put starts from 0 attempts
+  local gone, leased, died = {}, {}, {}
+  for i = 1, k do
+    if old[i] then
+      local kind, _, rest = split(old[i])
+      if kind == 'S' then gone[#gone + 1] = rest
+      elseif kind == 'L' then leased[#leased + 1] = ids[i]
+      else died[#died + 1] = ids[i] end
+    end
+  end
+  if #gone > 0 then each('ZREM', q, gone, 1) end
+  if #leased > 0 then each('ZREM', lease, leased, 1) end
+  if #died > 0 then each('ZREM', dead, died, 1) end
+end
+if keep then  -- the earliest of those put
+  best = nil
+  for i = 1, #zargs, 2 do
+    if best == nil or zargs[i] < best then best = zargs[i] end
+  end
+end
+if #zargs > 0 then
+  each('ZADD', q, zargs, 2)
+  each('HSET', state, sargs, 2)
+  each('HSET', pay, pargs, 2)
+end
+if best ~= nil then wake_if_head(best, head, #zargs / 2) end
+return remember(#zargs / 2)

@@ -1,0 +1,9 @@
+if prior then return tonumber(prior) end
+
+-- ARGV[6]: id, ARGV[7]: delay in microseconds; attempts start again from 0
+local id = ARGV[6]
+if redis.call('ZREM', dead, id) == 0 then return remember(0) end
+local d, head = now + tonumber(ARGV[7]), head_score()
+schedule(id, d, 0)
+wake_if_head(d, head)
+return remember(1)

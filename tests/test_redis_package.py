@@ -1,0 +1,48 @@
+"""dq_core.redis's Lua scripts ship: the sdist carries every ``.lua`` file the
+package reads, and so does the wheel built from that sdist (as a release is
+built), at the path ``importlib.resources`` reads it from."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from dq_core.redis import _scripts
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_script_is_read_from_a_lua_file():
+    files = _scripts.lua_files()
+    assert set(files) == {"prelude.lua"} | {f"{op}.lua" for op in _scripts.OPS}
+    for op, source in _scripts.SOURCES.items():
+        assert files["prelude.lua"] in source and source.endswith(files[f"{op}.lua"])
+
+
+def test_the_sdist_and_the_wheel_built_from_it_carry_every_lua_file(tmp_path):
+    if not (ROOT / "setup.py").is_file():
+        pytest.skip("no source tree next to the tests")
+    pytest.importorskip("build")
+    wanted = {f"dq_core/redis/lua/{name}" for name in _scripts.lua_files()}
+    # pure (no compiler): the same files, in seconds
+    env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--skip-dependency-check",
+         "-o", str(tmp_path), str(ROOT)],  # the sdist, then the wheel from the unpacked sdist
+        env=env, capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (sdist,) = tmp_path.glob("dq_core-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    assert wanted - names == set(), "the sdist lacks some"
+    (wheel,) = tmp_path.glob("dq_core-*.whl")
+    with zipfile.ZipFile(wheel) as whl:
+        names = set(whl.namelist())
+    assert wanted - names == set(), "the wheel lacks some"
