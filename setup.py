@@ -6,8 +6,9 @@ leaves the marker file ``dq_core/PURE_BUILD`` in what it builds, so that
 Otherwise a compile failure fails the build: never a silent slow install.
 DQ_CORE_DEBUG=1 compiles with bounds and wraparound checks and C asserts on
 (the .pyx headers leave those two directives to this file, since a file
-header would override the build's directives); switching between a debug and
-a release build needs ``build_ext --force``.
+header would override the build's directives), and every compiler warning of
+-Wall -Wextra an error; switching between a debug and a release build needs
+``build_ext --force``.
 """
 
 import os
@@ -44,15 +45,22 @@ def extensions():
     if sys.platform == "win32":  # MSVC writes no debug info unless asked (/Zi)
         compile_args, link_args = [], []
     elif DEBUG:
-        compile_args, link_args = ["-UNDEBUG"], []
+        # every warning an error, so the compiler checks our C (src/include/);
+        # tests/test_c_headers.py compiles each header alone with no exception
+        compile_args, link_args = ["-UNDEBUG", "-Wall", "-Wextra", "-Werror"], []
+        if sys.version_info >= (3, 15):
+            # Cython's static PyTypeObject initialisers stop at the fields it
+            # knows; 3.15 added one (_tp_iteritem), left zero as it should be
+            compile_args.append("-Wno-missing-field-initializers")
     else:
         compile_args = ["-g0"]
         link_args = ["-s"] if sys.platform.startswith("linux") else []
     modules = [
         Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"], define_macros=macros,
-                  # dq_shortcuts.h: every reach past CPython's public API, gated
+                  # the C the cores include; dq_shortcuts.h: every reach past
+                  # CPython's public API, gated
                   include_dirs=["src/include"],
-                  depends=["src/include/dq_shortcuts.h"],
+                  depends=[str(h.relative_to(HERE)) for h in sorted((HERE / "src/include").glob("*.h"))],
                   extra_compile_args=compile_args, extra_link_args=link_args)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]

@@ -18,10 +18,6 @@ from collections import deque
 from time import monotonic
 from typing import Any, Optional
 
-# dq_core.redis still imports these two from here: they are _pickling's and _validate's.
-from ._pickling import Uncopyable as Uncopyable
-from ._validate import check_timeout as check_timeout
-
 __all__ = ["new_waiter", "wait", "notify_all", "sleep", "MAX_WAIT"]
 
 _allocate_lock = threading.Lock

@@ -82,28 +82,9 @@ __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
 cdef object _get_running_loop = asyncio.get_running_loop
 
-# asyncio's C get_running_loop (METH_NOARGS) is called through its C function,
-# as the interpreter's vectorcall of it does, minus the generic call's
-# recursion check and argument handling (a shortcut, DQ_SC_RUNNING_LOOP_CFUNC);
-# any other function, or with the shortcut off, by a call.
-cdef extern from *:
-    """
-    static PyCFunction dq_grl = NULL;
-    static PyObject *dq_grl_self = NULL;  /* borrowed: _get_running_loop holds it */
-    static int dq_grl_setup(PyObject *f) {
-        if (DQ_SC_RUNNING_LOOP_CFUNC && PyCFunction_CheckExact(f)
-                && (PyCFunction_GET_FLAGS(f) & ~METH_COEXIST) == METH_NOARGS) {
-            dq_grl = PyCFunction_GET_FUNCTION(f);
-            dq_grl_self = PyCFunction_GET_SELF(f);
-        }
-        return dq_grl != NULL;
-    }
-    static CYTHON_INLINE PyObject *dq_running_loop(PyObject *f) {
-        if (dq_grl != NULL)
-            return dq_grl(dq_grl_self, NULL);
-        return PyObject_CallNoArgs(f);
-    }
-    """
+# asyncio.get_running_loop(), through its C function where the shortcut
+# DQ_SC_RUNNING_LOOP_CFUNC allows (src/include/dq_running_loop.h)
+cdef extern from "dq_running_loop.h":
     bint dq_grl_setup(object f)
     object _running_loop "dq_running_loop"(object f)
     PyObject* _running_loop_or_null "dq_running_loop"(object f)  # new reference, or NULL: an error
@@ -154,35 +135,9 @@ cdef void* _core_getattro = NULL  # the compiled classes' generic tp_getattro, s
 cdef object _monotonic = _time.monotonic
 cdef dict _time_dict = vars(_time)
 
-# From Python 3.12 (with the GIL) a dict watcher on the time module's dict
-# tells when time.monotonic may have been replaced: until the dict changes,
-# the one check made stands and no lookup is needed.  The callback runs
-# before each change, so a read after it looks again.  Elsewhere, and when
-# no watcher is free, every read looks it up.
-cdef extern from *:
-    """
-    #if DQ_DICT_WATCH
-    #define DQ_TIME_WATCH 1
-    static int dq_time_watcher = -1;
-    static int dq_time_seen = 0;  /* time.monotonic was the original, and the dict has not changed */
-    static int dq_time_changed(PyDict_WatchEvent event, PyObject *d, PyObject *k, PyObject *v) {
-        dq_time_seen = 0;
-        return 0;
-    }
-    static void dq_time_watch(PyObject *time_dict) {
-        dq_time_watcher = PyDict_AddWatcher(dq_time_changed);
-        if (dq_time_watcher < 0 || PyDict_Watch(dq_time_watcher, time_dict) < 0) {
-            PyErr_Clear();
-            dq_time_watcher = -1;
-        }
-    }
-    #else
-    #define DQ_TIME_WATCH 0
-    static int dq_time_seen = 0;
-    static int dq_time_watcher = -1;
-    static void dq_time_watch(PyObject *time_dict) { (void)time_dict; }
-    #endif
-    """
+# Whether time.monotonic may have been replaced since the last check: a dict
+# watcher on the time module's dict where there are such (src/include/dq_time_watch.h)
+cdef extern from "dq_time_watch.h":
     bint DQ_TIME_WATCH
     bint dq_time_seen
     int dq_time_watcher
@@ -221,17 +176,7 @@ cdef inline bint _not_on_instance(object obj, str name) noexcept:
     return Py_TYPE(obj).tp_dictoffset == 0 or not _instance_may_hold(obj, name)
 
 
-cdef extern from *:
-    """
-    /* found is method, or a method descriptor of the same C function (its copy
-       made for a subclass: the same code, a subclass's instances only) */
-    static CYTHON_INLINE int dq_same_method(PyObject *found, PyObject *method) {
-        return found == method
-            || (found != NULL && Py_IS_TYPE(found, &PyMethodDescr_Type)
-                && Py_IS_TYPE(method, &PyMethodDescr_Type)
-                && ((PyMethodDescrObject *)found)->d_method == ((PyMethodDescrObject *)method)->d_method);
-    }
-    """
+cdef extern from "dq_method_cache.h":
     bint dq_same_method(PyObject* found, PyObject* method) noexcept
 
 
@@ -243,22 +188,7 @@ cdef extern from *:
 # included; from 3.11 a tag is never reused), and the type lookup is skipped.
 # The address is only compared, never followed.  DQ_TYPE_TAG is 0 where the
 # shortcut is off, or the type has no valid tag: nothing is remembered then.
-cdef extern from *:
-    """
-    typedef struct { PyTypeObject *tp; unsigned int tag; } dq_own_seen_t;
-    static dq_own_seen_t dq_own_time, dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due;
-    static CYTHON_INLINE int dq_own_seen(dq_own_seen_t *c, PyTypeObject *tp) {
-        unsigned int tag = DQ_TYPE_TAG(tp);
-        return tp == c->tp && tag != 0 && tag == c->tag;
-    }
-    static CYTHON_INLINE void dq_own_see(dq_own_seen_t *c, PyTypeObject *tp) {
-        unsigned int tag = DQ_TYPE_TAG(tp);
-        if (tag != 0) {
-            c->tp = tp;
-            c->tag = tag;
-        }
-    }
-    """
+cdef extern from "dq_method_cache.h":
     ctypedef struct dq_own_seen_t:
         pass
     dq_own_seen_t dq_own_time, dq_own_put_nowait, dq_own_empty, dq_own_get_nowait, dq_own_due
@@ -288,43 +218,7 @@ cdef inline bint _own_at(dq_own_seen_t* seen, object obj, str name, object metho
 # first argument is what loop.time() does, as CPython's own method calls
 # assume) and the instance's dict has no ``time``, it is called so.  uvloop's
 # Loop.time reads libuv's monotonic clock: marked, for the DelayQueue.
-cdef extern from *:
-    """
-    static PyTypeObject *dq_meth_type = NULL;  /* compared only, never followed */
-    static unsigned int dq_meth_tag = 0;
-    static PyObject *dq_meth = NULL;           /* strong */
-    static int dq_meth_mono = 0;
-    static CYTHON_INLINE PyObject *dq_meth_seen(PyTypeObject *tp, int *mono) {
-        unsigned int tag = DQ_TYPE_TAG(tp);
-        if (tp == dq_meth_type && tag != 0 && tag == dq_meth_tag) {
-            *mono = dq_meth_mono;
-            return dq_meth;
-        }
-        return NULL;
-    }
-    static CYTHON_INLINE unsigned int dq_type_tag(PyTypeObject *tp) {
-        /* tp's version tag, 0 if it has no valid one */
-        return DQ_TYPE_TAG(tp);
-    }
-    static int dq_meth_see(PyTypeObject *tp, unsigned int tag, PyObject *meth, int mono) {
-        /* remember meth (a new reference taken) as tp's time while tp's tag is tag (not 0) */
-        PyObject *old = dq_meth;
-        if (tag == 0) return 0;
-        dq_meth = Py_NewRef(meth);
-        dq_meth_type = tp;
-        dq_meth_tag = tag;
-        dq_meth_mono = mono;
-        Py_XDECREF(old);  /* last: whatever it runs finds the cache consistent */
-        return 1;
-    }
-    static CYTHON_INLINE int dq_is_method_like(PyObject *meth) {
-        return PyType_HasFeature(Py_TYPE(meth), Py_TPFLAGS_METHOD_DESCRIPTOR);
-    }
-    static CYTHON_INLINE PyObject *dq_call_with(PyObject *meth, PyObject *self) {
-        PyObject *args[1] = {self};
-        return PyObject_Vectorcall(meth, args, 1, NULL);
-    }
-    """
+cdef extern from "dq_method_cache.h":
     PyObject* dq_meth_seen(PyTypeObject* tp, int* mono) noexcept
     unsigned int dq_type_tag(PyTypeObject* tp) noexcept
     int dq_meth_see(PyTypeObject* tp, unsigned int tag, object meth, int mono) noexcept
@@ -415,7 +309,7 @@ cdef double _MAX_ARM = MAX_ARM
 
 
 cdef bint _wakeup_next(object waiters) except -1:
-    # The first waiter not done yet gets set_result(None): dq_core.aio._base.wakeup_next.
+    # The first waiter not done yet gets set_result(None): dq_core._aiowaiting.wakeup_next.
     while waiters:
         waiter = waiters.popleft()  # held: set_result may run a loop's own code
         if not waiter.done():
@@ -545,7 +439,7 @@ cdef class _AioQueueCore:
     # put and get return a coroutine of _await.pxd's (a coroutine function to
     # inspect, as the pure twin's): _pq_put_start and _pq_get_start below run
     # at its first send.  From Python 3.12 the faces' get is a Python
-    # coroutine instead (dq_core.aio._base.queue_get says why).
+    # coroutine instead (dq_core._aiowaiting.queue_get says why).
     @cython.binding(True)
     def put(self, item):
         """Put ``item`` into the queue, waiting for a free slot if it is full.  O(log n).
@@ -602,7 +496,7 @@ cdef object _pq_put_start(object queue, object item, PyObject** inner):
 
 
 cdef object _pq_get_start(object queue, object unused, PyObject** inner):
-    # dq_core.aio._base.queue_get: ``if self.empty(): return await
+    # dq_core._aiowaiting.queue_get: ``if self.empty(): return await
     # self._wait_get()``, then ``return self.get_nowait()``
     cdef _AioQueueCore q = <_AioQueueCore>queue
     if (PyList_GET_SIZE(q._heap._items) == 0 if _own_at(&dq_own_empty, q, "empty", _empty) else q.empty()):
@@ -971,6 +865,7 @@ SHORTCUTS = types.MappingProxyType({
     "type_tag_cache": _switches["type_tag_cache"],
     "type_lookup": _switches["type_lookup"],
     "instance_dict_ptr": _switches["instance_dict_ptr"],
+    "method_descr": _switches["method_descr"],
     "running_loop_cfunc": _switches["running_loop_cfunc"] and _grl_direct,
     "running_loop_entry": _switches["running_loop_entry"],
     "monotonic_clock_gettime": _switches["monotonic_clock_gettime"],

@@ -34,29 +34,8 @@ cdef extern from *:
     const Py_ssize_t MIN_SLOTS "DQ_MIN_SLOTS"
     const Py_ssize_t RESET_MIN_SLOTS "DQ_RESET_MIN_SLOTS"
 
-cdef extern from *:
-    """
-    /* list.append with the room check inline (as Cython's own list.append),
-       returning -1 with an exception set on failure: handles_put undoes its
-       slot then. */
-    static CYTHON_INLINE int dq_list_append(PyObject *list, PyObject *x) {
-    #ifdef Py_GIL_DISABLED
-        /* free-threaded: a list's items and size are published atomically
-           (lock-free readers); only CPython's own append does that */
-        return PyList_Append(list, x);
-    #else
-        PyListObject *L = (PyListObject *)list;
-        Py_ssize_t len = Py_SIZE(list);
-        if (L->allocated > len) {
-            Py_INCREF(x);
-            PyList_SET_ITEM(list, len, x);
-            Py_SET_SIZE(list, len + 1);
-            return 0;
-        }
-        return PyList_Append(list, x);
-    #endif
-    }
-    """
+cdef extern from "dq_shortcuts.h":
+    # list.append, 0 or -1 with an exception set (handles_put then undoes its slot)
     int _list_append "dq_list_append"(object, object) noexcept
 
 cdef enum:

@@ -29,6 +29,7 @@ from _handles cimport (
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
 from _pickling cimport copied, deep_copied, reduced
+from _shortcuts cimport DQ_METHOD_DEF, DQ_SC_METHOD_DESCR, PyMethodDef, PyTypeObject, dq_shortcut_switches
 
 import types
 
@@ -39,8 +40,13 @@ from dq_core._heapstate import check_state
 
 __all__ = ["Heap", "adopt_methods"]
 
-#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none.
-SHORTCUTS = types.MappingProxyType({})
+_switches = dq_shortcut_switches()
+#: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
+SHORTCUTS = types.MappingProxyType({
+    "method_descr": _switches["method_descr"],
+    "list_append": _switches["list_append"],
+})
+del _switches
 
 #: True in a DQ_CORE_DEBUG=1 build (bounds and wraparound checks on).
 DEBUG_BUILD = bool(DQ_DEBUG_BUILD)
@@ -56,12 +62,6 @@ _FULL = "a Heap holds at most 2**31 - 1 items"
 
 
 cdef extern from "Python.h":
-    ctypedef struct PyMethodDef:
-        pass
-    ctypedef struct PyMethodDescrObject:
-        PyMethodDef* d_method
-    ctypedef struct PyTypeObject:
-        pass
     object PyDescr_NewMethod(PyTypeObject* cls, PyMethodDef* meth)
 
 cdef type _method_descriptor = type(list.append)
@@ -80,6 +80,8 @@ def adopt_methods(cls):
     """
     if not isinstance(cls, type):
         raise TypeError(f"cls must be a class, not {type(cls).__name__!r}")
+    if not DQ_SC_METHOD_DESCR:  # no copies: cls takes the generic call
+        return cls
     for base in cls.__mro__[1:]:
         if not base.__module__.startswith("dq_core."):
             continue
@@ -88,8 +90,7 @@ def adopt_methods(cls):
                 continue
             owner = next(k for k in cls.__mro__ if name in vars(k))
             if owner is base:  # inherited from here, not overridden below
-                type.__setattr__(cls, name, PyDescr_NewMethod(
-                    <PyTypeObject*>cls, (<PyMethodDescrObject*>d).d_method))
+                type.__setattr__(cls, name, PyDescr_NewMethod(<PyTypeObject*>cls, DQ_METHOD_DEF(d)))
     return cls
 
 

@@ -16,6 +16,8 @@ cdef extern from "dq_shortcuts.h":
     bint DQ_SC_TYPE_LOOKUP
     bint DQ_SC_RUNNING_LOOP_CFUNC
     bint DQ_SC_RUNNING_LOOP_ENTRY
+    bint DQ_SC_METHOD_DESCR
+    bint DQ_SC_LIST_APPEND
     bint DQ_SC_LIST_HOLE
     bint DQ_SC_MONOTONIC_CLOCK_GETTIME
     bint DQ_MARK_COROUTINE_FUNCTION
@@ -23,5 +25,9 @@ cdef extern from "dq_shortcuts.h":
     dict dq_shortcut_switches()
     # type(obj).<name> as the MRO's dicts hold it: a new reference, or NULL
     PyObject* dq_type_lookup(PyTypeObject* tp, object name)
+    # a method descriptor's PyMethodDef (NULL where DQ_SC_METHOD_DESCR is off)
+    ctypedef struct PyMethodDef:
+        pass
+    PyMethodDef* DQ_METHOD_DEF(object descr)
     # time.monotonic(), read in C
     int dq_monotonic(double* out) except -1

@@ -38,46 +38,9 @@ __all__ = ["TTLDictCore"]
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none.
 SHORTCUTS = types.MappingProxyType({})
 
-cdef extern from *:
-    """
-    /* d[k] as a new reference, None if absent, NULL on error.  A borrowed
-       reference is safe only while nothing else can change the dict: with
-       the GIL it is owned at once; a free-threaded build asks for it owned. */
-    static CYTHON_INLINE PyObject* dq_dict_get(PyObject *d, PyObject *k) {
-    #ifdef Py_GIL_DISABLED
-        PyObject *v;
-        if (PyDict_GetItemRef(d, k, &v) < 0)
-            return NULL;
-        return v ? v : Py_NewRef(Py_None);
-    #else
-        PyObject *v = PyDict_GetItemWithError(d, k);
-        if (v == NULL && PyErr_Occurred())
-            return NULL;
-        v = v ? v : Py_None;
-        Py_INCREF(v);
-        return v;
-    #endif
-    }
-    """
+cdef extern from "dq_dict.h":
+    # d[k] (None if absent) and d.setdefault(k, v), as new references
     object _dict_get "dq_dict_get"(dict, object)
-
-cdef extern from *:
-    """
-    /* d.setdefault(k, v) as a new reference, NULL on error: owned at once,
-       as dq_dict_get's (a free-threaded build asks for it owned). */
-    static CYTHON_INLINE PyObject* dq_dict_setdefault(PyObject *d, PyObject *k, PyObject *v) {
-    #ifdef Py_GIL_DISABLED
-        PyObject *r;
-        if (PyDict_SetDefaultRef(d, k, v, &r) < 0)
-            return NULL;
-        return r;
-    #else
-        PyObject *r = PyDict_SetDefault(d, k, v);
-        Py_XINCREF(r);
-        return r;
-    #endif
-    }
-    """
     object _dict_setdefault "dq_dict_setdefault"(dict, object, object)
 
 

@@ -31,10 +31,13 @@ from dq_core._wheelstate import check_raw, check_state  # one validator for both
 
 __all__ = ["TimingWheel"]
 
+_switches = dq_shortcut_switches()
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
 SHORTCUTS = types.MappingProxyType({
-    "monotonic_clock_gettime": dq_shortcut_switches()["monotonic_clock_gettime"],
+    "list_append": _switches["list_append"],
+    "monotonic_clock_gettime": _switches["monotonic_clock_gettime"],
 })
+del _switches
 
 ctypedef unsigned long long u64
 ctypedef long long i64

@@ -237,7 +237,8 @@ def test_sdist_holds_what_the_tests_need_and_passes_twine_check(tmp_path):
         names = {n[len(top) + 1:] for n in tar.getnames()}
     expected = _tree("tests/**/*.py", "examples/*.py", "src/*.pyx", "src/*.pxd", "src/include/*.h",
                      "dq_core/*.py", "dq_core/py.typed", "perf/*.py", "docs/**/*", ".github/workflows/*.yml")
-    expected |= {"LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", ".ci/run"}
+    expected |= {"LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", ".ci/run",
+                 ".clang-format"}
     assert {"examples/poller.py", "examples/timeouts.py", "docs/conf.py"} <= expected
     assert expected - names == set()
     assert not [n for n in names if n.startswith("src/") and n.endswith(".c")]  # Cython makes them

@@ -40,17 +40,18 @@ def expected() -> dict[str, dict[str, bool]]:
             "type_tag_cache": on and PY >= (3, 11),  # 3.10 reuses tags after sys._clear_type_cache()
             "type_lookup": on,
             "instance_dict_ptr": on,
+            "method_descr": on,
             "running_loop_cfunc": on and ASYNCIO_C,
             "running_loop_entry": on and PY < (3, 12),  # 3.12+ keeps no such entry
             "monotonic_clock_gettime": monotonic,
         },
         "_aiotimer": {"context_snapshot": on, "untrack_pending": on},
         "_delayq": {"monotonic_clock_gettime": monotonic},
-        "_heap": {},
+        "_heap": {"method_descr": on, "list_append": on},
         "_pqueue": {"list_hole": on},
         "_ring": {},
         "_ttlmap": {},
-        "_wheel": {"monotonic_clock_gettime": monotonic},
+        "_wheel": {"list_append": on, "monotonic_clock_gettime": monotonic},
     }
 
 

@@ -24,7 +24,9 @@ from typing import (
 import redis as _redis
 
 from .._convert import to_count, to_real
-from .._waiting import MAX_WAIT, Uncopyable, check_timeout
+from .._pickling import Uncopyable
+from .._validate import check_timeout
+from .._waiting import MAX_WAIT
 from ._job import Job
 from ._scripts import CHUNK, KEY_NAMES, READ_ONLY, SOURCES
 from ._serializer import Serializer, check_serializer, decode, encode

@@ -25,7 +25,7 @@
 
 /* the newest CPython minor the whole suite has passed on (0x030F: 3.15) */
 #define DQ_TESTED_UP_TO 0x030F
-#define DQ_TESTED ((PY_VERSION_HEX >> 16) <= DQ_TESTED_UP_TO)
+#define DQ_TESTED       ((PY_VERSION_HEX >> 16) <= DQ_TESTED_UP_TO)
 
 #ifdef Py_GIL_DISABLED
 #define DQ_GIL_BUILD 0
@@ -48,11 +48,12 @@
 
 /* the raised exception saved and restored around a warning */
 #if DQ_PY312
-#define DQ_ERR_SAVE() PyObject *dq_saved_exc = PyErr_GetRaisedException()
+#define DQ_ERR_SAVE()    PyObject *dq_saved_exc = PyErr_GetRaisedException()
 #define DQ_ERR_RESTORE() PyErr_SetRaisedException(dq_saved_exc)
 #else
-#define DQ_ERR_SAVE() PyObject *dq_saved_t, *dq_saved_v, *dq_saved_tb; \
-                      PyErr_Fetch(&dq_saved_t, &dq_saved_v, &dq_saved_tb)
+#define DQ_ERR_SAVE()                                \
+    PyObject *dq_saved_t, *dq_saved_v, *dq_saved_tb; \
+    PyErr_Fetch(&dq_saved_t, &dq_saved_v, &dq_saved_tb)
 #define DQ_ERR_RESTORE() PyErr_Restore(dq_saved_t, dq_saved_v, dq_saved_tb)
 #endif
 
@@ -79,13 +80,17 @@ Py_LOCAL_INLINE(void) dq_list_swap(PyObject *list, Py_ssize_t i, Py_ssize_t j) {
    shortcut stays off.  Fallback: PyContext_CopyCurrent for every timer. */
 #if DQ_GIL_BUILD && DQ_TESTED && !defined(Py_LIMITED_API)
 #define DQ_SC_CONTEXT_SNAPSHOT 1
-typedef struct { PyObject_HEAD PyObject *ctx_prev; PyObject *ctx_vars; } dq_ctx_head;
+typedef struct {
+    PyObject_HEAD
+    PyObject *ctx_prev;
+    PyObject *ctx_vars;
+} dq_ctx_head;
 #define DQ_CTX_VARS(ctx) (((dq_ctx_head *)(ctx))->ctx_vars)
-#define DQ_CTX_CURRENT() (PyThreadState_Get()->context)   /* borrowed, may be NULL */
+#define DQ_CTX_CURRENT() (PyThreadState_Get()->context) /* borrowed, may be NULL */
 #else
 #define DQ_SC_CONTEXT_SNAPSHOT 0
-#define DQ_CTX_VARS(ctx) ((PyObject *)NULL)
-#define DQ_CTX_CURRENT() ((PyObject *)NULL)
+#define DQ_CTX_VARS(ctx)       ((PyObject *)NULL)
+#define DQ_CTX_CURRENT()       ((PyObject *)NULL)
 #endif
 
 /* -- shortcut: pending timer handles off the GC's lists --------------------
@@ -124,10 +129,11 @@ typedef struct { PyObject_HEAD PyObject *ctx_prev; PyObject *ctx_vars; } dq_ctx_
 #define DQ_SC_TYPE_TAG_CACHE (DQ_GIL_BUILD && DQ_TESTED && DQ_PY311)
 #endif
 #if DQ_SC_TYPE_TAG_CACHE
-#if DQ_PY312  /* a changed type's tag is 0 until looked up again */
+#if DQ_PY312 /* a changed type's tag is 0 until looked up again */
 #define DQ_TYPE_TAG(tp) ((tp)->tp_version_tag)
 #else
-#define DQ_TYPE_TAG(tp) (((tp)->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) ? (tp)->tp_version_tag : 0u)
+#define DQ_TYPE_TAG(tp) \
+    (((tp)->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) ? (tp)->tp_version_tag : 0u)
 #endif
 #else
 #define DQ_TYPE_TAG(tp) ((void)(tp), 0u)
@@ -164,7 +170,10 @@ Py_LOCAL_INLINE(PyObject *) dq_type_lookup(PyTypeObject *tp, PyObject *name) {
 #endif
         if (d == NULL) continue;
 #if DQ_PY313
-        if (PyDict_GetItemRef(d, name, &res) < 0) { PyErr_Clear(); res = NULL; }
+        if (PyDict_GetItemRef(d, name, &res) < 0) {
+            PyErr_Clear();
+            res = NULL;
+        }
 #else
         res = Py_XNewRef(PyDict_GetItemWithError(d, name));
         if (res == NULL) PyErr_Clear();
@@ -190,17 +199,26 @@ Py_LOCAL_INLINE(PyObject *) dq_type_lookup(PyTypeObject *tp, PyObject *name) {
 Py_LOCAL_INLINE(int) dq_instance_may_hold(PyObject *obj, PyObject *name) {
     int found;
 #if DQ_SC_INSTANCE_DICT_PTR
-    PyObject **dp = _PyObject_GetDictPtr(obj);  /* NULL: no dict could be made */
-    if (dp == NULL) { PyErr_Clear(); return 1; }
+    PyObject **dp = _PyObject_GetDictPtr(obj); /* NULL: no dict could be made */
+    if (dp == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
     if (*dp == NULL) return 0;
-    found = PyDict_Contains(*dp, name);  /* no error state saved and restored */
+    found = PyDict_Contains(*dp, name); /* no error state saved and restored */
 #else
     PyObject *d = PyObject_GenericGetDict(obj, NULL);
-    if (d == NULL) { PyErr_Clear(); return 1; }
+    if (d == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
     found = PyDict_Contains(d, name);
     Py_DECREF(d);
 #endif
-    if (found < 0) { PyErr_Clear(); return 1; }
+    if (found < 0) {
+        PyErr_Clear();
+        return 1;
+    }
     return found;
 }
 
@@ -219,6 +237,45 @@ Py_LOCAL_INLINE(int) dq_instance_may_hold(PyObject *obj, PyObject *name) {
 #ifndef DQ_SC_RUNNING_LOOP_ENTRY
 #define DQ_SC_RUNNING_LOOP_ENTRY (DQ_GIL_BUILD && DQ_TESTED && !DQ_PY312)
 #endif
+
+/* -- shortcut: a method descriptor's C method read in place ---------------
+   PyMethodDescrObject's d_method (CPython's own layout, outside the stable
+   API): adopt_methods gives a class its own descriptor of an inherited C
+   method (PyDescr_NewMethod), so that CPython's specialised call takes it,
+   and the aio cores know such a copy for the method it copies.  Fallback:
+   no copies (a subclass's instances take the generic call), and a method is
+   known only by identity. */
+#ifndef DQ_SC_METHOD_DESCR
+#define DQ_SC_METHOD_DESCR (DQ_GIL_BUILD && DQ_TESTED)
+#endif
+#if DQ_SC_METHOD_DESCR
+#define DQ_METHOD_DEF(descr) (((PyMethodDescrObject *)(descr))->d_method)
+#else
+#define DQ_METHOD_DEF(descr) ((void)(descr), (PyMethodDef *)NULL)
+#endif
+
+/* -- shortcut: list.append with the room check inline ----------------------
+   As Cython's own list.append: while the list has room (PyListObject's
+   allocated), the item is stored and the size raised in place.  Fallback:
+   PyList_Append (on a free-threaded build the one that publishes a list's
+   items and size atomically, for lock-free readers). */
+#ifndef DQ_SC_LIST_APPEND
+#define DQ_SC_LIST_APPEND (DQ_GIL_BUILD && DQ_TESTED)
+#endif
+/* 0, or -1 with an exception set */
+Py_LOCAL_INLINE(int) dq_list_append(PyObject *list, PyObject *x) {
+#if DQ_SC_LIST_APPEND
+    PyListObject *L = (PyListObject *)list;
+    Py_ssize_t len = Py_SIZE(list);
+    if (L->allocated > len) {
+        Py_INCREF(x);
+        PyList_SET_ITEM(list, len, x);
+        Py_SET_SIZE(list, len + 1);
+        return 0;
+    }
+#endif
+    return PyList_Append(list, x);
+}
 
 /* -- shortcut: the list's item array moved as a heap's "hole" --------------
    ItemHeap's sifts hold the sifted item aside and leave its list slot stale
@@ -246,8 +303,7 @@ Py_LOCAL_INLINE(int) dq_instance_may_hold(PyObject *obj, PyObject *name) {
 Py_LOCAL_INLINE(int) dq_monotonic_direct(double *out) {
     struct timespec ts;
     long long t;
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return -1;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return -1;
     t = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     if (t % 1000000000LL == 0)
         *out = (double)(t / 1000000000LL);
@@ -283,33 +339,37 @@ Py_LOCAL_INLINE(int) dq_monotonic_public(double *out) {
 }
 
 Py_LOCAL_INLINE(int) dq_monotonic(double *out) {
-    if (dq_monotonic_direct(out) == 0)
-        return 0;
+    if (dq_monotonic_direct(out) == 0) return 0;
     return dq_monotonic_public(out);
 }
 
 /* -- the table ------------------------------------------------------------- */
 
 /* name -> switch, in the order the SHORTCUTS mappings show them */
-#define DQ_SHORTCUT_TABLE(X) \
-    X(context_snapshot, DQ_SC_CONTEXT_SNAPSHOT) \
-    X(untrack_pending, DQ_SC_UNTRACK_PENDING) \
-    X(await_freelist, DQ_SC_AWAIT_FREELIST) \
-    X(code_flags, DQ_SC_CODE_FLAGS) \
-    X(type_tag_cache, DQ_SC_TYPE_TAG_CACHE) \
-    X(type_lookup, DQ_SC_TYPE_LOOKUP) \
-    X(instance_dict_ptr, DQ_SC_INSTANCE_DICT_PTR) \
+#define DQ_SHORTCUT_TABLE(X)                        \
+    X(context_snapshot, DQ_SC_CONTEXT_SNAPSHOT)     \
+    X(untrack_pending, DQ_SC_UNTRACK_PENDING)       \
+    X(await_freelist, DQ_SC_AWAIT_FREELIST)         \
+    X(code_flags, DQ_SC_CODE_FLAGS)                 \
+    X(type_tag_cache, DQ_SC_TYPE_TAG_CACHE)         \
+    X(type_lookup, DQ_SC_TYPE_LOOKUP)               \
+    X(instance_dict_ptr, DQ_SC_INSTANCE_DICT_PTR)   \
     X(running_loop_cfunc, DQ_SC_RUNNING_LOOP_CFUNC) \
     X(running_loop_entry, DQ_SC_RUNNING_LOOP_ENTRY) \
-    X(list_hole, DQ_SC_LIST_HOLE) \
+    X(method_descr, DQ_SC_METHOD_DESCR)             \
+    X(list_append, DQ_SC_LIST_APPEND)               \
+    X(list_hole, DQ_SC_LIST_HOLE)                   \
     X(monotonic_clock_gettime, DQ_SC_MONOTONIC_CLOCK_GETTIME)
 
 /* {name: bool} of every shortcut this build compiled in (a new dict) */
 Py_LOCAL_INLINE(PyObject *) dq_shortcut_switches(void) {
     PyObject *d = PyDict_New();
     if (d == NULL) return NULL;
-#define DQ_SC_ITEM(name, on) \
-    if (PyDict_SetItemString(d, #name, (on) ? Py_True : Py_False) < 0) { Py_DECREF(d); return NULL; }
+#define DQ_SC_ITEM(name, on)                                             \
+    if (PyDict_SetItemString(d, #name, (on) ? Py_True : Py_False) < 0) { \
+        Py_DECREF(d);                                                    \
+        return NULL;                                                     \
+    }
     DQ_SHORTCUT_TABLE(DQ_SC_ITEM)
 #undef DQ_SC_ITEM
     return d;
