@@ -17,12 +17,12 @@ from ._timer import TimerHandle
 if TYPE_CHECKING:  # the pure classes are the type source of both implementations
     from ._delayqueue import DelayQueue
     from ._priorityexecutor import PriorityExecutor
-    from ._heap_py import Heap
+    from ._heapcore_py import Heap
     from ._priorityqueue import PriorityQueue
-    from ._ring_py import TTLRing
+    from ._ringcore_py import TTLRing
     from ._timer import Timer
     from ._ttldict import TTLDict
-    from ._wheel_py import TimingWheel
+    from ._wheelcore_py import TimingWheel
 else:
     from ._assemble import classes
     from ._pickling import publish

@@ -1,17 +1,21 @@
 """The one place that turns an implementation's cores into dq_core's classes.
 
-Each core module (``_delayq``, ``_heap``, ``_pqueue``, ``_ring``, ``_ttlmap``, ``_wheel``,
-compiled or its pure ``*_py`` twin) exports one core class.  Some of those
-are public as they are (``Heap``, ``TTLRing``, ``TimingWheel``); the others
-get a face, a pure-Python class holding what both implementations share
-(locks and waiting, mapping methods, a thread):
+Each core module (``_<name>core``: compiled, or its pure ``_<name>core_py``
+twin) exports the classes of one structure.  Some are public as they are
+(``Heap``, ``TTLRing``, ``TimingWheel``, ``aio.TimerHandle``); others get a
+face, a pure-Python class holding what both implementations share (locks
+and waiting, mapping methods, a thread):
 
 - a face that extends a core (``PriorityQueue``, ``DelayQueue``, ``TTLDict``)
   is joined with it as a base class;
 - a face that holds a core (``Timer`` holds a ``TimingWheel``,
   ``PriorityExecutor`` a ``PriorityQueue``) gets the class as an attribute.
 
-The asyncio faces (``dq_core.aio``) extend the cores of ``_aioqueue``:
+Two cores only serve others: ``_itemheapcore`` (``ItemHeap``, the heap of
+both PriorityQueues) and ``_lockcore`` (``LockedBase``, the lock of the
+threaded queue cores).
+
+The asyncio faces (``dq_core.aio``) extend the cores of ``_aioqueuecore``:
 ``aio.PriorityQueue`` its ``AioQueueCore`` (over an ``ItemHeap``),
 ``aio.DelayQueue`` its ``AioDelayCore`` (over a ``Heap``).  ``aio_classes``
 builds them apart from ``classes``, whose fields are exactly ``dq_core``'s
@@ -38,11 +42,14 @@ __all__ = [
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_aioqueue", "_aiotimer", "_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+CORE_MODULES = (
+    "_aioqueuecore", "_aiotimercore", "_delaycore", "_heapcore", "_itemheapcore", "_lockcore",
+    "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore",
+)
 
 #: The cores of ``dq_core.aio``: they import asyncio, so only ``aio_classes`` imports them
 #: (``import dq_core`` never imports asyncio).
-AIO_CORE_MODULES = ("_aioqueue", "_aiotimer")
+AIO_CORE_MODULES = ("_aioqueuecore", "_aiotimercore")
 THREADED_CORE_MODULES = tuple(name for name in CORE_MODULES if name not in AIO_CORE_MODULES)
 
 #: The implementations, by the name ``dq_core.implementation`` gives them.
@@ -92,18 +99,18 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    delayq, heap, pqueue, ring, ttlmap, wheel = (
-        modules[name] for name in ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
+    delay, heap, queue, ring, ttldict, wheel = (modules[name] for name in (
+        "_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore"))
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
-    priority_queue = adopt(_public(_priorityqueue.PriorityQueue, pqueue.QueueCore))
+    priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
     return Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
-        DelayQueue=adopt(_public(_delayqueue.DelayQueue, delayq.DelayCore)),
+        DelayQueue=adopt(_public(_delayqueue.DelayQueue, delay.DelayCore)),
         TimingWheel=wheel.TimingWheel,
         Timer=_public(_timer.Timer, _TimingWheel=wheel.TimingWheel),
         TTLRing=ring.TTLRing,
-        TTLDict=adopt(_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping)),
+        TTLDict=adopt(_public(_ttldict.TTLDict, ttldict.TTLDictCore, MutableMapping)),
         PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
     )
 
@@ -115,16 +122,17 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     from .aio import _prioritytaskpool as _aio_prioritytaskpool, _ratelimiter as _aio_ratelimiter
     from .aio import _timer as _aio_timer
 
-    heap, wheel, aioqueue = modules["_heap"], modules["_wheel"], modules["_aioqueue"]
+    heap, wheel, aioqueue = modules["_heapcore"], modules["_wheelcore"], modules["_aioqueuecore"]
+    aiotimer = modules["_aiotimercore"]
     adopt = heap.adopt_methods
     return AioClasses(
         PriorityQueue=adopt(_public(
             _aio_priorityqueue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
         DelayQueue=adopt(_public(
             _aio_delayqueue.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")),
-        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=modules["_aiotimer"],
+        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=aiotimer,
                       __module__="dq_core.aio"),
-        TimerHandle=modules["_aiotimer"].TimerHandle,
+        TimerHandle=aiotimer.TimerHandle,
         RateLimiter=_public(_aio_ratelimiter.RateLimiter, __module__="dq_core.aio"),
         PriorityTaskPool=_public(
             _aio_prioritytaskpool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
@@ -143,4 +151,4 @@ def classes(implementation: str) -> Classes:
 @functools.lru_cache(maxsize=None)
 def aio_classes(implementation: str) -> AioClasses:
     """The public classes of ``dq_core.aio`` for ``implementation``, built once."""
-    return assemble_aio(cores(implementation, AIO_CORE_MODULES + ("_heap", "_wheel")))
+    return assemble_aio(cores(implementation, AIO_CORE_MODULES + ("_heapcore", "_wheelcore")))

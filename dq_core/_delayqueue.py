@@ -31,7 +31,7 @@ from ._queueprotocol import QueueProtocol
 from ._waiting import new_waiter, wait
 
 if TYPE_CHECKING:
-    from ._delayq_py import DelayCore, T
+    from ._delaycore_py import DelayCore, T
 
     _Core = DelayCore
 else:

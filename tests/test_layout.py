@@ -31,8 +31,8 @@ FACES = frozenset({
 #: states, exceptions and mechanics that both implementations share.
 LEAVES = frozenset({
     "dq_core._aiowaiting", "dq_core._convert", "dq_core._exceptions", "dq_core._final",
-    "dq_core._handles", "dq_core._heapstate", "dq_core._ownedlock", "dq_core._pickling",
-    "dq_core._ringstate", "dq_core._signature", "dq_core._ttlmapstate", "dq_core._validate",
+    "dq_core._handles", "dq_core._heapstate", "dq_core._pickling",
+    "dq_core._ringstate", "dq_core._signature", "dq_core._ttldictstate", "dq_core._validate",
     "dq_core._waiting", "dq_core._wheelstate",
 })
 
@@ -111,8 +111,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_is_read():
     graph = import_graph()
     assert "dq_core._compat" in graph["dq_core"]
-    assert "dq_core._pickling" in graph["dq_core._heap_py"]  # a lazy import
-    assert "dq_core._heap_py" in graph["dq_core"]  # under TYPE_CHECKING
+    assert "dq_core._pickling" in graph["dq_core._heapcore_py"]  # a lazy import
+    assert "dq_core._heapcore_py" in graph["dq_core"]  # under TYPE_CHECKING
     assert "dq_core.benchmarks.table" in graph["dq_core.bench"]
 
 
@@ -199,10 +199,10 @@ def test_cython_imports_are_read():
         ast.ImportFrom(module="dq_core", names=[ast.alias("_ringstate")], level=0),
     ]]
     graph = core_imports()
-    assert "dq_core._heap" in graph["src/_aioqueue.pyx"]  # a cimport
+    assert "dq_core._heapcore" in graph["src/_aioqueuecore.pyx"]  # a cimport
     assert "dq_core._convert" in graph["src/_number.pxd"]  # a lazy import in a .pxd
-    assert "dq_core._ringstate" in graph["src/_ring.pyx"]  # "from dq_core import _ringstate"
-    assert "dq_core._aiowaiting" in graph["dq_core._aioqueue_py"]
+    assert "dq_core._ringstate" in graph["src/_ringcore.pyx"]  # "from dq_core import _ringstate"
+    assert "dq_core._aiowaiting" in graph["dq_core._aioqueuecore_py"]
 
 
 def test_every_module_has_its_layer():

@@ -24,7 +24,7 @@ from . import _timer
 from ._timer import Timeout, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
-    from .._aiotimer_py import TimerHandle
+    from .._aiotimercore_py import TimerHandle
     from ._delayqueue import DelayQueue
     from ._prioritytaskpool import PriorityTaskPool
     from ._priorityqueue import PriorityQueue

@@ -39,7 +39,7 @@ from ._base import LoopBound
 from ._ratelimiter import RateLimiter
 
 if TYPE_CHECKING:
-    from .._heap_py import Heap
+    from .._heapcore_py import Heap
 
 __all__ = ["PoolFuture", "PriorityTaskPool"]
 
