@@ -7,6 +7,8 @@ selector (``_compat``) and the assembly (``_assemble``) sit at the top,
 the faces below them, the cores (compiled and pure) and the leaf modules
 (``_convert``, ``_pickling``, ...) at the bottom; nothing imports upwards.
 The compiled cores are read too, line by line: Cython is not Python.
+Last, the tree on the architecture page lists every source file of
+``dq_core/`` and ``src/``, and none that does not exist.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dq_core"
@@ -236,3 +240,46 @@ def test_the_leaves_import_only_leaves():
     offenders = [f"{name} imports {dep}" for name in sorted(LEAVES)
                  for dep in sorted(graph[name]) if dep not in LEAVES]
     assert not offenders, "\n".join(offenders)
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.rst"
+
+
+def documented_tree(text: str) -> list[str]:
+    """The paths the architecture page's tree lists (the code block under "The tree")."""
+    block = text[text.index("\nThe tree\n"):]
+    block = block[block.index(".. code-block:: text\n") + len(".. code-block:: text\n"):]
+    paths, stack = [], []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith("   "):  # the block ends at the first unindented line
+            break
+        depth, name = (len(line) - len(line.lstrip()) - 3) // 2, line.split()[0]
+        stack[depth:] = [name]
+        if not name.endswith("/"):
+            paths.append("".join(stack))
+    return paths
+
+
+def shipped_sources() -> set[str]:
+    """The files of dq_core/ and src/ that the tree should list: sources, not build products."""
+    found = {p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".lua") or p.name == "py.typed"}
+    found |= {p for p in SOURCES.rglob("*") if p.suffix in (".pyx", ".pxd", ".h")}
+    return {str(p.relative_to(ROOT)) for p in found if "__pycache__" not in p.parts}
+
+
+def test_the_tree_is_read():
+    text = ("\nThe tree\n--------\n\n.. code-block:: text\n\n   a/\n     b.py   one\n     c/\n"
+            "       d.h  two\n   e.py      three\n\nAfter\n")
+    assert documented_tree(text) == ["a/b.py", "a/c/d.h", "e.py"]
+
+
+@pytest.mark.skipif(not ARCHITECTURE.is_file() or not SOURCES.is_dir(), reason="not a source checkout")
+def test_the_architecture_page_lists_every_file():
+    listed = documented_tree(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert len(listed) == len(set(listed)), "listed twice: " + str(
+        sorted({p for p in listed if listed.count(p) > 1}))
+    files = shipped_sources()
+    assert not files - set(listed), f"add to docs/architecture.rst's tree: {sorted(files - set(listed))}"
+    assert not set(listed) - files, f"no such file: {sorted(set(listed) - files)}"
