@@ -23,6 +23,7 @@ HERE = Path(__file__).parent
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 DEBUG = bool(os.environ.get("DQ_CORE_DEBUG"))
 PURE_MARKER = "PURE_BUILD"
+SHARED_UTILITY = "dq_core._cyutility"
 
 
 def extensions():
@@ -64,8 +65,13 @@ def extensions():
                   extra_compile_args=compile_args, extra_link_args=link_args)
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]
+    # Cython's utility code (the memoryview type, function objects, argument
+    # parsing, ...) compiled once, into a module of its own that every core
+    # imports, instead of into each core; cythonize writes its C
+    modules.append(Extension(SHARED_UTILITY, ["src/_cyutility.c"],
+                             extra_compile_args=compile_args, extra_link_args=link_args))
     return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG,
-                     include_path=["src"])
+                     include_path=["src"], shared_utility_qualified_name=SHARED_UTILITY)
 
 
 class BuildExt(build_ext):

@@ -83,6 +83,22 @@ def test_compiled_is_the_default_when_built():
     assert _implementation("") == "cython dq_core._heapcore"  # empty means unset
 
 
+def test_compiled_cores_share_one_copy_of_cythons_utility_code():
+    """The compiled cores import Cython's utility code from dq_core._cyutility.
+
+    It holds the memoryview type, function objects and argument parsing
+    once; compiled into each core instead, it made the compiled modules of
+    a CPython 3.11 Linux wheel 1.81 MB instead of 1.27 MB (.ci/run checks
+    their total in the release wheel).
+    """
+    impl = compiled_or_skip()
+    shared = sys.modules.get("dq_core._cyutility")
+    assert shared is not None, "the compiled cores did not import dq_core._cyutility"
+    for name in CORE_MODULES:
+        core = getattr(impl, name.lstrip("_"))
+        assert Path(core.__file__).parent == Path(shared.__file__).parent, (core, shared)
+
+
 def test_public_names():
     assert dq_core.implementation in ("cython", "python")
     assert set(dq_core.__all__) <= set(dir(dq_core))
