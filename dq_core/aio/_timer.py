@@ -142,7 +142,7 @@ class Timer:
             cls._arm = core.arm  # type: ignore[method-assign]
             cls._on_timer = core.on_timer  # type: ignore[method-assign]
 
-    # call_later, call_at, _arm and _on_timer are the _aiotimercore core's (set above); these give their types.
+    # call_later, call_at, _arm and _on_timer are _aiotimercore's (set above); these give their types.
     if TYPE_CHECKING:
         def call_later(self, delay: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
                        context: Optional[contextvars.Context] = None) -> TimerHandle:
