@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 
 from ._compat import implementation
 from ._exceptions import Empty, Full, ShutDown
-from ._ratelimit import RateLimiter
+from ._ratelimiter import RateLimiter
 from ._timer import TimerHandle
 
 if TYPE_CHECKING:  # the pure classes are the type source of both implementations
     from ._delayqueue import DelayQueue
-    from ._executor import PriorityExecutor
-    from ._heap_py import Heap
-    from ._queues import PriorityQueue
-    from ._ring_py import TTLRing
+    from ._priorityexecutor import PriorityExecutor
+    from ._heapcore_py import Heap
+    from ._priorityqueue import PriorityQueue
+    from ._ringcore_py import TTLRing
     from ._timer import Timer
     from ._ttldict import TTLDict
-    from ._wheel_py import TimingWheel
+    from ._wheelcore_py import TimingWheel
 else:
     from ._assemble import classes
     from ._pickling import publish

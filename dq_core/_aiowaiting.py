@@ -90,7 +90,7 @@ async def delay_get(self: _DueSource[T_co]) -> T_co:
 
 async def unstarted() -> None:
     """A coroutine never started: the compiled put/get throw into one in place of their own."""
-    # (dq_core._aioqueue: an exception thrown into a compiled put() or get()
+    # (dq_core._aioqueuecore: an exception thrown into a compiled put() or get()
     # that has not started is raised as CPython raises it in a coroutine)
 
 

@@ -1,17 +1,21 @@
 """The one place that turns an implementation's cores into dq_core's classes.
 
-Each core module (``_delayq``, ``_heap``, ``_pqueue``, ``_ring``, ``_ttlmap``, ``_wheel``,
-compiled or its pure ``*_py`` twin) exports one core class.  Some of those
-are public as they are (``Heap``, ``TTLRing``, ``TimingWheel``); the others
-get a face, a pure-Python class holding what both implementations share
-(locks and waiting, mapping methods, a thread):
+Each core module (``_<name>core``: compiled, or its pure ``_<name>core_py``
+twin) exports the classes of one structure.  Some are public as they are
+(``Heap``, ``TTLRing``, ``TimingWheel``, ``aio.TimerHandle``); others get a
+face, a pure-Python class holding what both implementations share (locks
+and waiting, mapping methods, a thread):
 
 - a face that extends a core (``PriorityQueue``, ``DelayQueue``, ``TTLDict``)
   is joined with it as a base class;
 - a face that holds a core (``Timer`` holds a ``TimingWheel``,
   ``PriorityExecutor`` a ``PriorityQueue``) gets the class as an attribute.
 
-The asyncio faces (``dq_core.aio``) extend the cores of ``_aioqueue``:
+Two cores only serve others: ``_itemheapcore`` (``ItemHeap``, the heap of
+both PriorityQueues) and ``_lockcore`` (``LockedBase``, the lock of the
+threaded queue cores).
+
+The asyncio faces (``dq_core.aio``) extend the cores of ``_aioqueuecore``:
 ``aio.PriorityQueue`` its ``AioQueueCore`` (over an ``ItemHeap``),
 ``aio.DelayQueue`` its ``AioDelayCore`` (over a ``Heap``).  ``aio_classes``
 builds them apart from ``classes``, whose fields are exactly ``dq_core``'s
@@ -30,7 +34,7 @@ from collections.abc import MutableMapping
 from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
-from . import _delayqueue, _executor, _queues, _timer, _ttldict
+from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict
 
 __all__ = [
     "AIO_CORE_MODULES", "CORE_MODULES", "IMPLEMENTATIONS", "THREADED_CORE_MODULES", "AioClasses",
@@ -38,11 +42,14 @@ __all__ = [
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
-CORE_MODULES = ("_aioqueue", "_aiotimer", "_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel")
+CORE_MODULES = (
+    "_aioqueuecore", "_aiotimercore", "_delaycore", "_heapcore", "_itemheapcore", "_lockcore",
+    "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore",
+)
 
 #: The cores of ``dq_core.aio``: they import asyncio, so only ``aio_classes`` imports them
 #: (``import dq_core`` never imports asyncio).
-AIO_CORE_MODULES = ("_aioqueue", "_aiotimer")
+AIO_CORE_MODULES = ("_aioqueuecore", "_aiotimercore")
 THREADED_CORE_MODULES = tuple(name for name in CORE_MODULES if name not in AIO_CORE_MODULES)
 
 #: The implementations, by the name ``dq_core.implementation`` gives them.
@@ -92,41 +99,43 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    delayq, heap, pqueue, ring, ttlmap, wheel = (
-        modules[name] for name in ("_delayq", "_heap", "_pqueue", "_ring", "_ttlmap", "_wheel"))
+    delay, heap, queue, ring, ttldict, wheel = (modules[name] for name in (
+        "_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore"))
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
-    priority_queue = adopt(_public(_queues.PriorityQueue, pqueue.QueueCore))
+    priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
     return Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
-        DelayQueue=adopt(_public(_delayqueue.DelayQueue, delayq.DelayCore)),
+        DelayQueue=adopt(_public(_delayqueue.DelayQueue, delay.DelayCore)),
         TimingWheel=wheel.TimingWheel,
         Timer=_public(_timer.Timer, _TimingWheel=wheel.TimingWheel),
         TTLRing=ring.TTLRing,
-        TTLDict=adopt(_public(_ttldict.TTLDict, ttlmap.TTLDictCore, MutableMapping)),
-        PriorityExecutor=_public(_executor.PriorityExecutor, _PriorityQueue=priority_queue),
+        TTLDict=adopt(_public(_ttldict.TTLDict, ttldict.TTLDictCore, MutableMapping)),
+        PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
     )
 
 
 def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     """The public classes of ``dq_core.aio`` built on the core ``modules``."""
-    from .aio import _delay as _aio_delay, _queue as _aio_queue  # import dq_core: no asyncio
+    # imported here, not on top: import dq_core imports no asyncio
+    from .aio import _delayqueue as _aio_delayqueue, _priorityqueue as _aio_priorityqueue
+    from .aio import _prioritytaskpool as _aio_prioritytaskpool, _ratelimiter as _aio_ratelimiter
     from .aio import _timer as _aio_timer
-    from .aio import _pool as _aio_pool, _ratelimit as _aio_ratelimit
 
-    heap, wheel, aioqueue = modules["_heap"], modules["_wheel"], modules["_aioqueue"]
+    heap, wheel, aioqueue = modules["_heapcore"], modules["_wheelcore"], modules["_aioqueuecore"]
+    aiotimer = modules["_aiotimercore"]
     adopt = heap.adopt_methods
     return AioClasses(
         PriorityQueue=adopt(_public(
-            _aio_queue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
+            _aio_priorityqueue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
         DelayQueue=adopt(_public(
-            _aio_delay.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")),
-        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=modules["_aiotimer"],
+            _aio_delayqueue.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")),
+        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=aiotimer,
                       __module__="dq_core.aio"),
-        TimerHandle=modules["_aiotimer"].TimerHandle,
-        RateLimiter=_public(_aio_ratelimit.RateLimiter, __module__="dq_core.aio"),
+        TimerHandle=aiotimer.TimerHandle,
+        RateLimiter=_public(_aio_ratelimiter.RateLimiter, __module__="dq_core.aio"),
         PriorityTaskPool=_public(
-            _aio_pool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
+            _aio_prioritytaskpool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
     )
 
 
@@ -142,4 +151,4 @@ def classes(implementation: str) -> Classes:
 @functools.lru_cache(maxsize=None)
 def aio_classes(implementation: str) -> AioClasses:
     """The public classes of ``dq_core.aio`` for ``implementation``, built once."""
-    return assemble_aio(cores(implementation, AIO_CORE_MODULES + ("_heap", "_wheel")))
+    return assemble_aio(cores(implementation, AIO_CORE_MODULES + ("_heapcore", "_wheelcore")))

@@ -25,13 +25,13 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any, Generic, Iterator, Optional
 
 from ._exceptions import Empty, ShutDown
-from ._queues import head_snapshot
+from ._priorityqueue import head_snapshot
 from ._pickling import Uncopyable
 from ._queueprotocol import QueueProtocol
 from ._waiting import new_waiter, wait
 
 if TYPE_CHECKING:
-    from ._delayq_py import DelayCore, T
+    from ._delaycore_py import DelayCore, T
 
     _Core = DelayCore
 else:

@@ -1,7 +1,7 @@
 """What a subclass may not do, refused alike in both implementations.
 
 A compiled class marked final is refused by CPython with a message naming
-its module (``dq_core._ring.TTLRing``), and a pure class is not refused at
+its module (``dq_core._ringcore.TTLRing``), and a pure class is not refused at
 all; so the cores that no subclass could safely extend (their methods call
 no overridable one) are left open and refuse subclasses in
 ``__init_subclass__`` instead, with one message in both twins.

@@ -26,7 +26,7 @@ class QueueProtocol:
     _getters: "deque[Any]"
     _putters: "deque[Any]"
 
-    if TYPE_CHECKING:  # provided by the queue (OwnedLock or QueueCore)
+    if TYPE_CHECKING:  # provided by the queue (DelayCore or QueueCore)
         def _lock(self) -> None: ...
         def _unlock(self) -> None: ...
 

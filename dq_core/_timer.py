@@ -31,7 +31,7 @@ from ._convert import to_real
 if TYPE_CHECKING:
     from typing_extensions import ParamSpec
 
-    from ._wheel_py import TimingWheel
+    from ._wheelcore_py import TimingWheel
 
     P = ParamSpec("P")  # only in annotations: ParamSpec is Python >= 3.10
 

@@ -23,7 +23,7 @@ V = TypeVar("V")
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from ._ttlmap_py import TTLDictCore
+    from ._ttldictcore_py import TTLDictCore
 
     class _Base(TTLDictCore[K, V], MutableMapping[K, V]):
         pass

@@ -1,7 +1,7 @@
 """The rules both TimingWheel implementations share: constants, state checks.
 
-Neither twin: the compiled ``dq_core._wheel`` and the pure
-``dq_core._wheel_py`` both load pickled states through :func:`check_state`
+Neither twin: the compiled ``dq_core._wheelcore`` and the pure
+``dq_core._wheelcore_py`` both load pickled states through :func:`check_state`
 and assert their bookkeeping through :func:`check_raw`, so they accept and
 refuse the same states and hold the same invariants.
 """
@@ -19,7 +19,7 @@ __all__ = [
     "check_raw",
 ]
 
-# Shared with the compiled twin (as C constants of dq_core._wheel).
+# Shared with the compiled twin (as C constants of dq_core._wheelcore).
 #: The most slots per level.
 MAX_WHEEL_SIZE = 2**16
 #: A deadline whose tick number (deadline / tick) reaches this goes on the

@@ -1,6 +1,6 @@
 # cython: language_level=3
 # A coroutine that needs no frame when it does not wait: what the compiled
-# aio queues' put() and get() return (_aioqueue).  The C is
+# aio queues' put() and get() return (_aioqueuecore).  The C is
 # src/include/dq_await.h, which says how it works.
 
 from cpython.object cimport PyObject

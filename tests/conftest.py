@@ -30,13 +30,13 @@ IMPLEMENTATIONS = {"c": "cython", "py": "python"}
 
 def _load(kind: str) -> SimpleNamespace:
     """One implementation: its public classes (as dq_core assembles them), its core
-    modules (``impl.heap``, ``impl.pqueue``, ...), ``impl.ItemHeap`` and ``impl.aio``
+    modules (``impl.heapcore``, ``impl.queuecore``, ...), ``impl.ItemHeap`` and ``impl.aio``
     (``impl.aio.PriorityQueue``, ``impl.aio.DelayQueue``)."""
     implementation = IMPLEMENTATIONS[kind]
     ns = SimpleNamespace(name=kind, aio=aio_classes(implementation), **classes(implementation)._asdict())
     for name, module in cores(implementation).items():
         setattr(ns, name.lstrip("_"), module)
-    ns.ItemHeap = ns.pqueue.ItemHeap
+    ns.ItemHeap = ns.itemheapcore.ItemHeap
     return ns
 
 

@@ -503,7 +503,7 @@ def test_async_with_items_that_are_not_comparable_to_each_other(impl, run):
     run(main())
 
 
-@pytest.mark.parametrize("module", ["_queue", "_delay", "_pool", "_ratelimit", "_timer"])
+@pytest.mark.parametrize("module", ["_priorityqueue", "_delayqueue", "_prioritytaskpool", "_ratelimiter", "_timer"])
 def test_doctests_of_the_aio_faces(impl, module):
     # each runs on the implementation's public aio classes
     import doctest
@@ -515,7 +515,7 @@ def test_doctests_of_the_aio_faces(impl, module):
 
 
 def test_core_twins_agree_on_docs_parameters_and_coroutine_kinds(both):
-    # the compiled core (dq_core._aioqueue) and its pure twin give the public
+    # the compiled core (dq_core._aioqueuecore) and its pure twin give the public
     # classes the same methods: docstrings, parameter names, and whether each is
     # a coroutine function (put/get are, in both)
     import inspect
@@ -562,7 +562,7 @@ def test_put_and_get_make_coroutines_that_tasks_accept(impl, run):
 
 @pytest.mark.parametrize("no_extensions", ["", "1"])
 def test_import_dq_core_imports_neither_asyncio_nor_the_aio_cores(no_extensions):
-    # the aio cores (dq_core._aioqueue, _aiotimer and their twins) and what they share
+    # the aio cores (dq_core._aioqueuecore, _aiotimercore and their twins) and what they share
     # (dq_core._aiowaiting) import asyncio: only dq_core.aio's first use imports them
     import os
     import subprocess
@@ -575,6 +575,6 @@ def test_import_dq_core_imports_neither_asyncio_nor_the_aio_cores(no_extensions)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True).stdout.splitlines()
     assert out[0] == "[]"
-    assert out[1] == ("['dq_core._aioqueue_py', 'dq_core._aiotimer_py', 'dq_core._aiowaiting']"
+    assert out[1] == ("['dq_core._aioqueuecore_py', 'dq_core._aiotimercore_py', 'dq_core._aiowaiting']"
                       if no_extensions
-                      else "['dq_core._aioqueue', 'dq_core._aiotimer', 'dq_core._aiowaiting']")
+                      else "['dq_core._aioqueuecore', 'dq_core._aiotimercore', 'dq_core._aiowaiting']")

@@ -117,7 +117,7 @@ def test_delay_queue_four_by_four(impl, run):
     assert not early, early[:3]
 
 
-# -- the compiled core (dq_core._aioqueue): no leak, no crash under hostile code -------------
+# -- the compiled core (dq_core._aioqueuecore): no leak, no crash under hostile code -------------
 
 LEAK_OPS = 1_000_000
 

@@ -662,7 +662,7 @@ def test_nothing_kept_after_firing_or_cancel(impl, run):
 
 def untracks(impl):
     """True where pending handles are kept off the GC's lists: the core's shortcut says so."""
-    return impl.aiotimer.SHORTCUTS.get("untrack_pending", False)
+    return impl.aiotimercore.SHORTCUTS.get("untrack_pending", False)
 
 
 class Owner:

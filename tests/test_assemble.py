@@ -35,11 +35,11 @@ def test_classes_are_built_once_per_implementation(impl):
 
 def test_each_face_holds_the_cores_of_its_own_implementation(impl):
     modules = cores(IMPLEMENTATIONS[impl.name])
-    assert impl.DelayQueue()._heap.__class__ is modules["_heap"].Heap
-    assert isinstance(impl.PriorityQueue(), modules["_pqueue"].QueueCore)
-    assert isinstance(impl.TTLDict(1), modules["_ttlmap"].TTLDictCore)
+    assert impl.DelayQueue()._heap.__class__ is modules["_heapcore"].Heap
+    assert isinstance(impl.PriorityQueue(), modules["_queuecore"].QueueCore)
+    assert isinstance(impl.TTLDict(1), modules["_ttldictcore"].TTLDictCore)
     with impl.Timer() as timer:
-        assert type(timer._shared.wheel) is modules["_wheel"].TimingWheel
+        assert type(timer._shared.wheel) is modules["_wheelcore"].TimingWheel
     with impl.PriorityExecutor(max_workers=1) as ex:
         assert type(ex._pending) is impl.PriorityQueue
 
@@ -71,8 +71,10 @@ def test_a_pickle_loads_on_the_implementation_in_use(impl):
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # A structure built on another takes that one's core of the same implementation.
-BUILT_ON = {"_ttlmap_py": {"._ring_py"}, "_delayq_py": {"._heap_py"},
-            "_aioqueue_py": {"._heap_py", "._pqueue_py"}}
+BUILT_ON = {"_ttldictcore_py": {"._ringcore_py"},
+            "_delaycore_py": {"._heapcore_py", "._lockcore_py"},
+            "_queuecore_py": {"._itemheapcore_py", "._lockcore_py"},
+            "_aioqueuecore_py": {"._heapcore_py", "._itemheapcore_py"}}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:
@@ -104,7 +106,7 @@ def test_the_aio_cores_arm_loop_timers_as_far_as_the_faces(impl):
     # one value in five places: the faces' (RateLimiter) and each DelayQueue and Timer core's
     from dq_core.aio._base import MAX_ARM
 
-    assert impl.aioqueue.MAX_ARM == impl.aiotimer.MAX_ARM == MAX_ARM == 86400.0
+    assert impl.aioqueuecore.MAX_ARM == impl.aiotimercore.MAX_ARM == MAX_ARM == 86400.0
 
 
 def _faces(impl):
@@ -117,7 +119,7 @@ def test_faces_own_the_c_methods_they_inherit(impl):
     # the method's class: each face holds its own copy of its core's methods
     # (where the shortcut that copies a method descriptor is on)
     modules = cores(IMPLEMENTATIONS[impl.name])
-    copies = modules["_heap"].SHORTCUTS.get("method_descr", False)
+    copies = modules["_heapcore"].SHORTCUTS.get("method_descr", False)
     adopted = 0
     for face in _faces(impl):
         for base in face.__mro__[1:]:
@@ -133,9 +135,9 @@ def test_faces_own_the_c_methods_they_inherit(impl):
                 assert mine.__objclass__ is face and mine.__doc__ == d.__doc__, (face, name)
                 adopted += 1
     assert (adopted > 0) == copies
-    assert copies == (impl.name == "c" and modules["_aioqueue"].SHORTCUTS.get("method_descr", False))
+    assert copies == (impl.name == "c" and modules["_aioqueuecore"].SHORTCUTS.get("method_descr", False))
     with pytest.raises(TypeError, match="cls must be a class"):
-        modules["_heap"].adopt_methods("PriorityQueue")
+        modules["_heapcore"].adopt_methods("PriorityQueue")
 
 
 def test_an_adopted_method_is_still_overridable(impl):

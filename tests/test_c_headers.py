@@ -38,7 +38,7 @@ def _compiler() -> str:
 
 
 def test_the_headers_are_there():
-    assert INCLUDE.is_dir() or not (INCLUDE.parent / "_heap.pyx").exists()
+    assert INCLUDE.is_dir() or not (INCLUDE.parent / "_heapcore.pyx").exists()
     if INCLUDE.is_dir():
         assert "dq_shortcuts.h" in {h.name for h in HEADERS}
         assert len(_forceable()) >= 10

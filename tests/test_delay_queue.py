@@ -679,7 +679,7 @@ def test_the_default_clock_is_time_monotonic(impl):
 def test_core_twins_look_the_same(both):
     import inspect
 
-    c, py = (impl.delayq.DelayCore for impl in both)
+    c, py = (impl.delaycore.DelayCore for impl in both)
     assert inspect.getdoc(c) == inspect.getdoc(py)
     # the public methods, and those the face calls (the others are cdef in C)
     names = {n for n, v in vars(py).items()

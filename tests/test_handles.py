@@ -43,7 +43,7 @@ def drop(s, h):
 
 def test_compiled_constants_are_the_python_ones():
     compiled_or_skip()
-    for name in ("_heap", "_wheel"):
+    for name in ("_heapcore", "_wheelcore"):
         module = importlib.import_module(f"dq_core.{name}")
         assert module.HANDLE_CONSTANTS == _handles.CONSTANTS, name
 
@@ -62,7 +62,7 @@ def python_next_cap(kind):
 
 def compiled_next_cap(kind):
     compiled_or_skip()
-    return importlib.import_module("dq_core._heap" if kind == "Heap" else "dq_core._wheel")._next_slot_cap
+    return importlib.import_module("dq_core._heapcore" if kind == "Heap" else "dq_core._wheelcore")._next_slot_cap
 
 
 @pytest.mark.parametrize("kind", ["Heap", "TimingWheel"])

@@ -724,7 +724,8 @@ def same_doc(a: object, b: object) -> bool:
                         and inspect.cleandoc(da) == inspect.cleandoc(db))
 
 
-@pytest.mark.parametrize("module, cls", [("heap", "Heap"), ("pqueue", "ItemHeap"), ("pqueue", "QueueCore")])
+@pytest.mark.parametrize("module, cls", [
+    ("heapcore", "Heap"), ("itemheapcore", "ItemHeap"), ("queuecore", "QueueCore")])
 def test_docstrings_identical(both, module, cls):
     c, py = (getattr(getattr(m, module), cls) for m in both)
     assert c.__doc__ and same_doc(c, py)

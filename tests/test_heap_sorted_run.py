@@ -2,7 +2,7 @@
 
 While every push comes no earlier than the last one (a constant delay),
 the compiled Heap keeps its entries as a sorted run that pop advances
-through (see ``src/_heap.pyx``); an out-of-order push, an update or a
+through (see ``src/_heapcore.pyx``); an out-of-order push, an update or a
 removal inside the run turns it back into a binary heap.  The pure twin has
 no run.  These tests drive both through those transitions (the run's start
 moving, its arrays growing, shrinking and wrapping to the start) and check

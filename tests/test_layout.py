@@ -7,6 +7,8 @@ selector (``_compat``) and the assembly (``_assemble``) sit at the top,
 the faces below them, the cores (compiled and pure) and the leaf modules
 (``_convert``, ``_pickling``, ...) at the bottom; nothing imports upwards.
 The compiled cores are read too, line by line: Cython is not Python.
+Last, the tree on the architecture page lists every source file of
+``dq_core/`` and ``src/``, and none that does not exist.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dq_core"
@@ -23,16 +27,16 @@ SOURCES = ROOT / "src"
 #: assembly, the faces (a package name covers its modules) and the benchmarks.
 FACES = frozenset({
     "dq_core", "dq_core._compat", "dq_core._assemble", "dq_core.aio", "dq_core.bench",
-    "dq_core.benchmarks", "dq_core.redis", "dq_core._queues", "dq_core._delayqueue",
-    "dq_core._ttldict", "dq_core._timer", "dq_core._executor", "dq_core._ratelimit",
+    "dq_core.benchmarks", "dq_core.redis", "dq_core._priorityqueue", "dq_core._delayqueue",
+    "dq_core._ttldict", "dq_core._timer", "dq_core._priorityexecutor", "dq_core._ratelimiter",
     "dq_core._queueprotocol",
 })
 #: The neutral modules below the faces, which the cores may import: rules,
 #: states, exceptions and mechanics that both implementations share.
 LEAVES = frozenset({
     "dq_core._aiowaiting", "dq_core._convert", "dq_core._exceptions", "dq_core._final",
-    "dq_core._handles", "dq_core._heapstate", "dq_core._ownedlock", "dq_core._pickling",
-    "dq_core._ringstate", "dq_core._signature", "dq_core._ttlmapstate", "dq_core._validate",
+    "dq_core._handles", "dq_core._heapstate", "dq_core._pickling",
+    "dq_core._ringstate", "dq_core._signature", "dq_core._ttldictstate", "dq_core._validate",
     "dq_core._waiting", "dq_core._wheelstate",
 })
 
@@ -111,8 +115,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_is_read():
     graph = import_graph()
     assert "dq_core._compat" in graph["dq_core"]
-    assert "dq_core._pickling" in graph["dq_core._heap_py"]  # a lazy import
-    assert "dq_core._heap_py" in graph["dq_core"]  # under TYPE_CHECKING
+    assert "dq_core._pickling" in graph["dq_core._heapcore_py"]  # a lazy import
+    assert "dq_core._heapcore_py" in graph["dq_core"]  # under TYPE_CHECKING
     assert "dq_core.benchmarks.table" in graph["dq_core.bench"]
 
 
@@ -199,10 +203,10 @@ def test_cython_imports_are_read():
         ast.ImportFrom(module="dq_core", names=[ast.alias("_ringstate")], level=0),
     ]]
     graph = core_imports()
-    assert "dq_core._heap" in graph["src/_aioqueue.pyx"]  # a cimport
+    assert "dq_core._heapcore" in graph["src/_aioqueuecore.pyx"]  # a cimport
     assert "dq_core._convert" in graph["src/_number.pxd"]  # a lazy import in a .pxd
-    assert "dq_core._ringstate" in graph["src/_ring.pyx"]  # "from dq_core import _ringstate"
-    assert "dq_core._aiowaiting" in graph["dq_core._aioqueue_py"]
+    assert "dq_core._ringstate" in graph["src/_ringcore.pyx"]  # "from dq_core import _ringstate"
+    assert "dq_core._aiowaiting" in graph["dq_core._aioqueuecore_py"]
 
 
 def test_every_module_has_its_layer():
@@ -212,9 +216,22 @@ def test_every_module_has_its_layer():
     assert is_face("dq_core.aio._base") and is_face("dq_core") and not is_face("dq_core._convert")
 
 
+def face_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of a face by a core in ``graph`` (as ``core_imports`` gives it)."""
+    return [f"{name} imports {dep}" for name, deps in sorted(graph.items())
+            for dep in sorted(deps) if is_face(dep)]
+
+
+def test_a_core_importing_a_face_is_found():
+    assert face_imports({"src/_x.pyx": {"dq_core._convert"}, "dq_core._x_py": set()}) == []
+    assert face_imports({"src/_x.pyx": {"dq_core.aio._base"}}) == [
+        "src/_x.pyx imports dq_core.aio._base"]
+    assert face_imports({"dq_core._x_py": {"dq_core._priorityqueue", "dq_core._compat"}}) == [
+        "dq_core._x_py imports dq_core._compat", "dq_core._x_py imports dq_core._priorityqueue"]
+
+
 def test_no_core_imports_a_face():
-    offenders = [f"{name} imports {dep}" for name, deps in core_imports().items()
-                 for dep in sorted(deps) if is_face(dep)]
+    offenders = face_imports(core_imports())
     assert not offenders, "\n".join(offenders)
 
 
@@ -223,3 +240,46 @@ def test_the_leaves_import_only_leaves():
     offenders = [f"{name} imports {dep}" for name in sorted(LEAVES)
                  for dep in sorted(graph[name]) if dep not in LEAVES]
     assert not offenders, "\n".join(offenders)
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.rst"
+
+
+def documented_tree(text: str) -> list[str]:
+    """The paths the architecture page's tree lists (the code block under "The tree")."""
+    block = text[text.index("\nThe tree\n"):]
+    block = block[block.index(".. code-block:: text\n") + len(".. code-block:: text\n"):]
+    paths, stack = [], []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith("   "):  # the block ends at the first unindented line
+            break
+        depth, name = (len(line) - len(line.lstrip()) - 3) // 2, line.split()[0]
+        stack[depth:] = [name]
+        if not name.endswith("/"):
+            paths.append("".join(stack))
+    return paths
+
+
+def shipped_sources() -> set[str]:
+    """The files of dq_core/ and src/ that the tree should list: sources, not build products."""
+    found = {p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".lua") or p.name == "py.typed"}
+    found |= {p for p in SOURCES.rglob("*") if p.suffix in (".pyx", ".pxd", ".h")}
+    return {str(p.relative_to(ROOT)) for p in found if "__pycache__" not in p.parts}
+
+
+def test_the_tree_is_read():
+    text = ("\nThe tree\n--------\n\n.. code-block:: text\n\n   a/\n     b.py   one\n     c/\n"
+            "       d.h  two\n   e.py      three\n\nAfter\n")
+    assert documented_tree(text) == ["a/b.py", "a/c/d.h", "e.py"]
+
+
+@pytest.mark.skipif(not ARCHITECTURE.is_file() or not SOURCES.is_dir(), reason="not a source checkout")
+def test_the_architecture_page_lists_every_file():
+    listed = documented_tree(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert len(listed) == len(set(listed)), "listed twice: " + str(
+        sorted({p for p in listed if listed.count(p) > 1}))
+    files = shipped_sources()
+    assert not files - set(listed), f"add to docs/architecture.rst's tree: {sorted(files - set(listed))}"
+    assert not set(listed) - files, f"no such file: {sorted(set(listed) - files)}"

@@ -20,12 +20,12 @@ from dq_core._assemble import CORE_MODULES, Classes
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [f"dq_core.{name}_py" for name in CORE_MODULES] + [
-    "dq_core._convert", "dq_core._ratelimit",
+    "dq_core._convert", "dq_core._ratelimiter",
 ]
 # Faces: their classes become public only joined with a core (dq_core._assemble),
 # so their examples run against each implementation's public classes.
 FACE_MODULES = [
-    "dq_core._queues", "dq_core._delayqueue", "dq_core._ttldict", "dq_core._executor",
+    "dq_core._priorityqueue", "dq_core._delayqueue", "dq_core._ttldict", "dq_core._priorityexecutor",
     "dq_core._timer",
 ]
 
@@ -49,7 +49,7 @@ def _import_with_blocked_core(env_value: str | None) -> subprocess.CompletedProc
         env["DQ_CORE_NO_EXTENSIONS"] = env_value
     code = (
         "import sys, warnings; warnings.simplefilter('error', RuntimeWarning); "
-        "sys.modules['dq_core._wheel'] = None; import dq_core; print(dq_core.implementation)"
+        "sys.modules['dq_core._wheelcore'] = None; import dq_core; print(dq_core.implementation)"
     )
     return subprocess.run([sys.executable, "-c", code], env=env, cwd=str(ROOT / "tests"),
                           capture_output=True, text=True)
@@ -62,7 +62,7 @@ def test_missing_compiled_core_warns_with_the_reason():
         pytest.skip("this install was built pure on purpose (PURE_BUILD): it never warns")
     out = _import_with_blocked_core(None)
     assert out.returncode != 0
-    assert "RuntimeWarning" in out.stderr and "dq_core._wheel" in out.stderr
+    assert "RuntimeWarning" in out.stderr and "dq_core._wheelcore" in out.stderr
     assert "DQ_CORE_NO_EXTENSIONS" in out.stderr
 
 
@@ -73,14 +73,14 @@ def test_deliberate_pure_python_does_not_warn():
 
 
 def test_environment_variable_forces_pure_python():
-    assert _implementation("1") == "python dq_core._heap_py"
-    assert _implementation("yes") == "python dq_core._heap_py"
+    assert _implementation("1") == "python dq_core._heapcore_py"
+    assert _implementation("yes") == "python dq_core._heapcore_py"
 
 
 def test_compiled_is_the_default_when_built():
     compiled_or_skip()
-    assert _implementation(None) == "cython dq_core._heap"
-    assert _implementation("") == "cython dq_core._heap"  # empty means unset
+    assert _implementation(None) == "cython dq_core._heapcore"
+    assert _implementation("") == "cython dq_core._heapcore"  # empty means unset
 
 
 def test_compiled_cores_share_one_copy_of_cythons_utility_code():
@@ -102,7 +102,7 @@ def test_compiled_cores_share_one_copy_of_cythons_utility_code():
 def test_public_names():
     assert dq_core.implementation in ("cython", "python")
     assert set(dq_core.__all__) <= set(dir(dq_core))
-    expected = "dq_core._heap" if dq_core.implementation == "cython" else "dq_core._heap_py"
+    expected = "dq_core._heapcore" if dq_core.implementation == "cython" else "dq_core._heapcore_py"
     assert dq_core.Heap.__module__ == expected
 
 

@@ -247,7 +247,7 @@ def test_queue_view_copies_and_pickles_as_a_list(impl):
 
 def test_queue_view_needs_a_queue(impl):
     with pytest.raises(TypeError, match="queue must be a PriorityQueue, not 'list'"):
-        impl.pqueue.QueueView([])
+        impl.queuecore.QueueView([])
 
 
 # -- peek ------------------------------------------------------------------------------
@@ -435,7 +435,7 @@ def test_twins_have_the_same_signatures_and_docs(both, name):
     def make(ns):
         if name == "PriorityQueue":
             return ns.PriorityQueue, ns.PriorityQueue()
-        cls = getattr(ns.pqueue, name)
+        cls = ns.ItemHeap if name == "ItemHeap" else ns.queuecore.QueueView
         return cls, (ns.PriorityQueue().queue if name == "QueueView" else cls())
 
     (c, c_obj), (py, py_obj) = make(both[0]), make(both[1])

@@ -35,7 +35,7 @@ def test_exception_classes_are_the_stdlibs():
 def test_public_class_is_the_selected_core(impl):
     q = dq_core.PriorityQueue()
     assert type(q).__name__ == "PriorityQueue"
-    assert isinstance(q, dq_core._queues.PriorityQueue) and type(q) is dq_core.PriorityQueue
+    assert isinstance(q, dq_core._priorityqueue.PriorityQueue) and type(q) is dq_core.PriorityQueue
 
 
 # -- same behaviour as the stdlib, step by step ----------------------------------

@@ -269,7 +269,7 @@ def test_a_late_waker_takes_its_token_when_it_wakes_not_when_it_asked(monkeypatc
     # delay): it must take its token at 5, so the bucket (burst 1) is empty
     # then, not spend a token reserved for 1 and leave another for a second
     # start at 5.
-    from dq_core import _ratelimit
+    from dq_core import _ratelimiter
 
     clock = Clock()
     slept = []
@@ -278,7 +278,7 @@ def test_a_late_waker_takes_its_token_when_it_wakes_not_when_it_asked(monkeypatc
         slept.append((clock.now, seconds))
         clock.now = 5.0
 
-    monkeypatch.setattr(_ratelimit, "sleep", late_sleep)
+    monkeypatch.setattr(_ratelimiter, "sleep", late_sleep)
     lim = RateLimiter(1, burst=1, clock=clock)
     assert lim.try_acquire()
     assert lim.acquire() is True
@@ -292,7 +292,7 @@ def test_a_late_waker_takes_its_token_when_it_wakes_not_when_it_asked(monkeypatc
 def test_a_late_waker_keeps_its_place_in_line(monkeypatch):
     # Thread a waits first and oversleeps; b arrives while a sleeps, when
     # a's token already exists: b must wait behind a, then a full period.
-    from dq_core import _ratelimit
+    from dq_core import _ratelimiter
 
     clock = Clock()
     a_sleeps, a_wakes = threading.Event(), threading.Event()
@@ -307,7 +307,7 @@ def test_a_late_waker_keeps_its_place_in_line(monkeypatch):
             b_slept.append((clock.now, seconds))
             clock.now += seconds
 
-    monkeypatch.setattr(_ratelimit, "sleep", controlled_sleep)
+    monkeypatch.setattr(_ratelimiter, "sleep", controlled_sleep)
     lim = RateLimiter(1, burst=1, clock=clock)
     assert lim.try_acquire()
 

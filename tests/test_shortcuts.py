@@ -34,7 +34,7 @@ def expected() -> dict[str, dict[str, bool]]:
     on = GIL and TESTED
     monotonic = LINUX and TESTED
     return {
-        "_aioqueue": {
+        "_aioqueuecore": {
             "await_freelist": on,
             "code_flags": TESTED and PY < (3, 12),  # from 3.12: inspect.markcoroutinefunction
             "type_tag_cache": on and PY >= (3, 11),  # 3.10 reuses tags after sys._clear_type_cache()
@@ -45,13 +45,15 @@ def expected() -> dict[str, dict[str, bool]]:
             "running_loop_entry": on and PY < (3, 12),  # 3.12+ keeps no such entry
             "monotonic_clock_gettime": monotonic,
         },
-        "_aiotimer": {"context_snapshot": on, "untrack_pending": on},
-        "_delayq": {"monotonic_clock_gettime": monotonic},
-        "_heap": {"method_descr": on, "list_append": on},
-        "_pqueue": {"list_hole": on},
-        "_ring": {},
-        "_ttlmap": {},
-        "_wheel": {"list_append": on, "monotonic_clock_gettime": monotonic},
+        "_aiotimercore": {"context_snapshot": on, "untrack_pending": on},
+        "_delaycore": {"monotonic_clock_gettime": monotonic},
+        "_heapcore": {"method_descr": on, "list_append": on},
+        "_itemheapcore": {"list_hole": on},
+        "_lockcore": {},
+        "_queuecore": {},
+        "_ringcore": {},
+        "_ttldictcore": {},
+        "_wheelcore": {"list_append": on, "monotonic_clock_gettime": monotonic},
     }
 
 

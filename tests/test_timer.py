@@ -339,7 +339,7 @@ def _faulty_wheel_class(inner_class):
 def test_a_failure_of_the_thread_itself_is_logged_and_refuses_new_timers(impl, caplog):
     # The Timer of an implementation whose wheel core fails, built as dq_core builds its own.
     modules = cores(IMPLEMENTATIONS[impl.name])
-    modules["_wheel"] = SimpleNamespace(TimingWheel=_faulty_wheel_class(impl.TimingWheel))
+    modules["_wheelcore"] = SimpleNamespace(TimingWheel=_faulty_wheel_class(impl.TimingWheel))
     timer = assemble(modules).Timer
     with caplog.at_level(logging.ERROR, logger="dq_core"):
         t = timer(tick=0.001)

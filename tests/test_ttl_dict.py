@@ -398,7 +398,7 @@ def test_docstrings_identical(both):
 
     both  # the compiled core is required (or skipped) as for every twin test
     c, py = (importlib.import_module(name).TTLDictCore
-             for name in ("dq_core._ttlmap", "dq_core._ttlmap_py"))
+             for name in ("dq_core._ttldictcore", "dq_core._ttldictcore_py"))
     for name in ["__doc__", "ttl", "maxsize", "on_expire", "clock", "clear", "_purge", "_take",
                  "_popfirst", "__getstate__", "_check"]:
         a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__

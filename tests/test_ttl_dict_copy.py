@@ -134,7 +134,7 @@ def test_state_attributes_are_checked(impl):
     with pytest.raises(TypeError, match="^TTLDict state must be a tuple of 7 items$"):
         d.__setstate__((2, 5.0, None, time.monotonic, None, []))
     assert d.__getstate__() == before
-    core = importlib.import_module("dq_core._ttlmap" if impl.name == "c" else "dq_core._ttlmap_py")
+    core = importlib.import_module("dq_core._ttldictcore" if impl.name == "c" else "dq_core._ttldictcore_py")
     bare = core.TTLDictCore(5)
     assert bare.__getstate__()[5] is None
     with pytest.raises(TypeError, match="has no __dict__"):
@@ -168,7 +168,7 @@ def test_dict_refuses_bad_states_and_stays_as_it_was(impl, state, exc, msg):
 
 def test_generic_at_run_time(impl):
     assert impl.TTLDict[str, int].__origin__ is impl.TTLDict
-    core = importlib.import_module("dq_core._ttlmap" if impl.name == "c" else "dq_core._ttlmap_py")
+    core = importlib.import_module("dq_core._ttldictcore" if impl.name == "c" else "dq_core._ttldictcore_py")
     assert core.TTLDictCore[str, int].__origin__ is core.TTLDictCore
 
 

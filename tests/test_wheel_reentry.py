@@ -16,7 +16,7 @@ import random
 import pytest
 from clocks import FakeClock
 
-from dq_core._wheel_py import REENTERED
+from dq_core._wheelcore_py import REENTERED
 
 
 class Hostile:

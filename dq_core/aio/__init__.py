@@ -24,11 +24,11 @@ from . import _timer
 from ._timer import Timeout, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
-    from .._aiotimer_py import TimerHandle
-    from ._delay import DelayQueue
-    from ._pool import PriorityTaskPool
-    from ._queue import PriorityQueue
-    from ._ratelimit import RateLimiter
+    from .._aiotimercore_py import TimerHandle
+    from ._delayqueue import DelayQueue
+    from ._prioritytaskpool import PriorityTaskPool
+    from ._priorityqueue import PriorityQueue
+    from ._ratelimiter import RateLimiter
     from ._timer import Timer
 
 __all__ = [

@@ -52,7 +52,7 @@ class LoopBound:
 
     Also refuses copy and pickle: the object owns the futures of waiting tasks.
     The ``_loop`` slot itself is the subclass's: the queues' cores
-    (``dq_core._aioqueue``) hold it, and RateLimiter and PriorityTaskPool list it.
+    (``dq_core._aioqueuecore``) hold it, and RateLimiter and PriorityTaskPool list it.
     """
 
     if not TYPE_CHECKING:  # the core's slot holds _loop, which mypy would refuse here

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import TypeVarTuple, Unpack
 
-    from .._aiotimer_py import TimerHandle  # the implementation's own is aio.TimerHandle
-    from .._wheel_py import TimingWheel
+    from .._aiotimercore_py import TimerHandle  # the implementation's own is aio.TimerHandle
+    from .._wheelcore_py import TimingWheel
 
     Ts = TypeVarTuple("Ts")  # only in annotations: TypeVarTuple is Python >= 3.11
 
@@ -106,7 +106,7 @@ class Timer:
     __slots__ = ("_wheel", "_loop", "_batch", "_pending", "_handle", "_armed", "_closed", "_firing",
                  "__weakref__")
 
-    #: The TimingWheel class and the ``_aiotimer`` core of the implementation: set by dq_core._assemble.
+    #: The TimingWheel class and the ``_aiotimercore`` core of the implementation: set by dq_core._assemble.
     _TimingWheel: ClassVar[type[TimingWheel[Any]]]
     _core: ClassVar[ModuleType]
 
@@ -142,7 +142,7 @@ class Timer:
             cls._arm = core.arm  # type: ignore[method-assign]
             cls._on_timer = core.on_timer  # type: ignore[method-assign]
 
-    # call_later, call_at, _arm and _on_timer are the _aiotimer core's (set above); these give their types.
+    # call_later, call_at, _arm and _on_timer are _aiotimercore's (set above); these give their types.
     if TYPE_CHECKING:
         def call_later(self, delay: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
                        context: Optional[contextvars.Context] = None) -> TimerHandle:

@@ -1,5 +1,5 @@
 /* dq_await.h - a coroutine that needs no frame when it does not wait: what
- * the compiled aio queues' put() and get() return (src/_aioqueue.pyx, through
+ * the compiled aio queues' put() and get() return (src/_aioqueuecore.pyx, through
  * src/_await.pxd).
  *
  * ``await q.get()`` on an async def makes a coroutine object, its frame and,

@@ -1,5 +1,5 @@
 /* dq_context_snapshot.h - the context aio.Timer's callbacks run in
- * (src/_aiotimer.pyx): one snapshot shared between timers while the current
+ * (src/_aiotimercore.pyx): one snapshot shared between timers while the current
  * context's variables stay the same, instead of a copy per timer.
  */
 #ifndef DQ_CONTEXT_SNAPSHOT_H

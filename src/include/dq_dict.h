@@ -1,4 +1,4 @@
-/* dq_dict.h - TTLDict's dict reads (src/_ttlmap.pyx), as new references.
+/* dq_dict.h - TTLDict's dict reads (src/_ttldictcore.pyx), as new references.
  */
 #ifndef DQ_DICT_H
 #define DQ_DICT_H

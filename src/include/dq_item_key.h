@@ -1,5 +1,5 @@
 /* dq_item_key.h - what orders PriorityQueue items without calling their
- * ``<`` (src/_pqueue.pyx's ItemHeap): str comparison in C, and the cached
+ * ``<`` (src/_itemheapcore.pyx's ItemHeap): str comparison in C, and the cached
  * 64-bit key of a tuple's second element.
  */
 #ifndef DQ_ITEM_KEY_H

@@ -1,5 +1,5 @@
 /* dq_method_cache.h - what a type's attribute is, remembered under the
- * type's version tag (src/_aioqueue.pyx): the checks that let a C path stand
+ * type's version tag (src/_aioqueuecore.pyx): the checks that let a C path stand
  * in for a Python-level method call.
  */
 #ifndef DQ_METHOD_CACHE_H

@@ -1,5 +1,5 @@
 /* dq_running_loop.h - asyncio.get_running_loop() as the aio cores call it
- * (src/_aioqueue.pyx).
+ * (src/_aioqueuecore.pyx).
  *
  * asyncio's C get_running_loop (METH_NOARGS) is called through its C
  * function, as the interpreter's vectorcall of it does, minus the generic

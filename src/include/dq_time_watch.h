@@ -1,5 +1,5 @@
 /* dq_time_watch.h - whether time.monotonic may have been replaced
- * (src/_aioqueue.pyx reads the loop's clock in C while it has not).
+ * (src/_aioqueuecore.pyx reads the loop's clock in C while it has not).
  *
  * From Python 3.12 (with the GIL) a dict watcher on the time module's dict
  * tells when time.monotonic may have been replaced: until the dict changes,

@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Coroutine, Optional, TypeVar
 
 from .._aiowaiting import wakeup_all
 from .._convert import to_real
-from .._ratelimit import task_burst
+from .._ratelimiter import task_burst
 from ._base import LoopBound
-from ._ratelimit import RateLimiter
+from ._ratelimiter import RateLimiter
 
 if TYPE_CHECKING:
-    from .._heap_py import Heap
+    from .._heapcore_py import Heap
 
 __all__ = ["PoolFuture", "PriorityTaskPool"]
 

@@ -1,14 +1,35 @@
-"""OwnedLock: a plain lock that knows its owner thread (the twin of ``src/_ownedlock.pxd``)."""
+"""The lock of the threaded queue cores: the pure-Python twin of the compiled ``dq_core._lockcore``.
+
+``LockedBase`` takes a plain lock that knows its owner thread, as the C lock
+of ``src/_ownedlock.pxd`` does; ``QueueCore`` (``_queuecore_py``) and
+``DelayCore`` (``_delaycore_py``) extend it.
+
+>>> import threading
+>>> class Guarded(LockedBase):
+...     def __init__(self) -> None:
+...         self._mutex, self._owner = threading.Lock(), 0
+>>> g = Guarded()
+>>> g._lock()
+>>> g._lock()
+Traceback (most recent call last):
+  ...
+RuntimeError: the queue was re-entered while this thread holds its lock (from a comparison of its items?)
+>>> g._unlock()
+"""
 
 from __future__ import annotations
 
 from threading import get_ident
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
-__all__ = ["OwnedLock"]
+__all__ = ["LockedBase"]
+
+#: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
+SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
 
 
-class OwnedLock:
+class LockedBase:
     """``_lock``/``_unlock`` over a plain lock that knows its owner thread.
 
     Taking it again from the thread that holds it (a comparison or a clock

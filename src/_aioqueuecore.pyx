@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""dq_core.aio's cores: the compiled twin of ``dq_core._aioqueue_py``.
+"""dq_core.aio's cores: the compiled twin of ``dq_core._aioqueuecore_py``.
 
 ``AioQueueCore`` holds aio.PriorityQueue's heap (an ``ItemHeap``), its
 waiter deques and counters, and every path that never waits: ``put_nowait``,
@@ -10,8 +10,8 @@ deadlines on the loop's clock) and owns its one loop timer.  ``put`` and
 ``get`` return the C coroutine of ``src/_await.pxd``: the fast path runs
 here at its first send, and a call that must wait hands over to the
 faces' waiting coroutines (``_wait_put``, ``_wait_get``; ``join`` and the
-rare paths are there too), in ``dq_core.aio._queue`` and
-``dq_core.aio._delay``, shared by both implementations; they park futures
+rare paths are there too), in ``dq_core.aio._priorityqueue`` and
+``dq_core.aio._delayqueue``, shared by both implementations; they park futures
 on the deques held here.
 
 Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
@@ -42,9 +42,9 @@ import time as _time
 from asyncio import QueueEmpty, QueueFull
 from collections import deque
 
-from dq_core._heap cimport Heap
+from dq_core._heapcore cimport Heap
 from dq_core._convert import to_real
-from dq_core._pqueue cimport ItemHeap
+from dq_core._itemheapcore cimport ItemHeap
 from dq_core._validate import check_maxsize, check_real_maxsize
 from dq_core._aiowaiting import QueueShutDown, unstarted
 
@@ -160,7 +160,7 @@ cdef inline bint _monotonic_is_original() noexcept:
 
 cdef inline bint _own_on_type(PyTypeObject* tp, str name, object method) noexcept:
     # type(obj).<name> is ``method`` (or, for a C method, the public class's
-    # copy of it: dq_core._heap.adopt_methods) and attribute lookup is the
+    # copy of it: dq_core._heapcore.adopt_methods) and attribute lookup is the
     # generic one
     if _getattro(tp) != <void*>PyObject_GenericGetAttr and _getattro(tp) != _core_getattro:
         return False
@@ -510,7 +510,7 @@ class AioQueueCore(_AioQueueCore, asyncio.PriorityQueue):
     """The heap, the waiters and the non-waiting paths of aio.PriorityQueue.
 
     An ``asyncio.PriorityQueue`` by inheritance only: every method of the
-    standard library's class is overridden here or in ``dq_core.aio._queue``
+    standard library's class is overridden here or in ``dq_core.aio._priorityqueue``
     (the waiting coroutines, ``shutdown``), and its ``__init__`` never runs.
     """
 
@@ -851,7 +851,7 @@ _qualnames[_PQ_PUT] = "_AioQueueCore.put"
 _qualnames[_DQ_GET] = "AioDelayCore.get"
 _qualnames[3] = NULL
 collections.abc.Coroutine.register(
-    dq_await_ready("dq_core._aioqueue.coroutine", unstarted, _starts, _qualnames))
+    dq_await_ready("dq_core._aioqueuecore.coroutine", unstarted, _starts, _qualnames))
 for _f in (_AioQueueCore.__dict__["get"], _AioQueueCore.__dict__["put"],
            AioDelayCore.__dict__["get"]):
     dq_mark_coroutine_function(_f)

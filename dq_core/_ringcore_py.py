@@ -1,4 +1,4 @@
-"""Segmented FIFO ring for expiry when every entry shares one TTL (pure twin of ``_ring``).
+"""Segmented FIFO ring for expiry when every entry shares one TTL (pure twin of ``_ringcore``).
 
 Entries (key, created_at) sit in fixed-size segments behind an outer index.
 Pushed in creation order, they are already sorted by expiry, so ``expire``

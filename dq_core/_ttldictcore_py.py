@@ -1,4 +1,4 @@
-"""The dict, the ring and the hot paths of TTLDict (pure twin of ``_ttlmap``).
+"""The dict, the ring and the hot paths of TTLDict (pure twin of ``_ttldictcore``).
 
 Every set pushes its entry ``(key, value, created_at)`` on a TTLRing (the
 ring of this implementation) and maps the key to it in a dict; the ring
@@ -20,9 +20,9 @@ import time
 import types
 from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Optional, TypeVar
 
-from ._ring_py import TTLRing
+from ._ringcore_py import TTLRing
 from ._ringstate import clock_of, reading, real, reentered, ttl_of
-from ._ttlmapstate import (
+from ._ttldictstate import (
     STATE_VERSION, Entry, attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
 )
 

@@ -1,19 +1,17 @@
 # cython: language_level=3
-# The C interface of dq_core._pqueue: its ItemHeap, cimported by _aioqueue
-# (aio.PriorityQueue's core pushes and pops through these cdef methods,
-# without a Python call), and LockedBase, the lock of both threaded queue
-# cores (QueueCore here, DelayCore in _delayq).  This file's path names the module, dq_core._pqueue
-# (see dq_core/_ring.pxd).
+# The C interface of dq_core._itemheapcore: ItemHeap, cimported by _queuecore
+# and _aioqueuecore (the queues' cores push and pop through these cdef
+# methods, without a Python call).  This file's path names the module,
+# dq_core._itemheapcore (see dq_core/_ringcore.pxd).
 
 cimport cython
-from _ownedlock cimport dq_owned_lock, owned_acquire, owned_release
 
 
 # What ItemHeap caches of an item (a tuple starting with a number) to order
 # it without a rich comparison: k, that number as a double (NaN: nothing
 # cached, compare the items); when the second elements decide a tie on k,
 # s, an unsigned number in their order with their kind in its low byte
-# (see _pqueue.pyx).  16 bytes: the sifts move keys, so their size counts.
+# (see _itemheapcore.pyx).  16 bytes: the sifts move keys, so their size counts.
 ctypedef struct ItemKey:
     double k
     unsigned long long s
@@ -55,18 +53,3 @@ cdef class ItemHeap:
     cdef object _pop(self)
     cdef object _pop_item(self)
     cdef void _reserve_shrink(self) noexcept
-
-
-cdef class LockedBase:
-    # The queue's C lock (see _ownedlock.pxd): made with the object, freed
-    # with it; _lock/_unlock are its Python face (dq_core._waiting's waits
-    # release and retake it).
-    cdef dq_owned_lock _mutex
-
-    @cython.final
-    cdef inline int _acquire(self) except -1:
-        return owned_acquire(&self._mutex)
-
-    @cython.final
-    cdef inline void _release(self) noexcept:
-        owned_release(&self._mutex)

@@ -30,9 +30,9 @@ from .._convert import to_count, to_real
 from ._base import LoopBound, park
 
 if TYPE_CHECKING:
-    from .._aioqueue_py import AioDelayCore as _Core
+    from .._aioqueuecore_py import AioDelayCore as _Core
 else:
-    # The core (dq_core._aioqueue's AioDelayCore, compiled or pure) is joined
+    # The core (dq_core._aioqueuecore's AioDelayCore, compiled or pure) is joined
     # as a further base by dq_core._assemble.
     _Core = Generic
 

@@ -1,9 +1,9 @@
 # cython: language_level=3
-# The C interface of dq_core._ring, cimported by _ttlmap (TTLDictCore drives
+# The C interface of dq_core._ringcore, cimported by _ttldictcore (TTLDictCore drives
 # its ring through these fields and cdef methods, without Python calls).
-# This file's path names the module, dq_core._ring, so that a module that
-# cimports TTLRing imports the type from there at run time (a src/_ring.pxd
-# would name a top-level "_ring").
+# This file's path names the module, dq_core._ringcore, so that a module that
+# cimports TTLRing imports the type from there at run time (a src/_ringcore.pxd
+# would name a top-level "_ringcore").
 
 cimport cython
 from cpython.list cimport PyList_GET_ITEM

@@ -1,9 +1,9 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""The dict, the ring and the hot paths of TTLDict (twin of ``_ttlmap_py``).
+"""The dict, the ring and the hot paths of TTLDict (twin of ``_ttldictcore_py``).
 
 Every set pushes its entry ``(key, value, created_at)`` on a TTLRing (the
-compiled one, driven through its C interface in dq_core/_ring.pxd) and maps
+compiled one, driven through its C interface in dq_core/_ringcore.pxd) and maps
 the key to it in a dict; the ring gives the expiry order, the dict the
 current entry of each key.  ``dq_core._ttldict.TTLDict`` makes this a
 MutableMapping.
@@ -21,15 +21,15 @@ from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.tuple cimport PyTuple_GET_ITEM
 
-from dq_core._ring cimport TTLRing, _reading
+from dq_core._ringcore cimport TTLRing, _reading
 
 import time
 import types
 
-from dq_core import _ttlmapstate
+from dq_core import _ttldictstate
 from dq_core._ringstate import clock_of, reentered, ttl_of
 from dq_core._signature import NO_DEFAULT, signature
-from dq_core._ttlmapstate import (
+from dq_core._ttldictstate import (
     attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
 )
 
@@ -45,7 +45,7 @@ cdef extern from "dq_dict.h":
 
 
 # The pure twin's constant, as a C value
-cdef int STATE_VERSION = _ttlmapstate.STATE_VERSION
+cdef int STATE_VERSION = _ttldictstate.STATE_VERSION
 
 
 cdef inline bint _due(object entry, double ttl, double now) noexcept:

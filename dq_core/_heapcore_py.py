@@ -1,4 +1,4 @@
-"""Keyed binary min-heap: the pure-Python twin of the compiled ``dq_core._heap``.
+"""Keyed binary min-heap: the pure-Python twin of the compiled ``dq_core._heapcore``.
 
 Both implementations issue the same handles, give the same results and raise
 the same errors; only speed differs.  This one keeps ``(key, seq, slot)``

@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""Keyed binary min-heap: the compiled twin of ``dq_core._heap_py``.
+"""Keyed binary min-heap: the compiled twin of ``dq_core._heapcore_py``.
 
 Entries live in three typed arrays (key, insertion sequence, slot).  A slot
 table (array index, generation, payload) gives every item a stable home, so
@@ -138,7 +138,7 @@ Binary min-heap of items keyed by real-number priorities.
     ('write', 'read')
     """
 
-    # the fields are declared in dq_core/_heap.pxd
+    # the fields are declared in dq_core/_heapcore.pxd
 
     __class_getitem__ = classmethod(types.GenericAlias)
 

@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""The hot paths of ``aio.Timer`` (twin of ``_aiotimer_py``): its handle, scheduling, firing.
+"""The hot paths of ``aio.Timer`` (twin of ``_aiotimercore_py``): its handle, scheduling, firing.
 
 ``TimerHandle`` is the handle ``aio.Timer.call_later``/``call_at`` return;
 ``schedule`` makes one and puts it on the Timer's wheel, ``take_due`` moves
@@ -80,7 +80,7 @@ def _prove_context_snapshot():
     return dq_snap_prove(_probe_ctx, before)
 
 
-_probe_var = contextvars.ContextVar("dq_core._aiotimer probe")
+_probe_var = contextvars.ContextVar("dq_core._aiotimercore probe")
 _probe_ctx = contextvars.Context()
 _snapshot_proved = _probe_ctx.run(_prove_context_snapshot)
 del _probe_var, _probe_ctx, _prove_context_snapshot

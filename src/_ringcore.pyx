@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""Segmented FIFO ring for expiry when every entry shares one TTL (twin of ``_ring_py``).
+"""Segmented FIFO ring for expiry when every entry shares one TTL (twin of ``_ringcore_py``).
 
 Each segment keeps its keys in a list and its created_at times in a typed
 memoryview; the outer index is a list of segments.  ``expire`` reads the
@@ -78,7 +78,7 @@ cdef class TTLRing:
     15.0
     """
 
-    # the fields and the cdef methods _ttlmap uses are declared in dq_core/_ring.pxd
+    # the fields and the cdef methods _ttldictcore uses are declared in dq_core/_ringcore.pxd
 
     __class_getitem__ = classmethod(types.GenericAlias)
     __signature__ = signature(("ttl", NO_DEFAULT), ("segment_size", 1024), ("clock", time.monotonic))

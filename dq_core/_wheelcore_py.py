@@ -1,4 +1,4 @@
-"""Hierarchical hashed timing wheel (pure twin of ``_wheel``).
+"""Hierarchical hashed timing wheel (pure twin of ``_wheelcore``).
 
 Time is cut into ticks, and a tick number into base-``wheel_size`` digits.
 Level ``L`` of the wheel has ``wheel_size`` slots, one per value of digit

@@ -1,4 +1,4 @@
-"""The hot paths of ``aio.Timer`` (pure twin of ``_aiotimer``): its handle, scheduling, firing.
+"""The hot paths of ``aio.Timer`` (pure twin of ``_aiotimercore``): its handle, scheduling, firing.
 
 ``TimerHandle`` is the handle ``aio.Timer.call_later``/``call_at`` return;
 ``schedule`` makes one and puts it on the Timer's wheel, ``take_due`` moves

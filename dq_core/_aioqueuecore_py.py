@@ -1,4 +1,4 @@
-"""dq_core.aio's cores: the pure-Python twin of the compiled ``dq_core._aioqueue``.
+"""dq_core.aio's cores: the pure-Python twin of the compiled ``dq_core._aioqueuecore``.
 
 ``AioQueueCore`` holds aio.PriorityQueue's heap (an ``ItemHeap``), its
 waiter deques and counters, and every path that never waits: ``put_nowait``,
@@ -6,7 +6,7 @@ waiter deques and counters, and every path that never waits: ``put_nowait``,
 ``AioDelayCore`` does the same for aio.DelayQueue (a keyed ``Heap`` of
 deadlines on the loop's clock) and owns its one loop timer.  The waiting
 coroutines (``put``, ``get``, ``join``) and the rare paths live in the
-faces, ``dq_core.aio._queue`` and ``dq_core.aio._delay``, shared by both
+faces, ``dq_core.aio._priorityqueue`` and ``dq_core.aio._delayqueue``, shared by both
 implementations; they park futures on the deques held here.
 
 Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
@@ -27,8 +27,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Generic, Mapping, Optional, TypeVar
 
 from ._convert import to_real
-from ._heap_py import Heap
-from ._pqueue_py import ItemHeap, T
+from ._heapcore_py import Heap
+from ._itemheapcore_py import ItemHeap, T
 from ._validate import check_maxsize, check_real_maxsize
 from ._aiowaiting import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
 
@@ -149,7 +149,7 @@ class AioQueueCore(_AioQueueCore[T], asyncio.PriorityQueue[T]):
     """The heap, the waiters and the non-waiting paths of aio.PriorityQueue.
 
     An ``asyncio.PriorityQueue`` by inheritance only: every method of the
-    standard library's class is overridden here or in ``dq_core.aio._queue``
+    standard library's class is overridden here or in ``dq_core.aio._priorityqueue``
     (the waiting coroutines, ``shutdown``), and its ``__init__`` never runs.
     """
 

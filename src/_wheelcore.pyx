@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""Hierarchical hashed timing wheel: the compiled twin of ``dq_core._wheel_py``.
+"""Hierarchical hashed timing wheel: the compiled twin of ``dq_core._wheelcore_py``.
 
 Timers live in a slab of typed arrays (tick, list links, generation) with
 the payloads in a list; each wheel slot is an intrusive doubly linked list

@@ -28,7 +28,8 @@ from ._validate import check_timeout
 from ._waiting import notify_all, wait
 
 if TYPE_CHECKING:
-    from ._pqueue_py import QueueCore, T
+    from ._itemheapcore_py import T
+    from ._queuecore_py import QueueCore
 
     _Core = QueueCore
 else:

@@ -34,8 +34,8 @@ from queue import Empty
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
 
 from ._convert import to_real
-from ._queues import PriorityQueue
-from ._ratelimit import RateLimiter, task_burst
+from ._priorityqueue import PriorityQueue
+from ._ratelimiter import RateLimiter, task_burst
 from ._pickling import Uncopyable
 
 __all__ = ["PriorityExecutor"]

@@ -1,9 +1,9 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""DelayQueue's core: the compiled twin of ``dq_core._delayq_py``.
+"""DelayQueue's core: the compiled twin of ``dq_core._delaycore_py``.
 
 ``DelayCore`` holds the C lock, the keyed Heap (deadline as priority;
-the compiled one, driven through its C interface in dq_core/_heap.pxd)
+the compiled one, driven through its C interface in dq_core/_heapcore.pxd)
 and the uncontended paths of ``dq_core.DelayQueue``: put, get's first
 attempt, get_many, cancel and reschedule, with the head check and the
 clock read (``time.monotonic`` is read in C).  Waiting (``_wait_due``,
@@ -20,8 +20,8 @@ from _ownedlock cimport DQ_FREE_THREADED, owned_release, owned_try
 
 from _clock cimport dq_monotonic
 from _number cimport _real
-from dq_core._heap cimport Heap
-from dq_core._pqueue cimport LockedBase
+from dq_core._heapcore cimport Heap
+from dq_core._lockcore cimport LockedBase
 
 import time
 import types
@@ -80,7 +80,7 @@ cdef class DelayCore(LockedBase):
     # while another thread replaces it could take a reference to a freed
     # object, so both happen in a critical section (nothing on a GIL build).
     # The heap is driven under the lock and, for a free-threaded build, in a
-    # critical section on it too, as its own methods run (``_heap`` is
+    # critical section on it too, as its own methods run (``_heapcore`` is
     # reachable from Python).
     cdef object _clock
     cdef object _maxsize
@@ -112,7 +112,7 @@ cdef class DelayCore(LockedBase):
             self._clock = clock
         del old  # dies out of the critical section
 
-    # -- the lock: LockedBase's (dq_core._pqueue) -------------------------------
+    # -- the lock: LockedBase's (dq_core._lockcore) ----------------------------
 
     @property
     def maxsize(self):

@@ -26,13 +26,13 @@ from .._final import refuse_storage_hooks
 from ._base import LoopBound, park
 
 if TYPE_CHECKING:
-    from .._aioqueue_py import AioQueueCore as _Core
-    from .._pqueue_py import T
+    from .._aioqueuecore_py import AioQueueCore as _Core
+    from .._itemheapcore_py import T
 else:
     from typing import TypeVar
 
     T = TypeVar("T")
-    # The core (dq_core._aioqueue's AioQueueCore, compiled or pure, itself an
+    # The core (dq_core._aioqueuecore's AioQueueCore, compiled or pure, itself an
     # asyncio.PriorityQueue) is joined as a further base by dq_core._assemble.
     _Core = asyncio.PriorityQueue
 

@@ -1,4 +1,4 @@
-"""DelayQueue's core: the pure-Python twin of the compiled ``dq_core._delayq``.
+"""DelayQueue's core: the pure-Python twin of the compiled ``dq_core._delaycore``.
 
 ``DelayCore`` holds the lock, the keyed Heap (deadline as priority) and the
 uncontended paths of ``dq_core.DelayQueue``: put, get's first attempt,
@@ -26,8 +26,8 @@ from typing import Any, Callable, Generic, Mapping, Optional, TypeVar
 
 from ._convert import to_count, to_real
 from ._exceptions import Empty, ShutDown
-from ._heap_py import Heap
-from ._ownedlock import OwnedLock
+from ._heapcore_py import Heap
+from ._lockcore_py import LockedBase
 from ._validate import check_clock, check_maxsize, check_timeout, read_clock
 from ._waiting import notify_all
 
@@ -40,7 +40,7 @@ __all__ = ["DelayCore"]
 T = TypeVar("T")
 
 
-class DelayCore(OwnedLock, Generic[T]):
+class DelayCore(LockedBase, Generic[T]):
     """The lock, the heap and the uncontended paths of DelayQueue.
 
     Items are held in a keyed ``Heap`` with their deadline as priority, so

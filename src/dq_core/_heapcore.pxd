@@ -1,7 +1,7 @@
 # cython: language_level=3
-# The C interface of dq_core._heap, cimported by _delayq (DelayCore drives its
+# The C interface of dq_core._heapcore, cimported by _delaycore (DelayCore drives its
 # Heap through these fields and cdef methods, without Python calls).  This
-# file's path names the module, dq_core._heap (see dq_core/_ring.pxd).
+# file's path names the module, dq_core._heapcore (see dq_core/_ringcore.pxd).
 
 cimport cython
 
@@ -12,7 +12,7 @@ ctypedef unsigned long long u64
 
 cdef class Heap:
     # by array index; the entries are at [_off, _off + _n): heap positions
-    # (_off is 0) or, while _sorted, in pop order (see dq_core._heap)
+    # (_off is 0) or, while _sorted, in pop order (see dq_core._heapcore)
     cdef double[::1] _hkey
     cdef u64[::1] _hseq
     cdef long long[::1] _hslot

@@ -1,6 +1,6 @@
 """aio.RateLimiter: the threaded RateLimiter's token bucket, for coroutines.
 
-The arithmetic is ``dq_core._ratelimit.TokenBucket``'s, read on the running
+The arithmetic is ``dq_core._ratelimiter.TokenBucket``'s, read on the running
 loop's clock (``loop.time()``).  Waiting follows ``asyncio.Semaphore``: a
 coroutine that cannot take its tokens at once parks on a future of its own
 at the back of a line (a deque), so waiters are served first come, first
@@ -33,7 +33,7 @@ from typing import Optional
 
 from .._aiowaiting import LoopTimer
 from .._convert import MAX_EXACT_INT
-from .._ratelimit import TokenBucket, _positive
+from .._ratelimiter import TokenBucket, _positive
 from ._base import MAX_ARM, LoopBound
 
 __all__ = ["RateLimiter"]
