@@ -90,6 +90,17 @@ def collecting_constantly(callback: Callable[[], Any]) -> Iterator[None]:
         gc.set_threshold(*old)
 
 
+def recorded(change: Callable[[], Any], done: str, outcomes: list[str]) -> Callable[[], None]:
+    """``change`` as a callback that appends ``done`` to ``outcomes``, or the RuntimeError it raised."""
+    def run() -> None:
+        try:
+            change()
+            outcomes.append(done)
+        except RuntimeError as exc:
+            outcomes.append(str(exc))
+    return run
+
+
 def run_together(targets: Iterable[Callable[[], Any]], timeout: float) -> None:
     """Run every target in its own thread, released at once; re-raise the first failure.
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from helpers import collecting_constantly
+from helpers import collecting_constantly, recorded
 from clocks import FakeClock
 from ttl_helpers import Finaliser, PushOnDel, bad_clock_readings, eager_gc  # noqa: F401 (a fixture)
 
@@ -377,13 +377,7 @@ def test_set_from_a_collection_while_the_mapping_is_read_is_refused(impl, read):
         d[i] = i
     outcomes: list[str] = []
 
-    def set_one() -> None:
-        try:
-            d[("gc", len(outcomes))] = 0
-            outcomes.append("set")
-        except RuntimeError as exc:
-            outcomes.append(str(exc))
-
+    set_one = recorded(lambda: d.__setitem__(("gc", len(outcomes)), 0), "set", outcomes)
     with collecting_constantly(set_one):
         if read == "__getstate__":
             state = d.__getstate__()

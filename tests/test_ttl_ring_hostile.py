@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from helpers import collecting_constantly
+from helpers import collecting_constantly, recorded
 from clocks import FakeClock
 from ttl_helpers import Finaliser, PushOnDel, bad_clock_readings, eager_gc  # noqa: F401 (a fixture)
 
@@ -66,13 +66,7 @@ def test_push_from_a_collection_while_the_state_is_read_is_refused(impl, read):
         r.push(i, float(i))
     outcomes: list[str] = []
 
-    def push() -> None:
-        try:
-            r.push("gc", 0.0)
-            outcomes.append("pushed")
-        except RuntimeError as exc:
-            outcomes.append(str(exc))
-
+    push = recorded(lambda: r.push("gc", 0.0), "pushed", outcomes)
     with collecting_constantly(push):
         if read == "__getstate__":
             state = r.__getstate__()
