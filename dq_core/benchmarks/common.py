@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import statistics
+from time import perf_counter
 from typing import Any, Callable, Sequence
 
-__all__ = ["FakeTimer", "HEAD_START", "implementations", "percentiles_us", "put_all_at"]
+__all__ = [
+    "FakeTimer", "HEAD_START", "calls", "fill_then_drain", "implementations", "percentiles_us",
+    "put_all_at",
+]
 
 #: Lateness runs put their deadlines this long after "now", so filling the
 #: queue first makes no early item late before the consumer begins.
@@ -56,3 +60,27 @@ def put_all_at(put_at: Callable[[int, float], Any], start: float,
         deadlines[i] = start + d
         put_at(i, start + d)
     return deadlines
+
+
+def fill_then_drain(loops: int, new: Callable[[], Any], fill: Callable[[Any], None],
+                    drain: Callable[[Any], None]) -> float:
+    """Seconds for ``loops`` rounds of: a new structure, ``fill(it)``, ``drain(it)``.
+
+    The loops over the elements are ``fill``'s and ``drain``'s own: what this
+    adds to the time is two calls a round, nothing per element.
+    """
+    t0 = perf_counter()
+    for _ in range(loops):
+        it = new()
+        fill(it)
+        drain(it)
+    return perf_counter() - t0
+
+
+def calls(method: str, times: Sequence[Any]) -> Callable[[Any], None]:
+    """A ``drain``: ``it.<method>()`` once for each element of ``times``."""
+    def drain(it: Any) -> None:
+        take = getattr(it, method)
+        for _ in times:
+            take()
+    return drain

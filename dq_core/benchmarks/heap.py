@@ -8,6 +8,8 @@ import random
 from time import perf_counter
 from typing import Any, Sequence
 
+from .common import calls, fill_then_drain
+
 __all__ = [
     "random_priorities", "heap_push_pop", "heapq_push_pop", "heap_bulk", "heapq_bulk",
     "heap_update_remove", "heapq_update_remove",
@@ -22,16 +24,11 @@ def random_priorities(n: int, seed: int = 1) -> list[float]:
 
 def heap_push_pop(loops: int, heap_cls: Any, prios: Sequence[float]) -> float:
     """Push every priority, then pop everything."""
-    t0 = perf_counter()
-    for _ in range(loops):
-        h = heap_cls()
+    def fill(h: Any) -> None:
         push = h.push
-        pop = h.pop
         for p in prios:
             push(p, None)
-        for _ in prios:
-            pop()
-    return perf_counter() - t0
+    return fill_then_drain(loops, heap_cls, fill, calls("pop", prios))
 
 
 def heapq_push_pop(loops: int, prios: Sequence[float]) -> float:

@@ -17,7 +17,7 @@ import threading
 from time import monotonic, perf_counter
 from typing import Any, Callable, Sequence
 
-from .common import HEAD_START, put_all_at
+from .common import HEAD_START, calls, fill_then_drain, put_all_at
 
 __all__ = [
     "pq_items", "pq_fill_drain", "pq_alternating", "pq_threads", "HeapqDelayBase",
@@ -33,16 +33,11 @@ def pq_items(n: int, levels: int = 100, seed: int = 3) -> list[tuple[int, str]]:
 
 def pq_fill_drain(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
     """put_nowait everything, then get_nowait everything."""
-    t0 = perf_counter()
-    for _ in range(loops):
-        q = queue_cls()
+    def fill(q: Any) -> None:
         put = q.put_nowait
-        get = q.get_nowait
         for x in items:
             put(x)
-        for _ in items:
-            get()
-    return perf_counter() - t0
+    return fill_then_drain(loops, queue_cls, fill, calls("get_nowait", items))
 
 
 def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any],
@@ -129,16 +124,11 @@ class HeapqDelayQueue(HeapqDelayBase):
 
 def delay_fill_drain(loops: int, queue_cls: Any, delays: Sequence[float]) -> float:
     """put everything with (past) delays, then take everything."""
-    t0 = perf_counter()
-    for _ in range(loops):
-        q = queue_cls()
+    def fill(q: Any) -> None:
         put = q.put
-        get = q.get_nowait
         for i, d in enumerate(delays):
             put(i, d)
-        for _ in delays:
-            get()
-    return perf_counter() - t0
+    return fill_then_drain(loops, queue_cls, fill, calls("get_nowait", delays))
 
 
 def delay_lateness(queue_cls: Any, delays: Sequence[float]) -> list[float]:
