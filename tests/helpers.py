@@ -15,6 +15,8 @@ import tracemalloc
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
+import pytest
+
 
 def bare(sig: inspect.Signature) -> str:
     """The signature without annotations (compiled text signatures have none)."""
@@ -99,6 +101,23 @@ def recorded(change: Callable[[], Any], done: str, outcomes: list[str]) -> Calla
         except RuntimeError as exc:
             outcomes.append(str(exc))
     return run
+
+
+def check_the_run_s_head(dq: Any, put: Callable[[int, float], Any], set_now: Callable[[float], None],
+                         empty: type[BaseException]) -> None:
+    """A DelayQueue fed 1..5 due at 1..5 (a sorted run): at 2, exactly 1 and 2 come out.
+
+    Both DelayQueues, threaded and asyncio, keep puts in deadline order as a
+    sorted run whose start advances on pop: the head is there, not at index 0.
+    """
+    for i in range(1, 6):
+        put(i, float(i))
+    set_now(2.0)
+    assert dq.get_nowait() == 1 and dq.get_nowait() == 2
+    assert dq.next_deadline() == 3.0
+    with pytest.raises(empty):
+        dq.get_nowait()  # 3 is not due: never early
+    assert dq.get_many() == []
 
 
 def run_together(targets: Iterable[Callable[[], Any]], timeout: float) -> None:

@@ -18,6 +18,7 @@ import threading
 
 import pytest
 from clocks import VirtualClockLoop
+from helpers import check_the_run_s_head
 from test_aio_loops import run, run_on, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 from dq_core.aio import QueueEmpty, QueueFull, QueueShutDown
@@ -554,14 +555,7 @@ def test_the_head_after_pops_from_a_sorted_run_is_the_run_s_start(impl):
     async def main():
         loop = asyncio.get_running_loop()
         dq = impl.aio.DelayQueue()
-        for i in range(1, 6):
-            dq.put_nowait(i, float(i))
-        loop.now = 2.0
-        assert dq.get_nowait() == 1 and dq.get_nowait() == 2
-        assert dq.next_deadline() == 3.0
-        with pytest.raises(QueueEmpty):
-            dq.get_nowait()  # 3 is not due: never early
-        assert dq.get_many() == []
+        check_the_run_s_head(dq, dq.put_nowait, lambda now: setattr(loop, "now", now), QueueEmpty)
         loop.now = 3.0
         assert dq.get_many() == [3] and dq.next_deadline() == 4.0
 

@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from clocks import FakeClock
 import dq_core
 from dq_core import Empty, Full, ShutDown
-from helpers import traced_growth
+from helpers import check_the_run_s_head, traced_growth
 
 
 def start(fn, *args):
@@ -743,18 +743,9 @@ def test_a_zero_delay_item_is_due_at_once_on_a_frozen_clock(impl):
 
 
 def test_the_head_after_pops_from_a_sorted_run_is_the_run_s_start(impl):
-    # Puts in deadline order keep the compiled heap a sorted run whose start
-    # advances on pop: the head is there, not at index 0.
     clock = FakeClock(0.0)
     dq = impl.DelayQueue(clock=clock)
-    for i in range(1, 6):
-        dq.put(i, delay=float(i))
-    clock.now = 2.0
-    assert dq.get_nowait() == 1 and dq.get_nowait() == 2
-    assert dq.next_deadline() == 3.0
-    with pytest.raises(Empty):
-        dq.get_nowait()  # 3 is not due: never early
-    assert dq.get_many() == []
+    check_the_run_s_head(dq, dq.put, lambda now: setattr(clock, "now", now), Empty)
     assert dq.cancel(dq.put(0, delay=1.5))  # an earlier one, cancelled
     clock.now = 3.0
     assert dq.get_many() == [3]
