@@ -120,6 +120,16 @@ def check_the_run_s_head(dq: Any, put: Callable[[int, float], Any], set_now: Cal
     assert dq.get_many() == []
 
 
+def take_first_without_waiting(dq: Any, how: str, handle: Any) -> None:
+    """Take the one item held, "first", from a DelayQueue by ``how``: get_nowait, get_many or cancel."""
+    if how == "get_nowait":
+        assert dq.get_nowait() == "first"
+    elif how == "get_many":
+        assert dq.get_many() == ["first"]
+    else:
+        assert how == "cancel" and dq.cancel(handle)
+
+
 def run_together(targets: Iterable[Callable[[], Any]], timeout: float) -> None:
     """Run every target in its own thread, released at once; re-raise the first failure.
 
