@@ -15,6 +15,8 @@ import random
 import threading
 import time
 
+from _report import report  # examples/_report.py, beside this file
+
 from dq_core import PriorityExecutor
 
 
@@ -53,11 +55,8 @@ def main() -> None:
             ex.submit_with_priority(started_at, poll, job_id)  # earliest started first
         finished.wait()
     elapsed = time.monotonic() - t0
-    inversions = sum(1 for a, b in zip(polls, polls[1:]) if b < a)
-    print(f"{len(polls)} polls of {args.jobs} jobs in {elapsed:.2f} s: "
-          f"{len(polls) / elapsed:.1f} calls/s (limit {args.rate:g}/s)")
-    print(f"polls out of start-time order: {inversions} of {len(polls)} (a poll that ran "
-          f"while older jobs were still being submitted, or a job rejoining the line)")
+    report(polls, args.jobs, elapsed, args.rate, "a poll that ran while older jobs were still "
+           "being submitted, or a job rejoining the line")
 
 
 if __name__ == "__main__":

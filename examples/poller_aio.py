@@ -16,6 +16,8 @@ import argparse
 import asyncio
 import random
 
+from _report import report  # examples/_report.py, beside this file
+
 from dq_core import aio
 
 
@@ -42,11 +44,8 @@ async def main(jobs_count: int, rate: float, concurrency: int) -> None:
         for job_id, (started_at, _) in jobs.items():
             pool.submit(poll(job_id), priority=started_at)  # earliest started first
     elapsed = loop.time() - t0
-    inversions = sum(1 for a, b in zip(polls, polls[1:]) if b < a)
-    print(f"{len(polls)} polls of {jobs_count} jobs in {elapsed:.2f} s: "
-          f"{len(polls) / elapsed:.1f} calls/s (limit {rate:g}/s)")
-    print(f"polls out of start-time order: {inversions} of {len(polls)} (a job "
-          f"rejoining the line behind older ones already started)")
+    report(polls, jobs_count, elapsed, rate,
+           "a job rejoining the line behind older ones already started")
     assert not jobs
 
 
