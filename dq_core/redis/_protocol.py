@@ -134,7 +134,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
                  "channel", "keys", "_prefix", "_head", "_scripts", "_idle", "_idle_lock",
-                 "_pid", "_checked", "_listener", "_quiet", "_ticket_for", "_ticket_next", "_offset",
+                 "_pid", "_checked", "_listener", "_quiet", "_ticket_for", "_ticket_next", "_offset", "_seen",
                  "_me")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
@@ -197,8 +197,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
         # the earliest due time announced after _quiet: what a listener that
         # left a look to another waits for next
         self._ticket_next: Optional[Tuple[float, str]] = None
-        # this process's monotonic clock minus the server's (as a look found it)
+        # this process's monotonic clock minus the server's (as a look found it,
+        # taken when its reply came: a due time is then never reached early)
         self._offset: Optional[float] = None
+        # the server's time (microseconds) of the latest look that left no job
+        # due: a wake-up published before it tells nothing new
+        self._seen = -1
         self._me = os.urandom(8).hex()  # who takes a wake-up's ticket
         self._checked = False  # the server's eviction policy, looked at on first contact
         # the blocking face's threads share _idle; the asyncio face holds it
@@ -352,13 +356,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
             else:
                 # in scripts of _BATCH jobs at most, until enough or none left due
                 want = min(n - len(jobs), _BATCH)
-                sent = monotonic()
                 reply = yield from self._run("claim", want, lease, announce)
+                came = monotonic()
                 announce = ""
                 now, wake = reply[0], reply[1]
-                self._offset = sent - now / _US
+                self._offset = came - now / _US
+                if (wake < 0 or wake > now) and now > self._seen:
+                    self._seen = now  # nothing left due: it saw every job due by now
                 if listening:  # a look made while subscribed: it stays true until a wake-up
-                    self._quiet = math.inf if wake < 0 else sent + (wake - now) / _US
+                    self._quiet = math.inf if wake < 0 else came + (wake - now) / _US
                     # every listener that knows of that time races for its ticket
                     self._ticket_for = (self._quiet, f"{self._prefix}t:{wake}")
                     self._ticket_next = None
@@ -605,17 +611,24 @@ class _Protocol(Uncopyable, Generic[T, C]):
     async def _must_look(self, wakeups: List[bytes]) -> Any:
         """Whether the listener must look after these wake-ups: True, _WON, or False.
 
-        A job due later only brings the listener's wait forward, with the
-        ticket of its time (see _time_up); a job due now is looked for by the one
-        listener (of all processes) that takes its ticket (_WON); several
+        A wake-up published before a look that took every job then due is
+        dropped.  A job due later only brings the listener's wait forward, with
+        the ticket of its time (see _time_up); a job due now is looked for by the
+        one listener (of all processes) that takes its ticket (_WON); several
         jobs, or a wake-up not understood, by every one (True).
         """
         for data in wakeups:
             parts = data.split(b":")
-            if len(parts) != 3 or parts[2] != b"1" or self._offset is None:
+            if len(parts) != 4 or self._offset is None:
                 return True
-            due = int(parts[0]) / _US + self._offset  # on this process's monotonic clock
-            if due > monotonic() + 0.001:
+            at, sent = int(parts[0]), int(parts[3])
+            if sent < self._seen and at <= self._seen:
+                continue  # stale: a later look saw it (a clock stepped back costs a re-check)
+            if parts[2] != b"1":
+                return True
+            due = at / _US + self._offset  # on this process's monotonic clock
+            # due later on the server when published, or on this clock now
+            if at > sent or due > monotonic() + 0.001:
                 # the earliest known: at that time the listener that takes the
                 # time's ticket looks (the same ticket as for a look that found it)
                 key = self._prefix + "t:" + parts[0].decode()

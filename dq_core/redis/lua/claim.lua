@@ -1,6 +1,6 @@
 -- ARGV[6]: max items, ARGV[7]: lease in microseconds, ARGV[8]: '1' if this look
 -- took a wake-up's ticket: then it tells the other listeners when something may
--- next be due ('<wake>:<nonce>:1'), since they left the look to it
+-- next be due (a wake-up for one job at wake), since they left the look to it
 -- returns {now, wake, id, payload, deadline, attempts, lease, ...};
 -- wake: when something may next be due (-1: nothing scheduled or leased).
 -- The j-th job of the reply holds the lease 'L<attempts>:<nonce>.<j>'.
@@ -36,7 +36,7 @@ local function next_wake()
   local wake = head_score() or -1
   local l = redis.call('ZRANGE', lease, 0, 0, 'WITHSCORES')
   if l[2] and (wake < 0 or tonumber(l[2]) < wake) then wake = tonumber(l[2]) end
-  if ARGV[8] == '1' and wake >= 0 then redis.call('PUBLISH', chan, us(wake) .. ':' .. nonce .. ':1') end
+  if ARGV[8] == '1' and wake >= 0 then publish_wake(wake, 1) end
   return wake
 end
 local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[6]))

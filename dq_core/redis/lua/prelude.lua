@@ -57,6 +57,7 @@ local function now_us()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
+local now = now_us()
 
 -- integer microseconds as a string, every digit kept ('..' would write %.14g)
 local function us(x)
@@ -104,13 +105,17 @@ local function head_score()
   return nil
 end
 
--- tell waiting consumers when a job due at d is due before the current head:
--- '<d>:<ticket>:<jobs>'; for one job, the listener that takes the ticket
--- (this call's nonce) looks, the others do not
+-- a wake-up: '<due>:<ticket>:<jobs>:<now>'; a listener whose look came after
+-- <now> saw what it tells, and drops it unread
+local function publish_wake(d, n)
+  redis.call('PUBLISH', chan, us(d) .. ':' .. nonce .. ':' .. n .. ':' .. us(now))
+end
+
+-- tell waiting consumers when a job due at d is due before the current head;
+-- for one job, the listener that takes the ticket (this call's nonce) looks,
+-- the others do not
 local function wake_if_head(d, head, n)
-  if head == nil or d < head then
-    redis.call('PUBLISH', chan, us(d) .. ':' .. nonce .. ':' .. (n or 1))
-  end
+  if head == nil or d < head then publish_wake(d, n or 1) end
 end
 
 local function schedule(id, d, a)
@@ -173,6 +178,5 @@ local function holds(id, s)
   return nil
 end
 
-local now = now_us()
 reclaim(now)
 trim_dead(now)
