@@ -22,11 +22,7 @@ cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
-
-cdef extern from "Python.h":
-    # a deque's length, the deque passed as <PyObject*>: an object argument
-    # would make Cython take a reference to the attribute around the call
-    Py_ssize_t _len "Py_SIZE"(PyObject* o) noexcept
+from _borrowed cimport dq_size
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from _shortcuts cimport (
@@ -427,7 +423,7 @@ cdef class _AioQueueCore:
             raise QueueFull
         self._heap._push(item)
         self._unfinished_tasks += 1
-        if _len(<PyObject*>self._getters):
+        if dq_size(<PyObject*>self._getters):
             _wakeup_next(self._getters)
         return 0
 
@@ -437,7 +433,7 @@ cdef class _AioQueueCore:
                 raise QueueShutDown
             raise QueueEmpty
         item = self._heap._pop()
-        if _len(<PyObject*>self._putters):
+        if dq_size(<PyObject*>self._putters):
             _wakeup_next(self._putters)
         return item
 
@@ -687,7 +683,7 @@ cdef class AioDelayCore:
                     return _NOT_DUE
         if heap._n:
             item = heap._pop_head()
-            if _len(<PyObject*>self._putters) or _len(<PyObject*>self._getters):
+            if dq_size(<PyObject*>self._putters) or dq_size(<PyObject*>self._getters):
                 self._c_taken()
             return item
         if self._is_shutdown:

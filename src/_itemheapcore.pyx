@@ -30,13 +30,10 @@ from cpython.mem cimport PyMem_Realloc, PyMem_Free
 
 from _shortcuts cimport DQ_SC_LIST_HOLE
 
-# The heap's list is passed as <PyObject*>self._items: an object argument
-# would make Cython take a reference to the attribute around every call (two
-# refcount updates, each with a branch for immortal objects since 3.12, per
-# comparison).  Nothing these run can rebind self._items.
+from _borrowed cimport dq_list_item, dq_list_size
+
+# The heap's list is passed as <PyObject*>self._items (see _borrowed.pxd).
 cdef extern from "dq_shortcuts.h":
-    PyObject* _list_item "PyList_GET_ITEM"(PyObject* list, Py_ssize_t i) noexcept
-    Py_ssize_t _list_size "PyList_GET_SIZE"(PyObject* list) noexcept
     PyObject** PySequence_Fast_ITEMS(PyObject* list) noexcept  # a list's item array (public)
     void _list_swap "dq_list_swap"(PyObject* list, Py_ssize_t i, Py_ssize_t j) noexcept
     bint DQ_STR_READY(object s) noexcept
@@ -191,16 +188,16 @@ cdef class ItemHeap:
         if self._busy:
             raise RuntimeError("the heap was re-entered from a comparison of its items")
         self._busy = True
-        if _list_size(<PyObject*>self._items) != self._n:
+        if dq_list_size(<PyObject*>self._items) != self._n:
             self._rekey()
         return 0
 
     cdef int _rekey(self) except -1:
         # Rebuild the key cache for whatever the list now holds.
-        cdef Py_ssize_t i, n = _list_size(<PyObject*>self._items)
+        cdef Py_ssize_t i, n = dq_list_size(<PyObject*>self._items)
         self._reserve(n)
         for i in range(n):  # no Python code runs here: n cannot change
-            self._keys[i] = _cached_key(<object>_list_item(<PyObject*>self._items, i))
+            self._keys[i] = _cached_key(<object>dq_list_item(<PyObject*>self._items, i))
         self._n = n
         return 0
 
@@ -218,18 +215,18 @@ cdef class ItemHeap:
         return 0
 
     cdef inline int _lt(self, Py_ssize_t i, Py_ssize_t j) except -1:
-        cdef int r = _key_lt(&self._keys[i], _list_item(<PyObject*>self._items, i),
-                             &self._keys[j], _list_item(<PyObject*>self._items, j))
+        cdef int r = _key_lt(&self._keys[i], dq_list_item(<PyObject*>self._items, i),
+                             &self._keys[j], dq_list_item(<PyObject*>self._items, j))
         if r != UNDECIDED:
             return r
         return self._rich_lt(i, j)
 
     cdef int _rich_lt(self, Py_ssize_t i, Py_ssize_t j) except -1:
         # items[i] < items[j] by their own <, which may run any Python code
-        cdef object x = <object>_list_item(<PyObject*>self._items, i)  # owned refs across the call
-        cdef object y = <object>_list_item(<PyObject*>self._items, j)
+        cdef object x = <object>dq_list_item(<PyObject*>self._items, i)  # owned refs across the call
+        cdef object y = <object>dq_list_item(<PyObject*>self._items, j)
         cdef int r = PyObject_RichCompareBool(x, y, Py_LT)
-        if _list_size(<PyObject*>self._items) != self._n:  # as heapq checks
+        if dq_list_size(<PyObject*>self._items) != self._n:  # as heapq checks
             raise RuntimeError("the heap changed size during a comparison of its items")
         return r
 
@@ -379,7 +376,7 @@ cdef class ItemHeap:
                 sifted = True
             finally:  # a flag, not `except`: Cython saves no exception state on entry
                 if not sifted:  # a comparison raised (it goes on up)
-                    if _list_size(<PyObject*>self._items) == n + 1:
+                    if dq_list_size(<PyObject*>self._items) == n + 1:
                         self._undo(moves, m)
                         del self._items[n]
                         self._n = n
@@ -400,7 +397,7 @@ cdef class ItemHeap:
         cdef Py_ssize_t m = 0, n
         cdef ItemKey top_key
         cdef bint sifted
-        if _list_size(<PyObject*>self._items) == 0:
+        if dq_list_size(<PyObject*>self._items) == 0:
             raise IndexError("pop from an empty heap")
         self._enter()
         try:
@@ -409,7 +406,7 @@ cdef class ItemHeap:
             self._n = n - 1
             if n == 1:
                 return last
-            top = <object>_list_item(<PyObject*>self._items, 0)
+            top = <object>dq_list_item(<PyObject*>self._items, 0)
             top_key = self._keys[0]
             self._items[0] = last  # top and last are held: no finaliser runs
             self._keys[0] = self._keys[n - 1]
@@ -419,7 +416,7 @@ cdef class ItemHeap:
                 sifted = True
             finally:  # as in _push_item
                 if not sifted:
-                    if _list_size(<PyObject*>self._items) == n - 1:
+                    if dq_list_size(<PyObject*>self._items) == n - 1:
                         self._undo(moves, m)
                         self._items[0] = top
                         self._keys[0] = top_key
@@ -467,10 +464,10 @@ cdef class ItemHeap:
             return list(self._items)
 
     def __len__(self):
-        return _list_size(<PyObject*>self._items)
+        return dq_list_size(<PyObject*>self._items)
 
     def __bool__(self):
-        return _list_size(<PyObject*>self._items) > 0
+        return dq_list_size(<PyObject*>self._items) > 0
 
     def __repr__(self):
         return f"<{type(self).__name__} len={len(self._items)}>"

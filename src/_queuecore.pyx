@@ -12,11 +12,7 @@ cimport cython
 from cpython.list cimport PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject
-
-cdef extern from "Python.h":
-    # a deque's length, the deque passed as <PyObject*>: an object argument
-    # would make Cython take a reference to the attribute around the call
-    Py_ssize_t _len "Py_SIZE"(PyObject* o) noexcept
+from _borrowed cimport dq_size
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 
@@ -119,7 +115,7 @@ cdef class _LockedCore(LockedBase):
         # With the lock held: queue it, count it, wake one getter.
         self._heap._push(item)
         self.unfinished_tasks += 1
-        if _len(<PyObject*>self._getters):
+        if dq_size(<PyObject*>self._getters):
             self._getters.popleft().release()
         return 0
 
@@ -127,7 +123,7 @@ cdef class _LockedCore(LockedBase):
     cdef inline object _take(self):
         # With the lock held: unqueue the lowest item, wake one putter.
         item = self._heap._pop()
-        if _len(<PyObject*>self._putters):
+        if dq_size(<PyObject*>self._putters):
             self._putters.popleft().release()
         return item
 

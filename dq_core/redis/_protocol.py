@@ -611,8 +611,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
     async def _must_look(self, wakeups: List[bytes]) -> Any:
         """Whether the listener must look after these wake-ups: True, _WON, or False.
 
-        A wake-up published before a look that took every job then due is
-        dropped.  A job due later only brings the listener's wait forward, with
+        A wake-up published before a look that left no job due is dropped.  A job due later only brings the listener's wait forward, with
         the ticket of its time (see _time_up); a job due now is looked for by the
         one listener (of all processes) that takes its ticket (_WON); several
         jobs, or a wake-up not understood, by every one (True).
