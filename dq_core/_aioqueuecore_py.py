@@ -68,11 +68,12 @@ _SIZE_MAX = sys.maxsize  # a larger maxsize is never reached (the compiled core:
 class _Inbox(LockedBase):
     """_Inbox()\n--\n\nWhat other threads hand a queue's loop: a list under a lock, and a wake-up wish."""
 
-    __slots__ = ("items", "want", "_mutex", "_owner")
+    __slots__ = ("items", "want", "taking", "_mutex", "_owner")
 
     def __init__(self) -> None:
         self.items: list[Any] = []  # changed only under the lock; read anywhere as a hint
         self.want = False  # a getter waits: the next put wakes the loop (under the lock)
+        self.taking = False  # the loop is carrying calls out (the DelayQueue's; its thread only)
         self._mutex = threading.Lock()
         self._owner = 0
 
@@ -228,7 +229,8 @@ class _AioQueueCore(Generic[T]):
         failed: list[tuple[T, Exception]] = []
         heap = self._heap
         inbox = self._inbox
-        inbox._lock()  # held while comparing: a put_threadsafe must never count an item twice or not at all
+        # held while comparing: a put_threadsafe must never count an item twice or not at all
+        inbox._lock()
         try:
             items = inbox.items
             done = taken = 0

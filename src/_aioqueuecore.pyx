@@ -371,6 +371,7 @@ cdef class _Inbox(LockedBase):
 
     cdef readonly list items
     cdef public bint want
+    cdef public bint taking  # the loop is carrying calls out (the DelayQueue's; its thread only)
 
     def __cinit__(self):
         self.items = []

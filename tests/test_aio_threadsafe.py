@@ -14,8 +14,10 @@ import concurrent.futures
 import threading
 import time
 
+import sys
+
 import pytest
-from helpers import run_together
+from helpers import run_together, traced_growth
 from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 from dq_core.aio import QueueShutDown
@@ -550,3 +552,56 @@ def test_a_delay_queue_put_between_the_last_look_and_parking_wakes_the_getter(im
         return await asyncio.wait_for(dq.get(), 5)
 
     assert run(main()) == "late"
+
+
+def test_thread_calls_run_in_order_even_when_a_callback_gets(impl, run):
+    # a done-callback of one call's Future runs in the loop and may get from
+    # the queue: the calls queued after it still run after it
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.get_many()
+        order = []
+
+        def calls():
+            first = dq.put_threadsafe("a")
+            first.add_done_callback(lambda f: order.append(("cb", dq.get_many())))
+            dq.shutdown_threadsafe()
+            return first, dq.put_threadsafe("refused")
+
+        first, refused = in_thread(calls)
+        await asyncio.sleep(0.01)  # add_done_callback woke the loop
+        with pytest.raises(QueueShutDown):
+            refused.result(5)
+        return order, first.result(0) is not None
+
+    assert run(main()) == ([("cb", ["a"])], True)
+
+
+def test_thread_paths_leak_nothing(impl, run):
+    # thread puts and gets through both queues, waking and not; every
+    # reference taken is given back and no memory stays behind
+    item, due = (1, "payload"), "due"
+    item_refs, due_refs = sys.getrefcount(item), sys.getrefcount(due)
+
+    async def main():
+        q = impl.aio.PriorityQueue()
+        dq = impl.aio.DelayQueue()
+        dq.get_many()
+        loop = asyncio.get_running_loop()
+
+        def produce():
+            for _ in range(1_000):
+                q.put_threadsafe(item)
+                dq.put_threadsafe(due)
+            dq.put_threadsafe(due).result(5)
+
+        producer = loop.run_in_executor(None, produce)
+        for _ in range(1_000):
+            await asyncio.wait_for(q.get(), 5)
+        for _ in range(1_001):
+            await asyncio.wait_for(dq.get(), 5)
+        await producer
+
+    growth = traced_growth(lambda: run(main()), 2)
+    assert sys.getrefcount(item) == item_refs and sys.getrefcount(due) == due_refs
+    assert growth < 64 * 1024, f"{growth} bytes still allocated"

@@ -306,14 +306,31 @@ class DelayQueue(LoopBound, _Core[T]):
     def _take_calls(self) -> None:
         """Carry out the calls other threads queued, in order, settling their Futures."""
         inbox = self._inbox
-        inbox._lock()
+        if inbox.taking:  # called back from a Future's callback: the outer loop goes on
+            return
+        inbox.taking = True
         try:
-            calls = inbox.items[:]
-            inbox.items.clear()
+            while True:
+                inbox._lock()
+                try:
+                    calls = inbox.items[:]
+                    inbox.items.clear()
+                finally:
+                    inbox._unlock()
+                if not calls:
+                    return
+                for i, call in enumerate(calls):
+                    try:
+                        call.run()
+                    except BaseException:  # KeyboardInterrupt in a callback: the rest stay queued
+                        inbox._lock()
+                        try:
+                            inbox.items[:0] = calls[i + 1:]
+                        finally:
+                            inbox._unlock()
+                        raise
         finally:
-            inbox._unlock()
-        for call in calls:
-            call.run()
+            inbox.taking = False
 
     def put_threadsafe(self, item: T, delay: float = 0.0) -> concurrent.futures.Future[int]:
         """From any thread: ``put_nowait(item, delay)`` in the queue's loop, without waiting.
