@@ -30,6 +30,7 @@ the loop): no wake-up is ever lost.
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 import threading
 from asyncio import AbstractEventLoop, Future, QueueEmpty, QueueFull, TimerHandle
@@ -68,12 +69,14 @@ _SIZE_MAX = sys.maxsize  # a larger maxsize is never reached (the compiled core:
 class _Inbox(LockedBase):
     """_Inbox()\n--\n\nWhat other threads hand a queue's loop: a list under a lock, and a wake-up wish."""
 
-    __slots__ = ("items", "want", "taking", "_mutex", "_owner")
+    __slots__ = ("items", "want", "taking", "floor", "_mutex", "_owner")
 
     def __init__(self) -> None:
         self.items: list[Any] = []  # changed only under the lock; read anywhere as a hint
         self.want = False  # a getter waits: the next put wakes the loop (under the lock)
-        self.taking = False  # the loop is carrying calls out (the DelayQueue's; its thread only)
+        # the DelayQueue's, in its loop's thread: carrying calls out; the last put's call time
+        self.taking = False
+        self.floor = -math.inf
         self._mutex = threading.Lock()
         self._owner = 0
 

@@ -28,6 +28,7 @@ the loop): no wake-up is ever lost.
 """
 
 cimport cython
+from libc.math cimport INFINITY
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
@@ -371,10 +372,13 @@ cdef class _Inbox(LockedBase):
 
     cdef readonly list items
     cdef public bint want
-    cdef public bint taking  # the loop is carrying calls out (the DelayQueue's; its thread only)
+    # the DelayQueue's, in its loop's thread: carrying calls out; the last put's call time
+    cdef public bint taking
+    cdef public double floor
 
     def __cinit__(self):
         self.items = []
+        self.floor = -INFINITY
 
     def listen(self):
         """A getter is about to wait: True, and the next put wakes the loop; False if items came."""

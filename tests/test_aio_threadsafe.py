@@ -605,3 +605,20 @@ def test_thread_paths_leak_nothing(impl, run):
     growth = traced_growth(lambda: run(main()), 2)
     assert sys.getrefcount(item) == item_refs and sys.getrefcount(due) == due_refs
     assert growth < 64 * 1024, f"{growth} bytes still allocated"
+
+
+def test_thread_puts_with_equal_delays_come_out_in_call_order(impl, run):
+    # deadlines are the calls' times on the loop's clock: taken in over
+    # several batches, equal delays still come out first-in, first-out
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.get_many()
+        got = []
+        for chunk in range(5):
+            in_thread(lambda c=chunk: [dq.put_threadsafe((c, i), 0.002) for i in range(60)])
+            got.extend(dq.get_many())  # takes this batch in, and what came due
+        while len(got) < 300:
+            got.append(await asyncio.wait_for(dq.get(), 5))
+        return got
+
+    assert run(main()) == [(c, i) for c in range(5) for i in range(60)]

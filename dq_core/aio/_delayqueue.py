@@ -319,9 +319,13 @@ class DelayQueue(LoopBound, _Core[T]):
                     inbox._unlock()
                 if not calls:
                     return
+                # the loop's clock less time.monotonic (the puts' clock), read once for
+                # the batch: a put's deadline is its call's time on the loop's clock
+                # plus its delay (see _ThreadCall.run)
+                offset = self._loop.time() - _monotonic()  # type: ignore[union-attr]
                 for i, call in enumerate(calls):
                     try:
-                        call.run()
+                        call.run(offset)
                     except BaseException:  # KeyboardInterrupt in a callback: the rest stay queued
                         inbox._lock()
                         try:
@@ -422,8 +426,11 @@ class _ThreadCall(concurrent.futures.Future):  # type: ignore[type-arg]
     def _condition(self, condition: Any) -> None:
         self._cond = condition
 
-    def run(self) -> None:
-        """In the loop: carry the call out and settle the Future (unless it was cancelled)."""
+    def run(self, offset: float) -> None:
+        """In the loop: carry the call out and settle the Future (unless it was cancelled).
+
+        ``offset``: the loop's clock less ``time.monotonic``, for a put's deadline.
+        """
         self._nudged = True  # taken in: waiting on it wakes nothing any more
         if not self.set_running_or_notify_cancel():
             return
@@ -433,7 +440,13 @@ class _ThreadCall(concurrent.futures.Future):  # type: ignore[type-arg]
         try:
             if kind == _PUT:
                 item, delay, since = args
-                result: Any = queue.put_nowait(item, delay - (_monotonic() - since))
+                # the call's time on the loop's clock, never before an earlier
+                # put's (the offset moves by the clocks' resolution from batch to
+                # batch): equal delays come out in call order
+                inbox = queue._inbox
+                base = max(since + offset, inbox.floor)
+                inbox.floor = base
+                result: Any = queue.put_at_nowait(item, base + delay)
             elif kind == _PUT_AT:
                 result = queue.put_at_nowait(*args)
             elif kind == _CANCEL:
