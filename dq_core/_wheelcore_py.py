@@ -403,26 +403,27 @@ class TimingWheel(Generic[T]):
         nxt_of, prev_of, tk = self._next, self._prev, self._tk
         head, tail, occ = self._head, self._tail, self._occ
         bits, mask, cur = self._bits, self._mask, self._cur
+        nil, base, high = NIL, WHEEL_LISTS, cur >> bits
         n = 0
-        while slot != NIL:
+        while slot != nil:
             nxt = nxt_of[slot]
             t = tk[slot]
-            x = (t ^ cur) >> bits
-            if x:  # still above level 0
+            if t >> bits == high:  # to level 0
+                level = 0
+                s = t & mask
+                lst = base + s
+            else:
+                x = (t ^ cur) >> bits
                 level = 0
                 while x:
                     level += 1
                     x >>= bits
                 s = (t >> (level * bits)) & mask
-                lst = WHEEL_LISTS + (level << bits) + s
-            else:
-                level = 0
-                s = t & mask
-                lst = WHEEL_LISTS + s
+                lst = base + (level << bits) + s
             last = tail[lst]
             prev_of[slot] = last
-            nxt_of[slot] = NIL
-            if last == NIL:  # the list was empty: now its slot is occupied
+            nxt_of[slot] = nil
+            if last == nil:  # the list was empty: now its slot is occupied
                 head[lst] = slot
                 occ[level] |= 1 << s
             else:
