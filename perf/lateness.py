@@ -3,6 +3,7 @@
     python perf/lateness.py [--items 1500] [--max-delay 0.3] [--rounds 5]
     python perf/lateness.py --aio-timer [--items 2000] [--max-delay 0.3] [--rounds 9]
                             [--head-start 0.05] [--used-for 0.2] [--uvloop]
+    python perf/lateness.py --worst-advance [--items 2000] [--max-delay 0.3] [--rounds 5]
 
 One consumer takes ``--items`` items put with random delays in
 [0, max-delay); lateness is the time ``get`` returned minus the item's
@@ -20,6 +21,12 @@ boundaries fall anywhere).  Lateness: ``loop.time()`` in the callback minus
 its deadline.  Each round is one schedule for every contender, in turn;
 prints the p99 of every round and, pooled, p50/p99/max and the ratio of
 p99 to call_at's.  The measurements live in dq_core.benchmarks.aiotimers.
+
+``--worst-advance``: what the Timer's loop callback costs at worst, without
+a loop: the same schedule on a TimingWheel (tick 1 ms, 256 slots) whose
+level-1 boundary falls 16 ms in, advanced 1 ms at a time as the Timer's
+loop timer does; prints the median and the worst advance (CPU time) and
+how many timers the worst one moved down a level (a cascade) or returned.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+from typing import Callable
 
 from dq_core.benchmarks.common import implementations, percentiles_us
 from dq_core.benchmarks.queues import delay_lateness, lock_lateness
@@ -42,9 +50,13 @@ def main() -> None:
     parser.add_argument("--head-start", type=float, default=0.05)
     parser.add_argument("--used-for", type=float, default=0.0)
     parser.add_argument("--uvloop", action="store_true", help="on uvloop (the default loop otherwise)")
+    parser.add_argument("--worst-advance", action="store_true",
+                        help="the costliest TimingWheel.advance of the aio.Timer schedule")
     args = parser.parse_args()
     if args.aio_timer:
         timer_lateness(args)
+    elif args.worst_advance:
+        worst_advance(args)
     else:
         queue_lateness(args)
 
@@ -79,13 +91,12 @@ def timer_lateness(args: argparse.Namespace) -> None:
     from dq_core.benchmarks import aiotimers as t
 
     items, rounds = args.items or 2000, args.rounds or 9
+    new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
     if args.uvloop:
         import uvloop
         new_loop = uvloop.new_event_loop
-    else:
-        new_loop = asyncio.new_event_loop
     rng = random.Random(args.seed)
-    contenders = [("loop.call_at", t.loop_call_at)]
+    contenders: list[tuple[str, t.AtContender]] = [("loop.call_at", t.loop_call_at)]
     for label, implementation in (("aio.Timer (c)", "cython"), ("aio.Timer (py)", "python")):
         try:
             contenders.append((label, t.timer_call_at(aio_classes(implementation).Timer)))
@@ -109,6 +120,36 @@ def timer_lateness(args: argparse.Namespace) -> None:
         med = statistics.median(per_round[label])
         rounds_txt = " ".join(f"{x:.0f}" for x in per_round[label])
         print(f"{label:<16}{p50:>7.0f}{p99:>7.0f}{mx:>7.0f}  {med:>10.0f}  {med / base:8.2f}x  {rounds_txt}")
+
+
+def worst_advance(args: argparse.Namespace) -> None:
+    import time
+
+    items, rounds = args.items or 2000, args.rounds or 5
+    rng = random.Random(args.seed)
+    print(f"{rounds} rounds of {items} timers due over [0, {args.max_delay}) s on a wheel of "
+          f"1 ms ticks and 256 slots, its level-1 boundary 16 ms in; advance CPU time in us")
+    for label, impl in implementations():
+        for _ in range(rounds):
+            delays = [rng.random() * args.max_delay for _ in range(items)]
+            now = [0.0]
+            wheel = impl.TimingWheel(0.001, 256, clock=lambda: now[0])
+            start = 0.256 - 0.016
+            wheel.advance(start)
+            for i, d in enumerate(delays):
+                wheel.schedule_at(i, start + 0.0005 + d)
+            costs = []
+            t = start
+            while len(wheel):
+                t += 0.001
+                moved = wheel.stats()["cascaded"]
+                t0 = time.thread_time_ns()
+                out = wheel.advance(t)
+                costs.append((time.thread_time_ns() - t0, wheel.stats()["cascaded"] - moved, len(out)))
+            worst = max(costs)
+            median = statistics.median(c[0] for c in costs)
+            print(f"{label:<12} median {median / 1e3:6.1f}   worst {worst[0] / 1e3:7.1f} "
+                  f"(moved {worst[1]} timers down, returned {worst[2]})")
 
 
 if __name__ == "__main__":
