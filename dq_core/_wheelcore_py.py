@@ -378,12 +378,8 @@ class TimingWheel(Generic[T]):
             self._visited += 1
             if level:
                 # cascade: the slot's timers move down, relative to the new tick
-                slot = self._detach(WHEEL_LISTS + (level << bits) + ((ev >> (level * bits)) & mask))
-                while slot != NIL:
-                    nxt = self._next[slot]
-                    self._link(slot, self._tk[slot])
-                    self._cascaded += 1
-                    slot = nxt
+                upper = WHEEL_LISTS + (level << bits) + ((ev >> (level * bits)) & mask)
+                self._cascade(self._detach(upper))
             lst = WHEEL_LISTS + (ev & mask)
             if self._head[lst] != NIL:
                 self._fire(self._detach(lst), out)
@@ -394,6 +390,48 @@ class TimingWheel(Generic[T]):
         if not self._len:
             self._on_empty()
         return out
+
+    def _cascade(self, slot: int) -> None:
+        """Link every timer of the chain from ``slot`` (a detached upper slot) where
+        ``_link`` puts it, in chain order.
+
+        ``_link`` inlined: one advance moves every timer of the slot (all
+        those due within the next turn of the level below, thousands at a
+        time), so the per-timer cost is that advance's cost.  The levels
+        below exist already.
+        """
+        nxt_of, prev_of, tk = self._next, self._prev, self._tk
+        head, tail, occ = self._head, self._tail, self._occ
+        bits, mask, cur = self._bits, self._mask, self._cur
+        nil, base, high = NIL, WHEEL_LISTS, cur >> bits
+        n = 0
+        while slot != nil:
+            nxt = nxt_of[slot]
+            t = tk[slot]
+            if t >> bits == high:  # to level 0
+                level = 0
+                s = t & mask
+                lst = base + s
+            else:
+                x = (t ^ cur) >> bits
+                level = 0
+                while x:
+                    level += 1
+                    x >>= bits
+                s = (t >> (level * bits)) & mask
+                lst = base + (level << bits) + s
+            last = tail[lst]
+            prev_of[slot] = last
+            nxt_of[slot] = nil
+            if last == nil:  # the list was empty: now its slot is occupied
+                head[lst] = slot
+                occ[level] |= 1 << s
+            else:
+                nxt_of[last] = slot
+            tail[lst] = slot
+            n += 1
+            slot = nxt
+        self._cascaded += n
 
     def _fire(self, slot: int, out: list[T]) -> None:
         n = 0
