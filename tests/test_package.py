@@ -168,11 +168,32 @@ def test_test_matrix_in_workflow_covers_the_operating_systems():
 def test_bench_quick_runs_and_prints_a_table(capsys):
     from dq_core import bench
 
-    assert bench.main(["--quick"]) == 0
-    out = capsys.readouterr().out
+    readings = iter([0.5])  # quiet at the start, busy from then on
+    assert bench.main(["--quick"], read_load=lambda: next(readings, 9.0), cores=2) == 0
+    out, err = capsys.readouterr()
     assert "ratio" in out
-    for label, *_ in bench.rows(quick=True):
-        assert label in out
+    table = bench.rows(quick=True)
+    for row in table:
+        # what the baseline was, in words, not the workload's function name
+        assert f"{row.label} " in out and out.split(row.label, 1)[1].split("\n")[0].endswith(
+            f"x  {row.baseline}")
+        assert row.base.__name__ not in out
+        assert f"{row.label}: {row.baseline}" in err  # progress goes to stderr
+    assert f"[{len(table) + 1}/{len(table) + 1}] TimingWheel memory" in err
+    assert "[1/" not in out
+    assert out.rstrip().endswith("run again when the machine is quiet, or use perf/ (pyperf) for "
+                                 "careful numbers")
+    assert "load average (9.0) exceeded the 2 cores" in out
+
+
+def test_bench_says_when_the_ratios_are_unreliable():
+    from dq_core.benchmarks.table import overload_note
+
+    assert overload_note(None, 2) is None  # no load average (Windows)
+    assert overload_note(2.0, 2) is None
+    note = overload_note(2.5, 2)
+    assert note is not None and "load average (2.5) exceeded the 2 cores" in note
+    assert "ratios are unreliable" in note
 
 
 @pytest.mark.parametrize("script, args, expect", [
