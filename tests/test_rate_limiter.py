@@ -82,12 +82,16 @@ def test_bad_token_counts():
 
 def test_acquire_returns_false_at_once_when_the_wait_exceeds_timeout():
     clock = Clock()
-    lim = RateLimiter(1, clock=clock)
+    lim = RateLimiter(0.05, clock=clock)  # a token every 20 s
     assert lim.acquire()
-    t0 = time.monotonic()
-    assert lim.acquire(timeout=0.5) is False  # would need 1 s
-    assert time.monotonic() - t0 < 0.4
-    clock.now = 1.0
+    # It returns at once: a waiting acquire would sleep the 10 s timeout
+    # (the fake clock never moves), so the join below would find it alive.
+    result = []
+    t = threading.Thread(target=lambda: result.append(lim.acquire(timeout=10)), daemon=True)
+    t.start()
+    t.join(5)
+    assert result == [False]  # would need 20 s, more than the 10 s allowed
+    clock.now = 20.0
     assert lim.acquire(timeout=0)
 
 
