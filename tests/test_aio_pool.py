@@ -296,6 +296,39 @@ def test_a_start_granted_then_cancelled_frees_the_slot(impl, run):
     run(main())
 
 
+@pytest.mark.parametrize("priority, error, message", [
+    (math.nan, ValueError, "^priority must not be NaN$"),
+    ("1", TypeError, "^priority must be a real number, not 'str'$"),
+    (2**60, OverflowError, "priority"),
+])
+def test_a_refused_coroutine_is_closed(impl, run, priority, error, message):
+    # Refused, it will never run: closed now, or Python would warn later that
+    # it was never awaited.  The pool is left as it was.
+    async def main():
+        rec = Recorder()
+        pool = impl.aio.PriorityTaskPool(1)
+        coro = rec.job("refused")
+        with pytest.raises(error, match=message):
+            pool.submit(coro, priority=priority)
+        assert inspect.getcoroutinestate(coro) == inspect.CORO_CLOSED
+        assert len(pool) == 0
+        assert await pool.submit(rec.job("next")) == "next"
+        assert rec.names() == ["next"]
+
+    run(main())
+
+
+def test_a_coroutine_submitted_outside_its_loop_is_closed(impl):
+    async def job():
+        return 1
+
+    pool = impl.aio.PriorityTaskPool(1)
+    coro = job()
+    with pytest.raises(RuntimeError):
+        pool.submit(coro)  # no running loop
+    assert inspect.getcoroutinestate(coro) == inspect.CORO_CLOSED
+
+
 # -- close and async with -------------------------------------------------------------------------
 
 
