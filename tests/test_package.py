@@ -66,6 +66,50 @@ def test_missing_compiled_core_warns_with_the_reason():
     assert "DQ_CORE_NO_EXTENSIONS" in out.stderr
 
 
+def _unbuilt_checkout(tmp_path: Path) -> Path:
+    """A source checkout's layout whose compiled cores are not built: setup.py and dq_core/."""
+    import shutil
+
+    package = Path(dq_core.__file__).parent
+    shutil.copytree(package, tmp_path / "dq_core",
+                    ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "PURE_BUILD"))
+    (tmp_path / "setup.py").write_text("")
+    return tmp_path
+
+
+def _fallback_warning(cwd: Path, pythonpath: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("DQ_CORE_NO_EXTENSIONS", "PYTHONPATH")}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    code = ("import warnings\nwith warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n    import dq_core\n"
+            "print(dq_core.implementation, dq_core.__file__)\nprint(*[str(x.message) for x in w])")
+    # -S: no site-packages, so no editable install's finder that maps dq_core elsewhere
+    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=str(cwd), env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_an_unbuilt_source_checkout_says_what_to_run(tmp_path):
+    root = _unbuilt_checkout(tmp_path)
+    out = _fallback_warning(root, None)
+    assert out.startswith(f"python {root / 'dq_core' / '__init__.py'}"), out
+    assert f"this source tree ({root / 'dq_core'}) has no compiled cores built" in out
+    assert f"'pip install -e .' (or 'python setup.py build_ext --inplace') in {root}" in out
+    assert "or run Python from another directory" in out
+
+
+def test_a_source_checkout_shadowing_an_installed_build_says_so(tmp_path):
+    compiled_or_skip()
+    installed = Path(dq_core.__file__).parent  # built: where the tests import dq_core from
+    root = _unbuilt_checkout(tmp_path)
+    out = _fallback_warning(root, str(installed.parent))
+    assert out.startswith("python "), out  # the checkout, first on sys.path, was imported
+    assert f"this source tree ({root / 'dq_core'}) shadows the installed build in {installed}" in out
+    assert f"'pip install -e .' (or 'python setup.py build_ext --inplace') in {root}" in out
+
+
 def test_deliberate_pure_python_does_not_warn():
     out = _import_with_blocked_core("1")
     assert out.returncode == 0, out.stderr
