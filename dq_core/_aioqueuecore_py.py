@@ -31,6 +31,7 @@ from ._heapcore_py import Heap
 from ._itemheapcore_py import ItemHeap, T
 from ._validate import check_maxsize, check_real_maxsize
 from ._aiowaiting import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
+from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
 SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
@@ -95,7 +96,7 @@ class _AioQueueCore(Generic[T]):
         the queue has been shut down.
         """
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if 0 < self._maxsize <= len(self._heap):
             raise QueueFull
         self._heap.push(item)
@@ -111,7 +112,7 @@ class _AioQueueCore(Generic[T]):
         """
         if not self._heap:
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_GET)
             raise QueueEmpty
         item = self._heap.pop()
         if self._putters:
@@ -234,7 +235,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
         if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
             raise ValueError("deadline must not be NaN (loop.time() + delay)")
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if 0 < self._maxsize <= len(heap):
             raise QueueFull
         if self._getters and (not heap or deadline < heap.peekitem()[0]):
@@ -262,7 +263,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
                     self._taken()
                 return item
         elif self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         raise QueueEmpty
 
     get = delay_get  # try get_nowait(), else the face's _wait_get()

@@ -51,7 +51,10 @@ def _why() -> str:
         os.path.join(entry, "dq_core") for entry in sys.path
         if os.path.abspath(entry or os.curdir) != root and _has_cores(os.path.join(entry, "dq_core"))
     ]
-    if built:
+    if _has_cores(package):
+        where = (f"the compiled cores in this source tree ({package}) do not match its sources "
+                 "(built from older sources, or for another Python)")
+    elif built:
         where = (f"this source tree ({package}) shadows the installed build in {built[0]}, "
                  "because the source tree's root comes first on sys.path")
     else:

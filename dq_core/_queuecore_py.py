@@ -26,7 +26,7 @@ from typing import (
     overload,
 )
 
-from ._exceptions import Empty, Full, ShutDown
+from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Empty, Full, ShutDown
 from ._itemheapcore_py import ItemHeap, T
 from ._lockcore_py import LockedBase
 
@@ -119,7 +119,7 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
         self._lock()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             # With room and no timeout to check, the wait is a no-op: skip the call.
             # "maxsize > 0" first, as queue.Queue.put and the compiled core
             # ask: a maxsize that is no number fails with their message
@@ -135,7 +135,7 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
         self._lock()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             m = self.maxsize
             if m > 0 and len(self._heap) >= m:
                 raise Full
@@ -165,7 +165,7 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
         try:
             if not self._heap:
                 if self.is_shutdown:
-                    raise ShutDown
+                    raise ShutDown(SHUTDOWN_GET)
                 raise Empty
             return self._take()
         finally:

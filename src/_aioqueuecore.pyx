@@ -48,6 +48,7 @@ from dq_core._convert import to_real
 from dq_core._itemheapcore cimport ItemHeap
 from dq_core._validate import check_maxsize, check_real_maxsize
 from dq_core._aiowaiting import QueueShutDown, unstarted
+from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
 cdef extern from *:
     """
@@ -418,7 +419,7 @@ cdef class _AioQueueCore:
 
     cdef int _c_put_nowait(self, object item) except -1:
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if self._full():
             raise QueueFull
         self._heap._push(item)
@@ -430,7 +431,7 @@ cdef class _AioQueueCore:
     cdef object _c_get_nowait(self):
         if PyList_GET_SIZE(self._heap._items) == 0:
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_GET)
             raise QueueEmpty
         item = self._heap._pop()
         if dq_size(<PyObject*>self._putters):
@@ -649,7 +650,7 @@ cdef class AioDelayCore:
         if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
             raise ValueError("deadline must not be NaN (loop.time() + delay)")
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if self._full():
             raise QueueFull
         if self._getters and (not heap._n or deadline < heap._hkey[heap._off]):
@@ -687,7 +688,7 @@ cdef class AioDelayCore:
                 self._c_taken()
             return item
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         return _NOT_DUE
 
     # -- the clock ----------------------------------------------------------------

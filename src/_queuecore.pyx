@@ -21,7 +21,7 @@ import types
 from collections import deque
 from collections.abc import Sequence
 
-from dq_core._exceptions import Empty, Full, ShutDown
+from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Empty, Full, ShutDown
 from dq_core._itemheapcore cimport ItemHeap
 from dq_core._lockcore cimport LockedBase
 
@@ -155,7 +155,7 @@ cdef class _LockedCore(LockedBase):
         self._acquire()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             # With room and no timeout to check, the wait is a no-op: skip the call.
             if self._full() or (block and timeout is not None and self._get_maxsize() > 0):
                 self._wait_for_room(block, timeout)
@@ -168,7 +168,7 @@ cdef class _LockedCore(LockedBase):
         self._acquire()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             if self._full():
                 raise Full
             self._add(item)
@@ -197,7 +197,7 @@ cdef class _LockedCore(LockedBase):
         try:
             if PyList_GET_SIZE(self._heap._items) == 0:
                 if self.is_shutdown:
-                    raise ShutDown
+                    raise ShutDown(SHUTDOWN_GET)
                 raise Empty
             return self._take()
         finally:

@@ -100,6 +100,15 @@ def test_an_unbuilt_source_checkout_says_what_to_run(tmp_path):
     assert "or run Python from another directory" in out
 
 
+def test_a_source_checkout_built_for_other_sources_says_so(tmp_path):
+    root = _unbuilt_checkout(tmp_path)
+    (root / "dq_core" / "_heapcore.cpython-39-x86_64-linux-gnu.so").write_bytes(b"")  # another Python's
+    out = _fallback_warning(root, None)
+    assert out.startswith("python "), out
+    assert f"the compiled cores in this source tree ({root / 'dq_core'}) do not match its sources" in out
+    assert f"'pip install -e .' (or 'python setup.py build_ext --inplace') in {root}" in out
+
+
 def test_a_source_checkout_shadowing_an_installed_build_says_so(tmp_path):
     compiled_or_skip()
     installed = Path(dq_core.__file__).parent  # built: where the tests import dq_core from

@@ -122,6 +122,11 @@ def run(fn):
         return ("raised", type(exc).__name__, str(exc))
 
 
+def unworded(result):
+    """A result with ShutDown's message dropped: the stdlib's has none, dq_core's says why."""
+    return result[:2] if result[:2] == ("raised", "ShutDown") else result
+
+
 specs = st.tuples(st.integers(0, 6), st.sampled_from(MODES))
 
 
@@ -171,7 +176,7 @@ class LockStep(RuleBasedStateMachine):
                 assert ref_result[:2] == results[0][:2]
                 self.ref = None
             else:
-                assert ref_result == results[0]
+                assert unworded(ref_result) == unworded(results[0])
                 assert norm(list(self.ref.queue)) == states[0][0]
                 assert self.ref.unfinished_tasks == states[0][1]
         elif ref_op is None:

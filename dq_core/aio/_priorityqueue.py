@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from .._aiowaiting import QueueShutDown, queue_get, wakeup_all, wakeup_next
 from .._convert import to_count
+from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from .._final import refuse_storage_hooks
 from ._base import LoopBound, park
 
@@ -106,7 +107,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         # put() once the queue was full: asyncio's wait for a free slot
         while self.full():
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             await park(self._get_loop(), self._putters, self._has_room)
         return self.put_nowait(item)
 
@@ -119,7 +120,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         """
         batch = list(items)
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if batch and 0 < self._maxsize <= len(self._heap) + len(batch) - 1:
             raise QueueFull  # the last put_nowait would find the queue full
         push = self._heap.push
@@ -142,7 +143,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         # get() once the queue was empty: asyncio's wait for an item
         while self.empty():
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_GET)
             await park(self._get_loop(), self._getters, self._heap.__bool__)
         return self.get_nowait()
 
@@ -158,7 +159,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         limit = None if max_items is None else to_count(max_items, "max_items")
         heap = self._heap
         if self._is_shutdown and not heap:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         k = len(heap) if limit is None else min(limit, len(heap))
         out: list[T] = []
         pop = self._heap.pop
@@ -249,7 +250,7 @@ def _put_nowait_asking_full(self: Any, item: Any) -> None:
     the queue has been shut down.
     """
     if self._is_shutdown:
-        raise QueueShutDown
+        raise QueueShutDown(SHUTDOWN_PUT)
     if self.full():
         raise QueueFull
     self._heap.push(item)
