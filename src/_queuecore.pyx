@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Empty, Full, ShutDown
 from dq_core._itemheapcore cimport ItemHeap
 from dq_core._lockcore cimport LockedBase
+from dq_core._validate import check_real_maxsize
 
 __all__ = ["QueueCore", "QueueView"]
 
@@ -64,12 +65,15 @@ cdef class _LockedCore(LockedBase):
         self.is_shutdown = False
 
 
-    # maxsize is any object, as in the standard library, and assignable
-    # while other threads run: without a GIL, reading the field while
-    # another thread replaces it could take a reference to a freed object,
-    # so both happen in a critical section (nothing on a GIL build).
+    # maxsize is kept as given, as the standard library keeps it (a float
+    # works); what cannot be compared with 0 is refused here, not at a put.
+    # It is assignable while other threads run: without a GIL, reading the
+    # field while another thread replaces it could take a reference to a
+    # freed object, so both happen in a critical section (nothing on a GIL
+    # build).
     @property
     def maxsize(self):
+        """Number of items allowed in the queue (0 or less: no bound)."""
         return self._get_maxsize()
 
     @maxsize.setter
@@ -92,6 +96,8 @@ cdef class _LockedCore(LockedBase):
                 limit = <Py_ssize_t>v
             elif not overflow and v < 0:
                 limit = 0  # never full, as for 0
+        else:
+            check_real_maxsize(maxsize)
         with cython.critical_section(self):
             old = self._maxsize
             self._maxsize = maxsize

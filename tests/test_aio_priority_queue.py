@@ -120,11 +120,11 @@ def test_any_number_is_a_maxsize_as_in_asyncio(impl, maxsize):
 
 
 def test_bad_maxsize_names_it(impl):
-    with pytest.raises(TypeError, match="^maxsize must be a number, not 'str'$"):
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'str'$"):
         impl.aio.PriorityQueue("3")
-    with pytest.raises(TypeError, match="^maxsize must be a number, not 'complex'$"):
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'complex'$"):
         impl.aio.PriorityQueue(1j)
-    with pytest.raises(TypeError, match="^maxsize must be a number, not 'NoneType'$"):
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'NoneType'$"):
         impl.aio.PriorityQueue(None)
     with pytest.raises(TypeError, match="max_items must be an int"):
         impl.aio.PriorityQueue().get_many("2")
