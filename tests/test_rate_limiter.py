@@ -95,6 +95,32 @@ def test_acquire_returns_false_at_once_when_the_wait_exceeds_timeout():
     assert lim.acquire(timeout=0)
 
 
+def test_acquire_timeout_counts_the_tokens_of_the_waiters_ahead(monkeypatch):
+    from dq_core import _waiting
+
+    monkeypatch.setattr(_waiting, "MAX_WAIT", 0.01)  # waiters re-read the fake clock often
+    clock = Clock()
+    lim = RateLimiter(1, burst=5, clock=clock)
+    assert lim.acquire(5)  # empty now; a token a second
+    ahead = threading.Thread(target=lim.acquire, args=(5,), daemon=True)  # 5 s of tokens
+    ahead.start()
+    end = time.monotonic() + 10
+    while not lim._line:
+        assert time.monotonic() < end, "the first waiter never queued"
+        time.sleep(0.001)
+    # Alone, 1 token would come within 3 s; behind the 5 s of the waiter
+    # ahead, it takes 6: refused at once (a wait would outlast the join).
+    result = []
+    late = threading.Thread(target=lambda: result.append(lim.acquire(1, timeout=3)), daemon=True)
+    late.start()
+    late.join(5)
+    assert result == [False]
+    clock.now = 5.0
+    ahead.join(5)
+    assert not ahead.is_alive()
+    assert not lim.try_acquire()  # the waiter ahead took the five
+
+
 def test_acquire_waits_in_real_time_and_serves_in_arrival_order():
     lim = RateLimiter(20, burst=1)  # real clock
     assert lim.acquire()
