@@ -505,35 +505,6 @@ def test_a_rate_limited_pool_starts_every_job_under_any_task_factory(impl, facto
         loop.close()
 
 
-def test_the_token_of_a_coroutine_the_loop_refused_goes_to_the_next(impl, run):
-    # One token an hour: the refused coroutine took the only one there is.
-    # Given back, the next job starts at once; kept, it would wait an hour.
-    def factory(loop, coro, **kwargs):
-        if coro.__name__ == "refused":
-            raise RuntimeError("no task for this one")
-        return asyncio.Task(coro, loop=loop, **kwargs)
-
-    async def refused():
-        raise AssertionError("never runs")
-
-    async def main():
-        asyncio.get_running_loop().set_task_factory(factory)
-        rec = Recorder()
-        pool = impl.aio.PriorityTaskPool(1, rate=1 / 3600, burst=1)
-        bad = pool.submit(refused(), priority=0)
-        good = pool.submit(rec.job("next"), priority=1)
-        try:
-            _, stuck = await asyncio.wait([bad, good], timeout=5)  # a lost token fails here
-            assert not stuck, "the token of the refused coroutine was lost"
-        finally:
-            pool.close(cancel_pending=True)
-        assert good.result() == "next"
-        with pytest.raises(RuntimeError, match="no task for this one"):
-            bad.result()
-
-    run(main())
-
-
 def test_the_wait_for_a_token_is_no_task_of_the_loop_s_factory(impl, run):
     # The pool's own wait for a token is a plain Task: a custom factory (on
     # every Python, not only 3.12's eager one) sees the submitted coroutines only.
@@ -559,7 +530,10 @@ def test_the_wait_for_a_token_is_no_task_of_the_loop_s_factory(impl, run):
     run(main())
 
 
-def test_a_coroutine_the_loop_cannot_make_a_task_of_fails_alone(impl, run):
+# With one token an hour, the refused coroutine took the only one there is:
+# given back, the next job starts at once; kept, it would wait an hour.
+@pytest.mark.parametrize("rate, jobs", [(1000.0, 3), (1 / 3600, 1)])
+def test_a_coroutine_the_loop_cannot_make_a_task_of_fails_alone(impl, run, rate, jobs):
     def factory(loop, coro, **kwargs):
         if coro.__name__ == "refused":
             raise RuntimeError("no task for this one")
@@ -571,17 +545,17 @@ def test_a_coroutine_the_loop_cannot_make_a_task_of_fails_alone(impl, run):
     async def main():
         asyncio.get_running_loop().set_task_factory(factory)
         rec = Recorder()
-        pool = impl.aio.PriorityTaskPool(1, rate=1000, burst=1)
+        pool = impl.aio.PriorityTaskPool(1, rate=rate, burst=1)
         bad = pool.submit(refused(), priority=0)
-        good = [pool.submit(rec.job(i), priority=1) for i in range(3)]
+        good = [pool.submit(rec.job(i), priority=1) for i in range(jobs)]
         try:
             _, stuck = await asyncio.wait([bad, *good], timeout=5)  # a hang fails
-            assert not stuck, "the one slot was lost"
+            assert not stuck, "the one slot, or the token, was lost"
         finally:
             pool.close(cancel_pending=True)
         with pytest.raises(RuntimeError, match="no task for this one"):
             bad.result()
-        assert rec.names() == [0, 1, 2]
+        assert rec.names() == list(range(jobs))
         assert pool._running == 0
         pool._check()
 
