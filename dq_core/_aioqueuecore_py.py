@@ -24,10 +24,11 @@ import asyncio
 from asyncio import AbstractEventLoop, Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Generic, Mapping, Optional, TypeVar
+from typing import TYPE_CHECKING, Generic, Mapping, Optional
 
 from ._convert import to_real
 from ._heapcore_py import Heap
+from ._heapcore_py import T as Item  # unbounded: delay-queue items are never compared
 from ._itemheapcore_py import ItemHeap, T
 from ._validate import check_maxsize, check_real_maxsize
 from ._aiowaiting import LoopTimer, QueueShutDown, delay_get, queue_get, wakeup_all, wakeup_next
@@ -38,8 +39,6 @@ SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
 
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
-
-D = TypeVar("D")
 
 _get_running_loop = asyncio.get_running_loop
 
@@ -157,7 +156,7 @@ class AioQueueCore(_AioQueueCore[T], asyncio.PriorityQueue[T]):
     __slots__ = ()
 
 
-class AioDelayCore(LoopTimer, Generic[D]):
+class AioDelayCore(LoopTimer, Generic[Item]):
     """AioDelayCore(maxsize=0)\n--\n\nThe non-waiting half of aio.DelayQueue: heap, waiters, the one timer."""
 
     __slots__ = (
@@ -167,7 +166,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     def __init__(self, maxsize: int = 0) -> None:
         self._maxsize = check_maxsize(maxsize)
-        self._heap: Heap[D] = Heap()
+        self._heap: Heap[Item] = Heap()
         self._is_shutdown = False
         self._getters: deque[Future[None]] = deque()
         self._putters: deque[Future[None]] = deque()
@@ -178,7 +177,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     if TYPE_CHECKING:  # the face's
         def _get_loop(self) -> AbstractEventLoop: ...
-        async def _wait_get(self) -> D: ...
+        async def _wait_get(self) -> Item: ...
 
     # -- sizes ----------------------------------------------------------------
 
@@ -209,7 +208,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     # -- put and get ------------------------------------------------------------
 
-    def put_nowait(self, /, item: D, delay: float = 0.0) -> int:
+    def put_nowait(self, /, item: Item, delay: float = 0.0) -> int:
         """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
 
         A ``delay`` <= 0 makes it due at once, ``inf`` never (until
@@ -229,7 +228,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
             return self._add(item, deadline)
         return self._heap.push(deadline, item)
 
-    def _add(self, /, item: D, deadline: float) -> int:
+    def _add(self, /, item: Item, deadline: float) -> int:
         """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
         heap = self._heap
         if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
@@ -244,7 +243,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
             return handle
         return heap.push(deadline, item)
 
-    def get_nowait(self, /) -> D:
+    def get_nowait(self, /) -> Item:
         """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
 
         Raises ``QueueShutDown`` once the queue is shut down and holds no item.
