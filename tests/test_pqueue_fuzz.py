@@ -21,6 +21,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from helpers import Bounded
+
 MODES = ["ok", "ok", "ok", "raise", "flaky", "reenter_put", "reenter_get", "read_view",
          "collect", "del_put", "cycle"]
 HAS_STDLIB_SHUTDOWN = hasattr(queue.Queue, "shutdown")
@@ -115,10 +117,18 @@ def held(normed):
     return set()
 
 
+#: Each world's calls run on a worker thread given 10 s a call: a queue
+#: that deadlocks where it must refuse re-entry fails in seconds, not at
+#: pytest-timeout's 120 s (and once stuck, every later call fails at once).
+CALLS = Bounded(10.0)
+
+
 def run(fn):
     try:
-        return ("ok", norm(fn()))
+        return ("ok", norm(CALLS(fn)))
     except Exception as exc:
+        if CALLS.stuck:
+            raise
         return ("raised", type(exc).__name__, str(exc))
 
 
