@@ -270,6 +270,22 @@ def _needs_source_tree() -> None:
         pytest.skip("no source tree next to the tests")
 
 
+def test_changelog_has_the_keep_a_changelog_shape():
+    _needs_source_tree()
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    blocks = re.split(r"^## ", text, flags=re.M)[1:]
+    assert blocks and blocks[0].startswith("[Unreleased]\n"), "the first section is [Unreleased]"
+    kinds = ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")
+    for block in blocks:
+        title = block.splitlines()[0]
+        assert title == "[Unreleased]" or re.fullmatch(
+            r"\[\d+\.\d+\.\d+\] - (\d{4}-\d\d-\d\d|not yet released)", title), title
+        sections = re.findall(r"^### (.+)$", block, flags=re.M)
+        assert sections, f"{title}: no Added / Changed / Fixed / Removed section"
+        assert set(sections) <= set(kinds) and len(sections) == len(set(sections)), (title, sections)
+        assert [k for k in kinds if k in sections] == sections, f"{title}: sections out of order"
+
+
 def test_licence_is_in_the_metadata():
     from importlib import metadata
 
