@@ -155,3 +155,63 @@ def run_together(targets: Iterable[Callable[[], Any]], timeout: float) -> None:
     assert not any(t.is_alive() for t in threads), "a thread hung"
     if errors:
         raise errors[0]
+
+
+class Bounded:
+    """Calls run on one worker thread, each given ``limit`` seconds to return.
+
+    For code that must never deadlock (a queue re-entered under its lock
+    must raise): a call still running after ``limit`` fails the test at
+    once instead of hanging it, and every later call fails at once too,
+    since the worker is stuck.  Exceptions come back as raised.  The worker
+    is a daemon thread: a stuck one does not hold the interpreter's exit.
+    """
+
+    def __init__(self, limit: float = 10.0) -> None:
+        import queue
+
+        self.limit = limit
+        self.stuck: str | None = None
+        self.calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.worker: threading.Thread | None = None
+        self.result: tuple[bool, Any] | None = None
+
+    def _serve(self) -> None:
+        # The worker keeps no reference to a call's result or exception once
+        # it is handed over: what they hold dies where the caller drops it,
+        # on the caller's thread, as it would have without the worker.
+        while True:
+            fn, done = self.calls.get()
+            try:
+                result: tuple[bool, Any] = (True, fn())
+            except BaseException as exc:  # noqa: BLE001 -- handed back to the caller
+                result = (False, exc)
+            del fn
+            self.result = result
+            del result
+            done.set()
+
+    def __call__(self, fn: Callable[[], Any]) -> Any:
+        if self.stuck:
+            raise AssertionError(self.stuck)
+        if self.worker is None:
+            self.worker = threading.Thread(target=self._serve, name="bounded", daemon=True)
+            self.worker.start()
+        done = threading.Event()
+        self.calls.put((fn, done))
+        del fn
+        if not done.wait(self.limit):
+            self.stuck = f"a call never returned within {self.limit} s: deadlocked?"
+            raise AssertionError(self.stuck)
+        (ok, value), self.result = self.result, None
+        if ok:
+            return value
+        try:
+            raise value
+        finally:
+            del value
+
+
+def bounded(fn: Callable[[], Any], limit: float = 10.0) -> Any:
+    """``fn()`` on another thread, failing the test if it has not returned within ``limit`` s."""
+    return Bounded(limit)(fn)

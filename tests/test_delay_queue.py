@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from clocks import FakeClock
 import dq_core
 from dq_core import Empty, Full, ShutDown
-from helpers import check_the_run_s_head, take_first_without_waiting, traced_growth
+from helpers import bounded, check_the_run_s_head, take_first_without_waiting, traced_growth
 
 
 def start(fn, *args):
@@ -264,8 +264,11 @@ def test_shutdown_wakes_waiting_getters(impl):
 
 
 def test_one_leader_among_many_waiting_getters(impl):
-    dq = impl.DelayQueue()
-    dq.put("x", 0.3)
+    # A fake clock: the getters wait (in real time) until the state below
+    # is reached, however slowly a loaded machine starts them.
+    clock = FakeClock(0.0)
+    dq = impl.DelayQueue(clock=clock)
+    dq.put_at("x", 5.0)  # due within the getters' timeout: one leads
     got = []
 
     def getter():
@@ -275,13 +278,12 @@ def test_one_leader_among_many_waiting_getters(impl):
             pass
 
     threads = [start(getter) for _ in range(6)]
-    time.sleep(0.1)
+    wait_for(lambda: len(dq._getters) == 6 and dq._leader is not None)
     assert dq._leader is not None  # exactly one sleeps until the head ...
     assert len(dq._getters) == 6  # ... the other five until woken
-    dq.put("y", 0.2)
-    for t in threads[:]:
-        t.join(0.01)
-    time.sleep(0.5)
+    clock.now = 6.0
+    dq.put_at("y", 4.0)  # an earlier head wakes the leader: both are due now
+    wait_for(lambda: len(got) == 2)
     assert sorted(got) == ["x", "y"]
     dq.shutdown(immediate=True)
     for t in threads:
@@ -700,9 +702,9 @@ def test_a_clock_that_reenters_the_queue_is_refused(impl):
     dq = impl.DelayQueue(clock=clock)
     dq.put_at("a", 0.0)
     with pytest.raises(RuntimeError, match="re-entered"):
-        dq.get_nowait()
+        bounded(dq.get_nowait)  # a deadlock fails in seconds
     with pytest.raises(RuntimeError, match="re-entered"):
-        dq.get_many()
+        bounded(dq.get_many)
     dq._check()
     assert len(dq) == 1
 
@@ -718,7 +720,7 @@ def test_repr_from_the_queues_own_clock(impl):
 
     dq = impl.DelayQueue(clock=clock)
     dq.put_at("a", 5.0)
-    assert dq.get_nowait() == "a"
+    assert bounded(dq.get_nowait) == "a"  # a deadlock fails in seconds
     assert seen[-1] == "<DelayQueue len=1 next_deadline=5.0>"
     assert repr(dq) == "<DelayQueue len=0>"
     dq._check()

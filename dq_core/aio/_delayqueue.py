@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
 from .. import _delayqueue as _threaded
 from .._aiowaiting import LOOP_CLOSED, QueueShutDown, delay_get, wakeup_all, wakeup_next
 from .._convert import to_count, to_real
+from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from ._base import LoopBound, park
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class DelayQueue(LoopBound, _Core[T]):
         # asyncio.Queue.put's wait for room
         while 0 < self._maxsize <= len(self._heap):
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             await park(self._get_loop(), self._putters, self._has_room)
         return self._add(item, deadline)
 
@@ -182,7 +183,7 @@ class DelayQueue(LoopBound, _Core[T]):
         now = loop.time()
         heap = self._heap
         if self._is_shutdown and not heap:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         out: list[T] = []
         while heap and (limit is None or len(out) < limit) and heap.peekitem()[0] <= now:
             out.append(heap.pop())
