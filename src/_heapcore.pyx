@@ -4,8 +4,9 @@
 
 Entries live in three typed arrays (key, insertion sequence, slot).  A slot
 table (array index, generation, payload) gives every item a stable home, so
-a handle ``gen << 32 | slot`` finds its item in O(1) and a stale handle is
-refused because the generation moved on.
+a handle ``cid << 64 | gen << 32 | slot`` finds its item in O(1); a stale
+handle is refused because the generation moved on, and another container's
+because its id ``cid`` is not this heap's (``dq_core._handles``).
 
 A sorted run: while every push comes in pop order (a deadline no earlier
 than the last one pushed: the usual constant delay or timeout), the entries
@@ -24,7 +25,7 @@ from libc.string cimport memmove
 
 from _handles cimport (
     MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free,
-    handles_free_slots, handles_gens, handles_grow, handles_handle, handles_held, handles_links,
+    handles_free_slots, handles_grow, handles_handle, handles_held, handles_links, handles_tags,
     handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
@@ -35,7 +36,7 @@ import types
 
 from dq_core._convert import keys_of, to_count, to_real
 from dq_core._final import refuse_subclassing
-from dq_core._handles import check_table
+from dq_core._handles import check_table, new_cid, stale_message, top_cid
 from dq_core._heapstate import check_state
 
 __all__ = ["Heap", "adopt_methods"]
@@ -45,6 +46,7 @@ _switches = dq_shortcut_switches()
 SHORTCUTS = types.MappingProxyType({
     "method_descr": _switches["method_descr"],
     "list_append": _switches["list_append"],
+    "long_digits": _switches["long_digits"],
 })
 del _switches
 
@@ -55,7 +57,7 @@ DEBUG_BUILD = bool(DQ_DEBUG_BUILD)
 HANDLE_CONSTANTS = handle_constants()
 
 # Shared with the pure twin; see dq_core._heapstate.
-cdef int STATE_VERSION = 1
+cdef int STATE_VERSION = 2
 cdef Py_ssize_t MIN_CAP = 8
 _REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 _FULL = "a Heap holds at most 2**31 - 1 items"
@@ -148,6 +150,7 @@ Binary min-heap of items keyed by real-number priorities.
         self._off = 0
         self._sorted = True
         self._alloc_heap(MIN_CAP)
+        self._t.cid = new_cid()
         self._reset_slots(0)
 
     def __dealloc__(self):
@@ -255,7 +258,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef Handles t
         cdef long long[::1] p = _new_array(MIN_SLOTS, sizeof(long long), "q")
         cdef list items = []
-        handles_new(&t, MIN_SLOTS, epoch)
+        handles_new(&t, MIN_SLOTS, epoch, self._t.cid)
         handles_free(&self._t)
         self._t = t
         self._spos = p
@@ -416,7 +419,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
     cdef inline long long _slot_of(self, object handle) except -2:
         cdef int slot = handles_find(&self._t, handle)
         if slot == NIL:
-            raise KeyError(handle)
+            raise KeyError(stale_message(handle, "heap"))
         return slot
 
     @cython.final
@@ -432,8 +435,9 @@ Initialize self.  See help(type(self)) for accurate signature."""
         """Add ``item`` with ``priority`` and return its handle.  O(log n).
 
         >>> h = Heap()
-        >>> h.push(1.5, "a")
-        0
+        >>> job = h.push(1.5, "a")
+        >>> h.priority(job)
+        1.5
         """
         return self._push_key(_real(priority, "priority"), item)
 
@@ -617,7 +621,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         """Give the item behind ``handle`` a new priority.  O(log n).
 
         Acts as remove + push: the item goes behind equal priorities.
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         self._update_key(handle, _real(priority, "priority"))
 
@@ -649,7 +653,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
     def remove(self, handle):
         """Remove the item behind ``handle`` and return it.  O(log n).
 
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         return self._remove_handle(handle)
 
@@ -673,7 +677,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
     def priority(self, handle):
         """Return the priority of the item behind ``handle``.  O(1).
 
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         self._idle()
         return self._hkey[self._spos[self._slot_of(handle)]]
@@ -751,7 +755,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             STATE_VERSION,
             self._seq,
             self._t.epoch,
-            handles_gens(&self._t),
+            handles_tags(&self._t),
             free,
             [(self._hslot[i], self._hkey[i], self._hseq[i], self._items[self._hslot[i]])
              for i in order],
@@ -759,7 +763,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     def __setstate__(self, state):
         """Load a state of ``__getstate__``; a bad one changes nothing."""
-        seq, epoch, gens, free, live = check_state(state)
+        seq, epoch, tags, free, live = check_state(state)
         cdef Py_ssize_t n = len(live), i
         cdef Py_ssize_t hcap = _cap_for(n)
         cdef long long slot
@@ -767,7 +771,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef list old
         free.reverse()  # the next one to reuse first
         # Built aside: until the swap, a finaliser may still use this heap.
-        handles_load(&t, gens, free, epoch)
+        # a new container: issues its own handles, above every id it copied
+        handles_load(&t, tags, free, epoch, new_cid(top_cid(tags)))
         try:
             spos = _new_array(t.cap, sizeof(long long), "q")
             hkey = _new_array(hcap, sizeof(double), "d")
@@ -855,7 +860,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             assert 0 <= s < self._t.n and self._spos[s] == i and s not in held
             assert self._hseq[i] < self._seq
             held.add(s)
-        check_table(handles_gens(&self._t), handles_links(&self._t), self._t.free,
-                    self._t.epoch, held)
+        check_table(handles_tags(&self._t), handles_links(&self._t), self._t.free,
+                    self._t.epoch, held, self._t.cid)
         for s in range(self._t.n):
             assert s in held or self._items[s] is None
