@@ -54,6 +54,8 @@ CID_LIMIT = 1 << 64
 TAG_LIMIT = CID_LIMIT << GEN_BITS
 #: Every handle is below this (a 128-bit unsigned integer).
 HANDLE_LIMIT = TAG_LIMIT << SLOT_BITS
+#: The handles of one container: ``[cid << 64, (cid + 1) << 64)``.
+HANDLE_SPAN = 1 << (GEN_BITS + SLOT_BITS)
 #: The most slots a table holds: slot numbers fit a C int.
 MAX_SLOTS = (1 << 31) - 1
 #: Slots a fresh table has room for.
@@ -114,57 +116,74 @@ def next_cap(cap: int, full: str) -> int:
 
 
 class Handles:
-    """A slot table: tags (``cid << GEN_BITS | gen``), links (LIVE or the free stack), epoch."""
+    """A slot table: each slot's latest handle, links (LIVE or the free stack), epoch.
 
-    __slots__ = ("tags", "links", "free", "epoch", "cap", "base")
+    The Python half keeps each slot's whole latest handle (``tag <<
+    SLOT_BITS | slot``) rather than its tag: issuing and checking a handle
+    then cost one list read, no arithmetic on these wide ints.
+    """
 
-    tags: list[int]  # tag of the slot's latest occupant
+    __slots__ = ("handles", "links", "free", "epoch", "cap", "low", "retire")
+
+    handles: list[int]  # handle of the slot's latest occupant
     links: list[int]  # LIVE, or the next free slot below (NIL at the bottom)
     free: int  # top of the free stack, or NIL
     epoch: int  # generation of slots made afresh
     cap: int  # slots made before the next growth check
-    base: int  # the container's id, shifted into a tag: cid << GEN_BITS
+    low: int  # the container's first handle: cid << 64
+    retire: int  # a handle of this container at or above this retires its slot
 
     def __init__(self, cid: int, epoch: int = 0) -> None:
-        self.tags = []
+        self.handles = []
         self.links = []
         self.free = NIL
         self.epoch = epoch
         self.cap = MIN_SLOTS
-        self.base = cid << GEN_BITS
+        self.low = cid << (GEN_BITS + SLOT_BITS)
+        self.retire = self.low | GEN_LIMIT << SLOT_BITS
 
     @property
     def cid(self) -> int:
-        """The id of the container, in the tags of the handles it issues."""
-        return self.base >> GEN_BITS
+        """The id of the container, in the handles it issues."""
+        return self.low >> (GEN_BITS + SLOT_BITS)
+
+    @property
+    def tags(self) -> list[int]:
+        """The tag (``cid << GEN_BITS | gen``) of every slot."""
+        return [h >> SLOT_BITS for h in self.handles]
 
     @property
     def gens(self) -> list[int]:
         """The generation of every slot."""
-        return [tag & GEN_MASK for tag in self.tags]
+        return [(h >> SLOT_BITS) & GEN_MASK for h in self.handles]
 
     def take(self, full: str) -> int:
         """Hold a slot and return it; ``MemoryError(full)`` past MAX_SLOTS."""
         # A reused slot moves to the next generation, so handles of its
         # earlier occupants go stale; at GEN_LIMIT it is retired for good.
-        tags, links, base = self.tags, self.links, self.base
+        handles, links = self.handles, self.links
         slot = self.free
         while slot != NIL:
             self.free = links[slot]
-            tag = tags[slot] + 1
-            if not base <= tag <= base + GEN_LIMIT:
-                # the tag of an item copied from another container: ours from now on
-                tag = base | (tag & GEN_MASK)
-            tags[slot] = tag
-            if tag & GEN_MASK != GEN_LIMIT:
+            h = handles[slot] + (1 << SLOT_BITS)
+            if self.low <= h < self.retire:
+                handles[slot] = h
                 links[slot] = LIVE
                 return slot
+            if not self.low <= h < self.low + HANDLE_SPAN:
+                # the handle of an item copied from another container: ours from now on
+                h = self.low | (h & (HANDLE_SPAN - 1))
+                handles[slot] = h
+                if h < self.retire:
+                    links[slot] = LIVE
+                    return slot
+            handles[slot] = h
             links[slot] = NIL
             slot = self.free
-        slot = len(tags)
+        slot = len(handles)
         if slot == self.cap:
             self.cap = next_cap(slot, full)
-        tags.append(self.base | self.epoch)
+        handles.append(self.low | self.epoch << SLOT_BITS | slot)
         links.append(LIVE)
         return slot
 
@@ -175,7 +194,7 @@ class Handles:
 
     def handle(self, slot: int) -> int:
         """The handle of the item in ``slot``."""
-        return (self.tags[slot] << SLOT_BITS) | slot
+        return self.handles[slot]
 
     def find(self, handle: object) -> int:
         """The held slot behind ``handle``, or NIL if it is stale, foreign or unknown.
@@ -190,10 +209,9 @@ class Handles:
                 raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
             handle = int.__index__(handle)  # type: ignore[arg-type]
         # No range check needed: a negative handle, or one of 2**128 or
-        # more, has no tag (handle >> SLOT_BITS) of a slot.
+        # more, is no slot's.
         slot = handle & SLOT_MASK
-        if (slot >= len(self.tags) or self.links[slot] != LIVE
-                or self.tags[slot] != handle >> SLOT_BITS):
+        if slot >= len(self.handles) or self.links[slot] != LIVE or self.handles[slot] != handle:
             return NIL
         return slot
 
@@ -203,9 +221,8 @@ class Handles:
         NIL: keep the table (it is small, or its generations are too high
         for a new epoch to stay clear of them).
         """
-        tags = self.tags
-        if len(tags) > RESET_MIN_SLOTS:
-            epoch = max([tag & GEN_MASK for tag in tags]) + 1
+        if len(self.handles) > RESET_MIN_SLOTS:
+            epoch = max(self.gens) + 1
             # Every handle ever issued has a generation below the new epoch,
             # so slots made afresh cannot repeat one.
             if epoch < GEN_LIMIT // 2:
@@ -231,9 +248,9 @@ class Handles:
         (``new_cid(top_cid(tags))``).
         """
         t = cls(cid, epoch)
-        t.tags = list(tags)
-        t.links = [NIL if tag & GEN_MASK == GEN_LIMIT else LIVE for tag in t.tags]
-        while t.cap < len(t.tags):
+        t.handles = [tag << SLOT_BITS | slot for slot, tag in enumerate(tags)]
+        t.links = [NIL if tag & GEN_MASK == GEN_LIMIT else LIVE for tag in tags]
+        while t.cap < len(t.handles):
             t.cap = next_cap(t.cap, "")
         for slot in reversed(list(free)):
             t.release(slot)

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Generic, Iterable, Mapping, TypeVar
 from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 from ._final import refuse_subclassing
 from ._handles import (
-    NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table, new_cid, stale_message, top_cid,
+    NIL, RESET_MIN_SLOTS, Handles, check_table, new_cid, stale_message, top_cid,
 )
-from ._heapstate import STATE_VERSION, check_state
+from ._heapstate import SEQ_SPAN, STATE_VERSION, check_state
 from ._pickling import copied_by_state
 from ._signature import InitSignature
 
@@ -59,7 +59,7 @@ _FULL = "a Heap holds at most 2**31 - 1 items"
 @copied_by_state(copy_doc="A new heap with the same items (not copied) and handles.  O(n).",
                  deepcopy_doc="A new heap with copies of the items, and the same handles.  O(n).")
 class Heap(Generic[T]):
-    """Binary min-heap of items keyed by real-number priorities.
+    """Min-heap of items keyed by real-number priorities.
 
     Lowest priority first, first-in first-out among equal priorities; items
     are never compared.  ``push`` returns a handle (an int) that ``update``,
@@ -220,6 +220,8 @@ class Heap(Generic[T]):
         self._busy = True
         try:
             seq = self._seq
+            if seq == SEQ_SPAN:
+                seq = self._renumber()
             self._seq = seq + 1
             t = self._t
             slot = t.take(_FULL)
@@ -234,7 +236,7 @@ class Heap(Generic[T]):
             heappush(self._heap, entry)
         finally:
             self._busy = False
-        return (t.tags[slot] << SLOT_BITS) | slot
+        return t.handles[slot]
 
     def push_many(self, /, priorities: Iterable[float], items: Iterable[T]) -> None:
         """Add every item with its priority, in order.  O(n + k) when empty.
@@ -261,11 +263,25 @@ class Heap(Generic[T]):
             take = self._take_slot
             seq = self._seq
             bulk = len(keys) >= len(heap) - self._dead
-            add = heap.append if bulk else lambda e: heappush(heap, e)
-            for key, item in zip(keys, values):
-                add(take(key, seq, item))
-                seq += 1
-            self._seq = seq
+            if len(keys) <= SEQ_SPAN - seq:
+                add = heap.append if bulk else lambda e: heappush(heap, e)
+                for key, item in zip(keys, values):
+                    add(take(key, seq, item))
+                    seq += 1
+                self._seq = seq
+            else:  # the counter runs out on the way: numbered afresh there
+                for key, item in zip(keys, values):
+                    if seq == SEQ_SPAN:
+                        self._seq = seq
+                        seq = self._renumber()
+                        heap = self._heap
+                    entry = take(key, seq, item)
+                    if bulk:
+                        heap.append(entry)
+                    else:
+                        heappush(heap, entry)
+                    seq += 1
+                    self._seq = seq
             if bulk:
                 heapify(heap)
         finally:
@@ -343,6 +359,8 @@ class Heap(Generic[T]):
         try:
             slot = self._slot_of(handle)
             seq = self._seq
+            if seq == SEQ_SPAN:
+                seq = self._renumber()
             self._seq = seq + 1
             self._entries[slot] = entry = (key, seq, slot)
             heap = self._heap
@@ -369,6 +387,23 @@ class Heap(Generic[T]):
         finally:
             self._busy = False
         return item  # type: ignore[no-any-return]
+
+    def _renumber(self) -> int:
+        """Number the live items afresh, 0, 1, ... in pop order; return the next number.
+
+        The compiled twin keeps a sequence number in 33 bits: both do this
+        when the counter reaches SEQ_SPAN, so that their states stay equal.
+        """
+        entries = self._entries
+        live = sorted(e for e in entries if e is not None)
+        heap = []
+        for i, (key, _, slot) in enumerate(live):
+            entries[slot] = entry = (key, i, slot)
+            heap.append(entry)  # in order: a heap already
+        self._heap = heap
+        self._dead = 0
+        self._seq = len(live)
+        return self._seq
 
     def _purge(self) -> None:
         entries = self._entries
@@ -447,6 +482,9 @@ class Heap(Generic[T]):
     def __setstate__(self, /, state: tuple[Any, ...]) -> None:
         """Load a state of ``__getstate__``; a bad one changes nothing."""
         seq, epoch, tags, free, live = check_state(state)
+        if seq > SEQ_SPAN:  # numbered afresh, as the compiled twin does
+            seq = len(live)
+            live = [(slot, key, i, item) for i, (slot, key, _, item) in enumerate(live)]
         # Built aside: until the swap, a finaliser may still use this heap.
         n = len(tags)
         entries: list[Entry | None] = [None] * n

@@ -22,14 +22,19 @@ from typing import Any, Sequence, cast
 
 from ._handles import GEN_LIMIT, MAX_SLOTS, all_claimed, claim, tags_valid
 
-__all__ = ["STATE_VERSION", "SEQ_LIMIT", "Live", "check_state"]
+__all__ = ["STATE_VERSION", "SEQ_LIMIT", "SEQ_SPAN", "Live", "check_state"]
 
 #: Version tag of the state shared by both implementations' pickles.
 STATE_VERSION = 2
 #: The versions loaded: 1 had generations where 2 has tags (of container id 0).
 _LOADS = (1, 2)
-#: Sequence numbers stay below this, far from the compiled counter's 2**64.
+#: A state's sequence numbers stay below this, far from the compiled counter's 2**64.
 SEQ_LIMIT = 2**63
+#: A heap numbers its live items afresh (0, 1, ... in pop order) when its
+#: counter would pass this: the compiled core keeps a sequence number in 33
+#: bits beside the slot.  Both implementations do it at the same count, and
+#: when they load a state whose counter is past it.
+SEQ_SPAN = 2**33
 
 Live = tuple[int, float, int, Any]  # (slot, priority, seq, item)
 

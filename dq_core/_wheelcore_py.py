@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Optional, Typ
 
 from ._convert import to_count, to_real
 from ._final import refuse_subclassing
-from ._handles import NIL, SLOT_BITS, Handles, new_cid, top_cid
+from ._handles import NIL, Handles, new_cid, top_cid
 from ._pickling import copied_by_state
 from ._signature import InitSignature
 from ._wheelstate import (
@@ -317,7 +317,7 @@ class TimingWheel(Generic[T]):
                 self._free_slot(slot)
                 raise
             self._len += 1
-            return (self._t.tags[slot] << SLOT_BITS) | slot
+            return self._t.handles[slot]
         finally:
             self._busy = False
 

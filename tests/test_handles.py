@@ -205,7 +205,7 @@ def test_spent_only_for_big_tables_with_room_for_an_epoch():
     assert t.spent() == NIL
     t.take("")
     assert t.spent() == 1
-    t.tags[0] = 1 << GEN_BITS | GEN_LIMIT // 2
+    t.handles[0] = (1 << GEN_BITS | GEN_LIMIT // 2) << SLOT_BITS
     assert t.spent() == NIL
 
 

@@ -152,7 +152,10 @@ def test_unusual_but_valid_states_load_alike(both, name):
         h.push(1, "old")
         h.__setstate__(list(st))  # a list is accepted as well as a tuple
         h._check()
-        assert h.__getstate__() == (2,) + st[1:]
+        if name == "max values":  # a counter past SEQ_SPAN: numbered afresh, in pop order
+            assert h.__getstate__() == (2, 1) + st[2:5] + ([(0, 0.0, 0, "z")],)
+        else:
+            assert h.__getstate__() == (2,) + st[1:]
         for slot, _, _, item in st[5]:  # the handles of the state's items name them
             handle = st[3][slot] << 32 | slot
             assert handle in h and h.priority(handle) == dict(
@@ -166,6 +169,33 @@ def test_unusual_but_valid_states_load_alike(both, name):
         h._check()
         outcomes.append(trace)
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("how", ["push", "push_many", "update"])
+def test_sequence_numbers_run_out_alike_and_keep_fifo(both, how):
+    # The compiled core keeps a sequence number in 33 bits: at SEQ_SPAN both
+    # twins number the live items afresh, in pop order, and go on alike.
+    span = 2**33
+    st = (2, span - 2, 0, [0, 0, 0], [2], [(1, 1.0, span - 5, "b"), (0, 1.0, span - 3, "c")])
+    outcomes = []
+    for impl in both:
+        h = impl.Heap()
+        h.__setstate__(st)
+        if how == "push":
+            [h.push(1.0, x) for x in "def"]
+        elif how == "push_many":
+            h.push_many([1.0, 0.5, 1.0, 1.0], "dxef")
+        else:
+            h.update(st[3][0] << 32 | 0, 1.0)  # "c" goes behind its equals (id 0: version 1)
+            h.update(st[3][1] << 32 | 1, 1.0)  # and "b" behind it
+            h.push(1.0, "d")
+        h._check()
+        state = h.__getstate__()
+        assert state[1] < 10  # numbered afresh
+        outcomes.append((comparable_state(state, 3, {0}), h.pop_many(10)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] == {"push": list("bcdef"), "push_many": list("xbcdef"),
+                              "update": list("cbd")}[how]
 
 
 def test_setstate_replaces_a_nonempty_heap_and_drops_old_payloads_last(impl):
