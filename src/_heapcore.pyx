@@ -31,7 +31,7 @@ pop order, (priority, insertion sequence), is the same.
 cimport cython
 from cython.view cimport array as cvarray
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.string cimport memmove
+from libc.string cimport memcpy, memmove
 
 from _handles cimport (
     MIN_SLOTS, NIL, RESET_MIN_SLOTS, Handles, handle_constants, handles_find, handles_free,
@@ -76,6 +76,9 @@ cdef enum:
     ARITY = 4
     # An entry's second word is seq << SLOT_SHIFT | slot (slots < 2**31).
     SLOT_SHIFT = 31
+    # Entries a buffer holds beyond its capacity, for the root to move to
+    # (_root_in: at most ARITY - 1 of them)
+    ALIGN_SLACK = ARITY
 
 cdef u64 SLOT_FIELD = (1ULL << SLOT_SHIFT) - 1
 #: Sequence numbers stay below this (shared with the pure twin, _heapstate).
@@ -125,6 +128,14 @@ def _next_slot_cap(cap):
 
 cdef inline bint _before(double ka, u64 sa, double kb, u64 sb) noexcept nogil:
     return ka < kb or (ka == kb and sa < sb)
+
+
+cdef inline Py_ssize_t _root_in(Entry* e) noexcept:
+    # The index of a 4-ary heap's root in a buffer at e, so that every
+    # node's children (root + 4i + 1 to + 4i + 4) share one cache line.
+    cdef size_t block = ARITY * sizeof(Entry)
+    cdef size_t first = <size_t>&e[1]
+    return <Py_ssize_t>(((block - first % block) % block) // sizeof(Entry))
 
 
 cdef cvarray _new_array(Py_ssize_t n, Py_ssize_t itemsize, str fmt):
@@ -222,32 +233,36 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef int _alloc_heap(self, Py_ssize_t cap) except -1:
-        # new arrays of cap (>= _m) entries, the entries moved to their start
-        cdef double[::1] k = _new_array(cap, sizeof(double), "d")
-        cdef u64[::1] s = _new_array(cap, sizeof(u64), "Q")
-        cdef Py_ssize_t m = self._m, off = self._off
+        # a new buffer of cap (>= _m) entries, the entries moved to the root
+        # (see _root_in); _hkey views its keys for the delay queues' cores
+        cdef Py_ssize_t m = self._m, root
+        cdef object buf = _new_array(2 * (cap + ALIGN_SLACK), sizeof(u64), "Q")
+        cdef u64[::1] raw = buf
+        cdef Entry* e = <Entry*>&raw[0]
+        root = _root_in(e)
         if m:
-            k[:m] = self._hkey[off:off + m]
-            s[:m] = self._hss[off:off + m]
-        self._hkey, self._hss = k, s
+            memcpy(&e[root], &self._e[self._off], m * sizeof(Entry))
+        self._hkey = (<double[:2 * (cap + ALIGN_SLACK)]><double*>e)[::2]
+        self._buf = buf
+        self._e = e
+        self._root = root
         self._hcap = cap
-        self._off = 0
+        self._off = root
         return 0
 
     @cython.final
     cdef void _move_down(self) noexcept:
-        # the entries of a sorted run moved to the start of the arrays
+        # the entries of a sorted run moved to the root
         cdef Py_ssize_t off = self._off, m = self._m
-        if not off:
+        if off == self._root:
             return
-        self._off = 0
+        self._off = self._root
         if m:
-            memmove(&self._hkey[0], &self._hkey[off], m * sizeof(double))
-            memmove(&self._hss[0], &self._hss[off], m * sizeof(u64))
+            memmove(&self._e[self._root], &self._e[off], m * sizeof(Entry))
 
     @cython.final
     cdef void _unsort(self) noexcept:
-        # leave the sorted run: from here on a d-ary heap at [0, _m)
+        # leave the sorted run: from here on a d-ary heap at [_root, _root + _m)
         # (a sorted array is one already)
         if self._sorted:
             self._move_down()
@@ -300,7 +315,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
     @cython.final
     cdef int _on_empty(self) except -1:
         cdef long long epoch = handles_spent(&self._t)
-        self._off = 0
+        self._off = self._root
         self._m = 0
         self._sorted = True
         if epoch != NIL:
@@ -318,59 +333,51 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef void _sift_up(self, Py_ssize_t pos) noexcept:
-        cdef double* K = &self._hkey[0]
-        cdef u64* S = &self._hss[0]
-        cdef double k = K[pos]
-        cdef u64 s = S[pos]
+        # pos: from the root
+        cdef Entry* E = self._e + self._off
+        cdef Entry x = E[pos]
         cdef Py_ssize_t parent
         while pos > 0:
             parent = (pos - 1) // ARITY
-            if not _before(k, s, K[parent], S[parent]):
+            if not _before(x.key, x.ss, E[parent].key, E[parent].ss):
                 break
-            K[pos] = K[parent]
-            S[pos] = S[parent]
+            E[pos] = E[parent]
             pos = parent
-        K[pos] = k
-        S[pos] = s
+        E[pos] = x
 
     @cython.final
     cdef void _sift_down(self, Py_ssize_t pos) noexcept:
         # Floyd's variant (as heapq): walk the hole down to a leaf along the
         # smallest children, then sift the displaced entry back up.  The
         # entry moved in from the end is usually large, so this saves a
-        # comparison per level.
-        cdef double* K = &self._hkey[0]
-        cdef u64* S = &self._hss[0]
+        # comparison per level.  pos: from the root.
+        cdef Entry* E = self._e + self._off
         cdef Py_ssize_t m = self._m, start = pos, child, c, last, best
-        cdef double k = K[pos], bk
-        cdef u64 s = S[pos], bs
+        cdef Entry x = E[pos]
+        cdef double bk
+        cdef u64 bs
         child = ARITY * pos + 1
         while child < m:
             best = child
-            bk = K[child]
-            bs = S[child]
+            bk = E[child].key
+            bs = E[child].ss
             last = child + ARITY if child + ARITY <= m else m
             for c in range(child + 1, last):
-                if K[c] < bk or (K[c] == bk and S[c] < bs):
+                if E[c].key < bk or (E[c].key == bk and E[c].ss < bs):
                     best = c
-                    bk = K[c]
-                    bs = S[c]
-            K[pos] = bk
-            S[pos] = bs
+                    bk = E[c].key
+                    bs = E[c].ss
+            E[pos] = E[best]
             pos = best
             child = ARITY * pos + 1
-        K[pos] = k
-        S[pos] = s
         # back up, no higher than where it started
         while pos > start:
             c = (pos - 1) // ARITY
-            if not _before(k, s, K[c], S[c]):
+            if not _before(x.key, x.ss, E[c].key, E[c].ss):
                 break
-            K[pos] = K[c]
-            S[pos] = S[c]
+            E[pos] = E[c]
             pos = c
-        K[pos] = k
-        S[pos] = s
+        E[pos] = x
 
     @cython.final
     cdef void _heapify(self) noexcept:
@@ -381,9 +388,12 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef inline bint _live_at(self, Py_ssize_t pos) noexcept:
-        # the entry at array index pos is its slot's live entry
-        cdef u64 s = self._hss[pos]
-        return self._slive[s & SLOT_FIELD].seq == s >> SLOT_SHIFT
+        # the entry at array index pos is its slot's live entry: the slot is
+        # held and its live entry has the entry's seq (a released slot's seq
+        # is left as it was: a pop writes nothing more than it must)
+        cdef u64 s = self._e[pos].ss
+        cdef Py_ssize_t slot = s & SLOT_FIELD
+        return handles_held(&self._t, slot) and self._slive[slot].seq == s >> SLOT_SHIFT
 
     @cython.final
     cdef int _renumber(self) except -1:
@@ -397,8 +407,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
         for i in range(n):
             s = live[i]
             slot = s & SLOT_FIELD
-            self._hkey[i] = self._slive[slot].key
-            self._hss[i] = (<u64>i << SLOT_SHIFT) | <u64>slot
+            self._e[self._root + i].key = self._slive[slot].key
+            self._e[self._root + i].ss = (<u64>i << SLOT_SHIFT) | <u64>slot
             self._slive[slot].seq = i
         self._m = n
         self._seq = n  # (in pop order now: a sorted run, or a heap all the same)
@@ -412,11 +422,11 @@ Initialize self.  See help(type(self)) for accurate signature."""
         if self._sorted:
             for i in range(off, off + self._m):
                 if self._live_at(i):
-                    out.append(self._hss[i])
+                    out.append(self._e[i].ss)
             return out
-        order = sorted([i for i in range(self._m) if self._live_at(i)],
-                       key=lambda i: (self._hkey[i], self._hss[i]))
-        return [self._hss[i] for i in order]
+        order = sorted([i for i in range(off, off + self._m) if self._live_at(i)],
+                       key=lambda i: (self._e[i].key, self._e[i].ss))
+        return [self._e[i].ss for i in order]
 
     @cython.final
     cdef inline long long _insert(self, double key, object item) except -1:
@@ -427,15 +437,15 @@ Initialize self.  See help(type(self)) for accurate signature."""
         if self._seq == SEQ_SPAN:
             self._renumber()
             pos = self._off + self._m
-        if pos == self._hcap:
-            if self._off >= self._m:  # at least half of it popped: paid for
+        if pos >= self._hcap:
+            if self._off - self._root >= self._m:  # at least half of it popped: paid for
                 self._move_down()
             else:
                 self._alloc_heap(2 * self._hcap)
             pos = self._off + self._m
         slot = self._take_slot(item)
-        self._hkey[pos] = key
-        self._hss[pos] = (self._seq << SLOT_SHIFT) | <u64>slot
+        self._e[pos].key = key
+        self._e[pos].ss = (self._seq << SLOT_SHIFT) | <u64>slot
         self._slive[slot].key = key
         self._slive[slot].seq = self._seq
         self._seq += 1
@@ -449,29 +459,29 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef Py_ssize_t pos = self._off + self._m
         if self._seq == SEQ_SPAN:
             self._renumber()
-        if self._sorted and self._m and not key >= self._hkey[self._off + self._m - 1]:
+        if self._sorted and self._m and not key >= self._e[self._off + self._m - 1].key:
             self._unsort()
         pos = self._off + self._m
-        if pos == self._hcap:
-            if self._off >= self._m:
+        if pos >= self._hcap:
+            if self._off - self._root >= self._m:
                 self._move_down()
             else:
                 self._alloc_heap(2 * self._hcap)
             pos = self._off + self._m
-        self._hkey[pos] = key
-        self._hss[pos] = (self._seq << SLOT_SHIFT) | <u64>slot
+        self._e[pos].key = key
+        self._e[pos].ss = (self._seq << SLOT_SHIFT) | <u64>slot
         self._slive[slot].key = key
         self._slive[slot].seq = self._seq
         self._seq += 1
         self._m += 1
         if not self._sorted:
-            self._sift_up(pos)
+            self._sift_up(pos - self._off)
         return 0
 
     @cython.final
     cdef int _reserve(self, Py_ssize_t extra) except -1:
         cdef Py_ssize_t cap = self._hcap
-        while cap < self._m + extra:
+        while cap < self._m + extra + ARITY:  # room whatever the root
             cap *= 2
         if cap != self._hcap:
             self._alloc_heap(cap)
@@ -492,8 +502,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         if self._sorted:
             self._off += 1
         elif last:
-            self._hkey[0] = self._hkey[last]
-            self._hss[0] = self._hss[last]
+            self._e[self._off] = self._e[self._off + last]
             self._sift_down(0)
 
     @cython.final
@@ -506,14 +515,13 @@ Initialize self.  See help(type(self)) for accurate signature."""
     @cython.final
     cdef int _purge(self) except -1:
         # every dead entry out at once, once they outnumber the live ones
-        cdef Py_ssize_t i, j = 0, off = self._off
+        cdef Py_ssize_t i, off = self._off, j = self._root
         for i in range(off, off + self._m):
             if self._live_at(i):
-                self._hkey[j] = self._hkey[i]
-                self._hss[j] = self._hss[i]
+                self._e[j] = self._e[i]
                 j += 1
-        self._off = 0
-        self._m = j
+        self._off = self._root
+        self._m = j - self._root
         if not self._sorted:
             self._heapify()
         return 0
@@ -537,15 +545,14 @@ Initialize self.  See help(type(self)) for accurate signature."""
         # now on.  No user code runs until the caller drops the item.
         cdef object item = self._items[slot]  # owned: it outlives the next line
         self._items[slot] = None
-        handles_release(&self._t, <int>slot)
-        self._slive[slot].seq = DEAD_SEQ
+        handles_release(&self._t, <int>slot)  # its entry is dead from now on (_live_at)
         self._n -= 1
         return item
 
     @cython.final
     cdef object _pop_top(self):
         # the live entry at the top out, its item returned
-        cdef long long slot = self._hss[self._off] & SLOT_FIELD
+        cdef long long slot = self._e[self._off].ss & SLOT_FIELD
         cdef object item = self._kill(slot)
         if not self._n:
             self._on_empty()
@@ -553,7 +560,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._drop_top()
         self._clean_top()
         if self._m <= 1:
-            self._sorted = True  # one entry is a sorted run (at _off, 0 in a heap)
+            self._sorted = True  # one entry is a sorted run (at _off, _root in a heap)
         self._shrink_heap()
         return item
 
@@ -589,7 +596,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         with cython.critical_section(self):
             self._enter()
             try:
-                if self._sorted and self._m and not key >= self._hkey[self._off + self._m - 1]:
+                if self._sorted and self._m and not key >= self._e[self._off + self._m - 1].key:
                     self._unsort()  # `not >=`: a NaN key (never one a caller checked) too
                 slot = self._insert(key, item)
                 if not self._sorted:
@@ -673,7 +680,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         # keys K[:k], pushed after the entries of the sorted run, keep it sorted
         cdef Py_ssize_t i
         # `not >=`: a NaN key breaks the run too
-        if k and self._m and not K[0] >= self._hkey[self._off + self._m - 1]:
+        if k and self._m and not K[0] >= self._e[self._off + self._m - 1].key:
             return False
         for i in range(1, k):
             if not K[i] >= K[i - 1]:
@@ -709,7 +716,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         try:
             if not self._n:
                 raise IndexError("pop from an empty heap")
-            key = self._hkey[self._off]
+            key = self._e[self._off].key
             return key, self._pop_top()
         finally:
             self._busy = False
@@ -744,7 +751,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._idle()
         if not self._n:
             raise IndexError("peek at an empty heap")
-        return self._items[self._hss[self._off] & SLOT_FIELD]
+        return self._items[self._e[self._off].ss & SLOT_FIELD]
 
     @cython.critical_section
     def peekitem(self):
@@ -756,7 +763,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         if not self._n:
             raise IndexError("peek at an empty heap")
         # both read before the tuple (an allocation) is made
-        return self._hkey[self._off], self._items[self._hss[self._off] & SLOT_FIELD]
+        return self._e[self._off].key, self._items[self._e[self._off].ss & SLOT_FIELD]
 
     def update(self, handle, priority):
         """Give the item behind ``handle`` a new priority.  O(log n).
@@ -822,7 +829,6 @@ Initialize self.  See help(type(self)) for accurate signature."""
             for s in range(self._t.n):
                 if handles_held(&self._t, s):
                     handles_release(&self._t, <int>s)
-                    self._slive[s].seq = DEAD_SEQ
             self._items = fresh
             self._n = 0
             self._on_empty()  # the entries, every one dead, go too
@@ -854,7 +860,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             n = self._n
             if n:
                 self._idle()
-                key = self._hkey[self._off]
+                key = self._e[self._off].key
         if not n:
             return f"<{type(self).__name__} len=0>"
         return f"<{type(self).__name__} len={n} next_priority={key!r}>"
@@ -887,9 +893,11 @@ Initialize self.  See help(type(self)) for accurate signature."""
         """Load a state of ``__getstate__``; a bad one changes nothing."""
         seq, epoch, tags, free, live = check_state(state)
         cdef Py_ssize_t n = len(live)
-        cdef Py_ssize_t hcap = _cap_for(n)
+        cdef Py_ssize_t hcap = _cap_for(n + ARITY), root  # room whatever the root
         cdef Handles t
         cdef SlotEntry* e
+        cdef Entry* entries
+        cdef u64[::1] raw
         cdef list old
         if seq > SEQ_SPAN:  # numbered afresh, as the pure twin does
             seq = n
@@ -902,10 +910,12 @@ Initialize self.  See help(type(self)) for accurate signature."""
         try:
             if e is NULL:
                 raise MemoryError()
-            hkey = _new_array(hcap, sizeof(double), "d")
-            hss = _new_array(hcap, sizeof(u64), "Q")
+            buf = _new_array(2 * (hcap + ALIGN_SLACK), sizeof(u64), "Q")
+            raw = buf
+            entries = <Entry*>&raw[0]
+            root = _root_in(entries)
             items = [None] * t.n
-            self._load_live(live, e, t.n, hkey, hss, items)
+            self._load_live(live, e, t.n, entries + root, items)
         except BaseException:
             handles_free(&t)
             PyMem_Free(e)
@@ -919,7 +929,10 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 raise
             try:
                 old = self._items
-                self._hkey, self._hss = hkey, hss
+                self._hkey = (<double[:2 * (hcap + ALIGN_SLACK)]><double*>entries)[::2]
+                self._buf = buf
+                self._e = entries
+                self._root = self._off = root
                 PyMem_Free(self._slive)
                 self._slive = e
                 self._items = items
@@ -927,7 +940,6 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 self._t = t
                 self._hcap = hcap
                 self._n = self._m = n
-                self._off = 0
                 self._sorted = True  # live comes in pop order
                 self._seq = seq
             finally:
@@ -935,8 +947,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
         del old  # the replaced payloads' finalisers run only now
 
     @cython.final
-    cdef int _load_live(self, list live, SlotEntry* e, Py_ssize_t slots, double[::1] hkey,
-                        u64[::1] hss, list items) except -1:
+    cdef int _load_live(self, list live, SlotEntry* e, Py_ssize_t slots, Entry* out,
+                        list items) except -1:
         cdef Py_ssize_t i
         cdef long long slot
         cdef u64 sq
@@ -945,8 +957,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
             e[i].key = 0.0
         for i in range(len(live)):
             slot, key, sq, item = live[i]
-            hkey[i] = key
-            hss[i] = (sq << SLOT_SHIFT) | <u64>slot
+            out[i].key = key
+            out[i].ss = (sq << SLOT_SHIFT) | <u64>slot
             e[slot].key = key
             e[slot].seq = sq
             items[slot] = item
@@ -974,34 +986,37 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef _check_tables(self):
-        cdef Py_ssize_t i, s, off = self._off, live = 0
+        cdef Py_ssize_t i, s, off = self._off, root = self._root
         cdef u64 e
+        cdef Entry* E = self._e
         assert len(self._items) == self._t.n <= self._t.cap
-        assert 0 <= off and off + self._m <= self._hcap and 0 <= self._n <= self._m
-        assert self._seq <= SEQ_SPAN
+        assert 0 <= root <= off and off + self._m <= self._hcap
+        assert 0 <= self._n <= self._m and self._seq <= SEQ_SPAN
+        assert &self._hkey[off] == &E[off].key, "the keys' view is the entries'"
         if self._sorted:
             for i in range(off + 1, off + self._m):
-                assert _before(self._hkey[i - 1], self._hss[i - 1], self._hkey[i], self._hss[i]), \
+                assert _before(E[i - 1].key, E[i - 1].ss, E[i].key, E[i].ss), \
                     f"sorted run broken at {i}"
         else:
-            assert off == 0, "a heap starts at the start of the arrays"
+            assert off == root, "a heap starts at the root"
+            assert (<size_t>&E[root + 1]) % (ARITY * sizeof(Entry)) == 0, "children share a line"
             for i in range(1, self._m):
                 p = (i - 1) // ARITY
-                assert not _before(self._hkey[i], self._hss[i], self._hkey[p], self._hss[p]), \
+                assert not _before(E[root + i].key, E[root + i].ss, E[root + p].key, E[root + p].ss), \
                     f"heap order broken at {i}"
         assert not self._n or self._live_at(off), "the top is live"
         held = set()
         for i in range(off, off + self._m):
-            e = self._hss[i]
+            e = E[i].ss
             s = e & SLOT_FIELD
             assert 0 <= s < self._t.n and (e >> SLOT_SHIFT) < self._seq
             if self._live_at(i):
                 assert handles_held(&self._t, s) and s not in held
-                assert self._slive[s].key == self._hkey[i]
+                assert self._slive[s].key == E[i].key
                 held.add(s)
         assert len(held) == self._n
         assert self._m - self._n <= self._n + RESET_MIN_SLOTS, "dead entries are purged"
         check_table(handles_tags(&self._t), handles_links(&self._t), self._t.free,
                     self._t.epoch, held, self._t.cid)
         for s in range(self._t.n):
-            assert s in held or (self._items[s] is None and self._slive[s].seq == DEAD_SEQ)
+            assert s in held or self._items[s] is None

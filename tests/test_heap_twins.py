@@ -129,7 +129,7 @@ def help_sections(cls) -> str:
     """
     text = help_text(cls).replace(cls.__module__, "MOD")
     text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \| *\n", "", text)
-    doc = text[text.index("Binary min-heap"):]
+    doc = text[text.index("Min-heap of items"):]
     blocks = re.split(r"\n \|  -{20,}\n", doc)
     keep = [b for b in blocks[1:] if b.startswith(" |  Class methods defined here")]
     return "\n".join([blocks[0], *keep])

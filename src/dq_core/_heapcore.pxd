@@ -9,6 +9,11 @@ from _handles cimport Handles
 
 ctypedef unsigned long long u64
 
+# an entry of the heap: its key, and seq << SLOT_SHIFT | slot
+ctypedef struct Entry:
+    double key
+    u64 ss
+
 # a held slot's live entry: its key (for priority) and sequence number (an
 # entry in the heap arrays is live while its seq is its slot's)
 ctypedef struct SlotEntry:
@@ -17,12 +22,15 @@ ctypedef struct SlotEntry:
 
 
 cdef class Heap:
-    # by array index: the entries (key, seq << SLOT_SHIFT | slot), live and
-    # dead, at [_off, _off + _m): d-ary heap positions (_off is 0) or, while
-    # _sorted, in pop order (see dq_core._heapcore); the entry at _off is live
-    # whenever _n > 0
-    cdef double[::1] _hkey
-    cdef u64[::1] _hss
+    # by array index: the entries, live and dead, at [_off, _off + _m) of
+    # the buffer _e: a d-ary heap from the root (_off is _root) or, while
+    # _sorted, in pop order (see dq_core._heapcore); the entry at _off is
+    # live whenever _n > 0.  _hkey views their keys (for the delay queues'
+    # cores: the head's key is _hkey[_off]); _buf owns the buffer.
+    cdef Entry* _e
+    cdef double[:] _hkey
+    cdef object _buf
+    cdef Py_ssize_t _root
     # by slot: the handle table, each held slot's live entry (as long as the
     # table's room), and the payload (None in a free slot; as long as the
     # slots made)
@@ -94,8 +102,8 @@ cdef class Heap:
     @cython.final
     cdef tuple _state(self)
     @cython.final
-    cdef int _load_live(self, list live, SlotEntry* e, Py_ssize_t slots, double[::1] hkey,
-                        u64[::1] hss, list items) except -1
+    cdef int _load_live(self, list live, SlotEntry* e, Py_ssize_t slots, Entry* out,
+                        list items) except -1
     @cython.final
     cdef _check_tables(self)
 
