@@ -10,7 +10,8 @@ iheap (``pip install -e ".[bench]"``; skipped when missing), is a Rust
 indexed 8-ary heap of float priorities and int handles: ``iheap`` runs it
 bare (no payloads, no FIFO among ties), ``iheap+list`` carries the same
 payloads as dq_core in a list indexed by its handles, the way its
-documentation suggests.  ``--only iheap`` keeps just the rows against it.
+documentation suggests.  ``--only iheap`` keeps just the rows against it
+(compiled dq_core and iheap).
 """
 
 from __future__ import annotations
@@ -202,9 +203,10 @@ def main() -> None:
         runner.metadata["iheap"] = iheap.__version__
     peers = iheap is not None
     every = args.only is None
+    impls = IMPLS if every else IMPLS[:1]
     for n in (1_000, 100_000, 1_000_000):
         prios = w.random_priorities(n)
-        for label, impl in IMPLS:
+        for label, impl in impls:
             runner.bench_time_func(f"push+pop N={n} {label}", w.heap_push_pop,
                                    impl.Heap, prios, inner_loops=2 * n)
         if every:
@@ -220,7 +222,7 @@ def main() -> None:
     prios = w.random_priorities(n)
     items = list(range(n))
     if every:
-        for label, impl in IMPLS:
+        for label, impl in impls:
             runner.bench_time_func(f"push_many+pop_many N={n} {label}", w.heap_bulk,
                                    impl.Heap, prios, items, inner_loops=2 * n)
         runner.bench_time_func(f"push_many+pop_many N={n} heapq", w.heapq_bulk,
@@ -229,7 +231,7 @@ def main() -> None:
     m = 10_000
     small, new = prios[:m], w.random_priorities(m, seed=2)
     ops = 3 * m + m // 2
-    for label, impl in IMPLS:
+    for label, impl in impls:
         runner.bench_time_func(f"update+remove N={m} {label}", w.heap_update_remove,
                                impl.Heap, small, new, inner_loops=ops)
     if every:
@@ -242,7 +244,7 @@ def main() -> None:
     if peers:
         adj = random_graph(100_000)
         ops = dijkstra_ops(adj)
-        for label, impl in IMPLS:
+        for label, impl in impls:
             runner.bench_time_func(f"dijkstra N=100000 {label}", heap_dijkstra, impl.Heap, adj,
                                    inner_loops=ops)
         runner.bench_time_func("dijkstra N=100000 iheap+list", iheap_dijkstra, adj,

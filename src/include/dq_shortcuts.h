@@ -368,22 +368,39 @@ Py_LOCAL_INLINE(int) dq_monotonic(double *out) {
 #endif
 #endif
 
+#if DQ_SC_LONG_DIGITS
+/* A new positive int of n digits d (n >= 1): 3.14 made _PyLong_New deprecated
+   for PyLongWriter (PEP 757), whose digits are the same */
+Py_LOCAL_INLINE(PyObject *) dq_long_from_digits(const digit *d, Py_ssize_t n) {
+    Py_ssize_t i;
+#if PY_VERSION_HEX >= 0x030E0000
+    void *out;
+    PyLongWriter *w = PyLongWriter_Create(0, n, &out);
+    if (w == NULL) return NULL;
+    for (i = 0; i < n; i++) ((digit *)out)[i] = d[i];
+    return PyLongWriter_Finish(w);
+#else
+    PyLongObject *v = _PyLong_New(n);
+    if (v == NULL) return NULL;
+    for (i = 0; i < n; i++) DQ_LONG_DIGIT(v)[i] = d[i];
+    return (PyObject *)v;
+#endif
+}
+#endif
+
 /* The int hi * 2**64 + lo: a new reference, or NULL with an exception set. */
 Py_LOCAL_INLINE(PyObject *) dq_long_from_u128(unsigned long long hi, unsigned long long lo) {
     if (hi == 0) return PyLong_FromUnsignedLongLong(lo);
 #if DQ_SC_LONG_DIGITS
     {
         digit d[(128 + PyLong_SHIFT - 1) / PyLong_SHIFT];
-        Py_ssize_t n = 0, i;
-        PyLongObject *v;
+        Py_ssize_t n = 0;
 #if PyLong_SHIFT == 30
         if (hi < (1ULL << 26)) { /* the common handle: three digits, made straight */
-            v = _PyLong_New(3);
-            if (v == NULL) return NULL;
-            DQ_LONG_DIGIT(v)[0] = (digit)(lo & PyLong_MASK);
-            DQ_LONG_DIGIT(v)[1] = (digit)((lo >> 30) & PyLong_MASK);
-            DQ_LONG_DIGIT(v)[2] = (digit)((lo >> 60) | (hi << 4));
-            return (PyObject *)v;
+            d[0] = (digit)(lo & PyLong_MASK);
+            d[1] = (digit)((lo >> 30) & PyLong_MASK);
+            d[2] = (digit)((lo >> 60) | (hi << 4));
+            return dq_long_from_digits(d, 3);
         }
 #endif
         while (hi | lo) {
@@ -391,10 +408,7 @@ Py_LOCAL_INLINE(PyObject *) dq_long_from_u128(unsigned long long hi, unsigned lo
             lo = (lo >> PyLong_SHIFT) | (hi << (64 - PyLong_SHIFT));
             hi >>= PyLong_SHIFT;
         }
-        v = _PyLong_New(n);
-        if (v == NULL) return NULL;
-        for (i = 0; i < n; i++) DQ_LONG_DIGIT(v)[i] = d[i];
-        return (PyObject *)v;
+        return dq_long_from_digits(d, n);
     }
 #else
     {
