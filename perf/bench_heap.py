@@ -195,7 +195,11 @@ def dijkstra_ops(adj: list[list[tuple[int, float]]]) -> int:
 
 
 def main() -> None:
-    runner = pyperf.Runner()
+    def forward(cmd: list[str], args: Any) -> None:  # the workers register the same rows
+        if args.only:
+            cmd.extend(("--only", args.only))
+
+    runner = pyperf.Runner(add_cmdline_args=forward)
     runner.argparser.add_argument("--only", choices=["iheap"], help="just the rows against iheap")
     args = runner.parse_args()
     runner.metadata["description"] = "dq_core.Heap vs heapq and iheap"

@@ -332,12 +332,12 @@ Initialize self.  See help(type(self)) for accurate signature."""
     # update and remove leave the old entry dead in place (see _purge).
 
     @cython.final
-    cdef void _sift_up(self, Py_ssize_t pos) noexcept:
-        # pos: from the root
+    cdef void _sift_up(self, Py_ssize_t pos, Py_ssize_t start) noexcept:
+        # pos and start (no higher than it): from the root
         cdef Entry* E = self._e + self._off
         cdef Entry x = E[pos]
         cdef Py_ssize_t parent
-        while pos > 0:
+        while pos > start:
             parent = (pos - 1) // ARITY
             if not _before(x.key, x.ss, E[parent].key, E[parent].ss):
                 break
@@ -370,14 +370,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
             E[pos] = E[best]
             pos = best
             child = ARITY * pos + 1
-        # back up, no higher than where it started
-        while pos > start:
-            c = (pos - 1) // ARITY
-            if not _before(x.key, x.ss, E[c].key, E[c].ss):
-                break
-            E[pos] = E[c]
-            pos = c
         E[pos] = x
+        self._sift_up(pos, start)  # back up, no higher than where it started
 
     @cython.final
     cdef void _heapify(self) noexcept:
@@ -475,7 +469,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._seq += 1
         self._m += 1
         if not self._sorted:
-            self._sift_up(pos - self._off)
+            self._sift_up(pos - self._off, 0)
         return 0
 
     @cython.final
@@ -600,7 +594,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
                     self._unsort()  # `not >=`: a NaN key (never one a caller checked) too
                 slot = self._insert(key, item)
                 if not self._sorted:
-                    self._sift_up(self._m - 1)
+                    self._sift_up(self._m - 1, 0)
                 return self._handle(slot)
             finally:
                 self._busy = False
@@ -667,7 +661,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 for i in range(k):
                     self._insert(keys[i], values[i])  # MemoryError: no slot for it
                     if not bulk and not self._sorted:
-                        self._sift_up(self._m - 1)
+                        self._sift_up(self._m - 1, 0)
             finally:
                 # after a MemoryError too: the items inserted so far form a heap
                 if bulk:

@@ -66,7 +66,7 @@ cdef class Heap:
     @cython.final
     cdef bint _in_order(self, const double* K, Py_ssize_t k) noexcept
     @cython.final
-    cdef void _sift_up(self, Py_ssize_t pos) noexcept
+    cdef void _sift_up(self, Py_ssize_t pos, Py_ssize_t start) noexcept
     @cython.final
     cdef void _sift_down(self, Py_ssize_t pos) noexcept
     @cython.final
