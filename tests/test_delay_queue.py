@@ -99,6 +99,24 @@ def test_cancel_and_reschedule(impl):
         dq.cancel("a")
 
 
+def test_another_queue_s_handles_cancel_and_reschedule_nothing(impl):
+    # two queues fed alike hold their items in the same heap slots: only the
+    # container id in a handle tells whose it is
+    clock = FakeClock(100.0)
+    d1, d2 = impl.DelayQueue(clock=clock), impl.DelayQueue(clock=clock)
+    h1 = [d1.put(f"one{i}", i) for i in range(5)]
+    h2 = [d2.put(f"two{i}", i) for i in range(5)]
+    for h in h1:
+        assert d2.cancel(h) is False and d2.reschedule(h, 50) is False
+    for h in h2:
+        assert d1.cancel(h) is False and d1.reschedule(h, 50) is False
+    assert len(d1) == len(d2) == 5 and d1.next_deadline() == d2.next_deadline() == 100.0
+    clock.now = 104
+    assert d2.get_many() == [f"two{i}" for i in range(5)]
+    assert d1.cancel(h1[2]) is True and d1.reschedule(h1[3], 0) is True  # its own still work
+    assert d1.get_many() == ["one0", "one1", "one4", "one3"]
+
+
 def test_maxsize_bounds_held_items(impl):
     dq = impl.DelayQueue(maxsize=2, clock=FakeClock(100.0))
     dq.put("a", 10)
