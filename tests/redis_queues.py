@@ -149,3 +149,14 @@ def wait_until_done(q: RedisDelayQueue, seconds: float = 60.0) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+async def subscribed(q: Any) -> None:
+    """Make ``q`` a waiter that waited: subscribed, its subscription kept idle,
+    and among the idle waiters (a short ``get`` may time out before it
+    subscribes, on a busy machine)."""
+    for _ in range(100):
+        assert await call(q, "get", 0.1) is None
+        if q._idle:
+            return
+    raise AssertionError("the queue never subscribed")

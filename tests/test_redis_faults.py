@@ -25,7 +25,8 @@ import pytest
 import redis
 
 from dq_core.redis import SOURCES, RedisDelayQueue, _protocol
-from redis_queues import call, check, kind, lose_a_reply, proxy, run_on  # noqa: F401 (fixtures)
+from redis_queues import (call, check, kind, lose_a_reply, proxy, run_on,  # noqa: F401
+                          subscribed)
 from redis_server import own_server, redis_server  # noqa: F401 (fixtures)
 
 
@@ -97,7 +98,7 @@ def test_a_lost_claim_reply_still_tells_the_watcher_it_watches(kind, redis_serve
 
     async def scenario(q: Any) -> None:
         q_sha.append(q._scripts["claim"].sha.encode())
-        assert await call(q, "get", 0.05) is None  # subscribed, idle
+        await subscribed(q)  # subscribed, idle
         other.put(b"x", 1.0)  # q is told to watch its due time
         timer = threading.Timer(0.3, break_its_subscription)
         timer.start()
@@ -128,7 +129,7 @@ def test_when_every_subscription_stays_half_open_jobs_still_come(kind, redis_ser
     direct = RedisDelayQueue(name, redis_server.client())
 
     async def scenario(q: Any) -> None:
-        assert await call(q, "get", 0.1) is None  # subscribed, now idle
+        await subscribed(q)  # subscribed, now idle
         assert proxy.half_open(b"SUBSCRIBE") == 1
         for _ in range(2):
             put_at = time.monotonic()
@@ -155,7 +156,7 @@ def test_wake_ups_a_look_saw_are_dropped_unread(kind, redis_server):
     admin = redis_server.client()
 
     async def scenario(q: Any) -> None:
-        assert await call(q, "get", 0.05) is None  # subscribed, now idle
+        await subscribed(q)  # subscribed, now idle
         for i in range(50):  # each put is the head: each publishes a wake-up
             other.put(b"%d" % i)
             assert await call(q, "ack", await call(q, "get", 0))
@@ -180,14 +181,14 @@ def test_a_closed_queue_is_no_longer_named_to_look(kind, redis_server):
     idle = f"dq:{{{name}}}:idle"
 
     async def scenario(q: Any) -> None:
-        assert await call(q, "get", 0.05) is None
+        await subscribed(q)
         assert admin.zscore(idle, q._me) is not None  # idle, after its look
         if isinstance(q, RedisDelayQueue):
             q.close()
         else:
             await q.aclose()
         assert admin.zscore(idle, q._me) is None
-        assert await call(q, "get", 0.05) is None  # usable: idle again
+        await subscribed(q)  # usable: idle again
         assert admin.zscore(idle, q._me) is not None
     run_on(kind, redis_server.port, name, scenario)
     admin.close()
@@ -204,7 +205,7 @@ def test_a_killed_subscription_reconnects_instead_of_raising(kind, redis_server)
         direct.put(b"after the kill")
 
     async def scenario(q: Any) -> None:
-        assert await call(q, "get", 0.1) is None
+        await subscribed(q)
         timer = threading.Timer(0.3, kill_then_put)
         timer.start()
         start = time.monotonic()
@@ -342,7 +343,7 @@ def test_the_eviction_warning_points_at_the_caller_and_needs_no_config_command(k
 def test_a_forked_child_subscribes_anew(redis_server):
     name = uuid.uuid4().hex
     q = RedisDelayQueue(name, redis_server.client())
-    assert q.get(timeout=0.05) is None  # leaves a subscription idle
+    asyncio.run(subscribed(q))  # leaves a subscription idle
     parents = list(q._idle)
     assert len(parents) == 1
     read, write = os.pipe()
@@ -406,20 +407,25 @@ def test_a_big_batch_runs_in_bounded_scripts(redis_server):
     ids = q.put_many([b"p%d" % i for i in range(n)])
     assert len(q.get_many(n)) == n
     bulk = inner() - before  # each a few commands over all its jobs
-    time.sleep(0.3)  # every lease ends: each script reclaims CHUNK of them at most
+    early = admin.zcard(q.keys[4])  # leases that ended while get_many ran (a busy machine)
+    # every lease ends: each script reclaims CHUNK of them at most
+    time.sleep(0.3)
+    dead = admin.zcard(q.keys[4])
     before = inner()
-    assert q.stats()["dead"] == 1000
-    assert q.stats()["dead"] == 2000
+    while dead < n:
+        now = q.stats()["dead"]
+        assert now - dead == min(1000, n - dead), (dead, now)
+        dead = now
     reclaimed = inner() - before  # a few commands per job
-    assert sorted(j.id for j in q.dead()) == sorted(ids)  # the other 2000 on the way
+    assert sorted(j.id for j in q.dead()) == sorted(ids)
     assert q.purge_dead() == n
     per = {op: [k for o, k in sent if o == op] for op in ("put", "claim", "dead", "purge_dead")}
     assert len(per["put"]) == n // 500 and max(per["put"]) == 2 + 3 * 500  # 500 jobs a script
     assert len(per["claim"]) == n // 500 and set(per["claim"]) == {4}  # of 500 at most
     assert len(per["dead"]) == n // 500 + 1  # pages of 500, the last one empty
     assert len(per["purge_dead"]) == n // 1000 + 1  # CHUNK a script
-    assert bulk <= 30 * (len(per["put"]) + len(per["claim"])), bulk
-    assert reclaimed <= 6 * 2000 + 60, reclaimed
+    assert bulk <= 30 * (len(per["put"]) + len(per["claim"])) + 6 * early, (bulk, early)
+    assert reclaimed <= 6 * n + 30 * 4, reclaimed
     check(redis_server, name, [])
     q.close()
     admin.close()

@@ -21,7 +21,8 @@ import pytest
 import redis
 
 from dq_core.redis import RedisDelayQueue, Unavailable, _protocol
-from redis_queues import call, check, keep_alive, kind, make, proxy, run_on  # noqa: F401
+from redis_queues import (call, check, keep_alive, kind, make, proxy, run_on,  # noqa: F401
+                          subscribed)
 from redis_server import own_server, redis_server  # noqa: F401 (fixtures)
 
 
@@ -38,7 +39,7 @@ def test_a_put_during_a_restart_waits_for_it_and_lands_once(kind, own_server):
 
     async def scenario(q: Any) -> None:
         before = await call(q, "put", b"before", 60)
-        assert await call(q, "get", 0.05) is None  # a subscription kept idle: it breaks too
+        await subscribed(q)  # a subscription kept idle: it breaks too
         own_server.kill()  # SIGKILL; AOF fsync always
         timer = later(0.5, own_server.start)
         started = time.monotonic()
@@ -165,7 +166,7 @@ def test_a_half_open_subscription_costs_one_late_job(kind, redis_server, proxy, 
     direct = RedisDelayQueue(name, redis_server.client())
 
     async def scenario(q: Any) -> None:
-        assert await call(q, "get", 0.1) is None  # subscribed, now idle
+        await subscribed(q)
         [dead] = q._idle
         assert proxy.half_open(b"SUBSCRIBE", later=False) == 1
         late: List[float] = []

@@ -27,7 +27,7 @@ import pytest
 import redis.asyncio as aredis
 
 from dq_core.redis import AsyncRedisDelayQueue, Job, RedisDelayQueue
-from redis_queues import keep_alive
+from redis_queues import keep_alive, subscribed
 from redis_server import RedisServer, own_server, redis_server  # noqa: F401 (fixtures)
 
 CONSUMER = str(Path(__file__).with_name("redis_consumer.py"))
@@ -330,7 +330,7 @@ def test_a_nack_wakes_a_waiting_get(kind, redis_server):
     async def scenario():
         async with opened(kind, redis_server) as q:
             other = RedisDelayQueue(q.name, redis_server.client())
-            assert await q.get(timeout=0.05) is None  # waiting, idle
+            await subscribed(q.queue)  # waiting, idle
             other.put(b"x")
             job = other.get(timeout=0)
             timer = threading.Timer(0.2, other.nack, (job, 0.2))
@@ -481,7 +481,9 @@ def test_waiting_get_woken_from_another_thread_is_not_late(redis_server):
     worker.join(30)
     assert not worker.is_alive() and len(lateness) == 40
     assert min(lateness) >= 0.0
-    assert sorted(lateness)[20] < 0.05  # generous; perf/bench_redis.py measures it
+    # woken when due, not by a waiter standing by (2 to 3 s later): generous
+    # enough for a machine whose cores are busy; perf/bench_redis.py measures it
+    assert sorted(lateness)[20] < 0.5
     q.close()
 
 

@@ -86,7 +86,7 @@ def test_a_failover_under_load_loses_no_job_and_the_workers_resume(sentinel):
         time.sleep(0.02)
     failover = time.monotonic() - killed
     putter.join(15)
-    assert len(after) == 20
+    assert len(after) == 20, "the puts did not ride the failover out"
     end = time.monotonic() + 15
     while len(deliveries) < len(before) + len(after) and time.monotonic() < end:
         time.sleep(0.05)
@@ -95,8 +95,11 @@ def test_a_failover_under_load_loses_no_job_and_the_workers_resume(sentinel):
         w.join(10)
     assert errors == []
     assert set(deliveries) == set(before) | set(after)  # nothing lost
-    resumed = min(t for runs in deliveries.values() for t, _ in runs if t > killed) - killed
-    assert resumed < failover + 2.0, (resumed, failover)
+    # the workers' outage: the longest pause in the deliveries after the kill
+    # (a get that claimed before it may return just after it)
+    times = sorted(t for runs in deliveries.values() for t, _ in runs if t > killed - 0.5)
+    gap, resumed = max((b - a, b - killed) for a, b in zip(times, times[1:]))
+    assert resumed < failover + 2.0, (resumed, failover, gap)
     # a job runs twice only when its ack (or claim) was lost with the master:
     # the first run was acked (True) before the kill and the replica never
     # heard of it, or claimed before the kill and its ack came too late (False)
