@@ -124,6 +124,8 @@ def run(server: RedisServer, processes: int, pattern: str, jobs: int) -> Dict[st
         total.update(results.get(timeout=60))
     for p in procs:
         p.join(60)
+    results.close()
+    results.join_thread()
     producer.close()
     admin.close()
     scripts = {"claim", "bury", "put", "ack", "nack", "extend", "cancel", "reschedule",

@@ -153,6 +153,29 @@ def test_a_put_whose_reply_is_lost_in_an_outage_acts_once(kind, redis_server, pr
     run_on(kind, proxy.port, name, scenario, own_retries=False)
 
 
+def test_a_subscription_reconnected_by_redis_py_is_followed_by_a_look(kind, redis_server, proxy):
+    # redis-py 6+ reconnects a subscription by itself and subscribes again,
+    # silently; what was published meanwhile is lost (here: the job's
+    # wake-up).  The queue notices the reconnection, and looks
+    name = uuid.uuid4().hex
+    direct = RedisDelayQueue(name, redis_server.client())
+
+    async def scenario(q: Any) -> None:
+        await subscribed(q)
+        timers = [later(0.2, proxy.refuse, True), later(0.3, direct.put, b"x"),
+                  later(0.6, proxy.refuse, False)]
+        started = time.monotonic()
+        job = await call(q, "get", 10)
+        for timer in timers:
+            timer.join()
+        assert job is not None and job.payload == b"x"
+        assert time.monotonic() - started < 5.0  # not the timeout, nor a stand-by's look
+        assert await call(q, "ack", job)
+        check(redis_server, name, [])
+    run_on(kind, proxy.port, name, scenario)  # the client's own retries, as redis-py has them
+    direct.close()
+
+
 # ---------------------------------------------------------------- a half-open subscription
 
 def test_a_half_open_subscription_costs_one_late_job(kind, redis_server, proxy, monkeypatch):

@@ -126,7 +126,10 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     nothing: cancelled while it sleeps, it has claimed nothing; cancelled
     while its claim script runs, the jobs that script claimed come back
     when their lease ends, as from a consumer that died.  ``client`` is a
-    ``redis.asyncio.Redis`` or a ``redis.asyncio.RedisCluster``.
+    ``redis.asyncio.Redis`` (also one from
+    ``redis.asyncio.sentinel.Sentinel.master_for``) or a
+    ``redis.asyncio.RedisCluster``.  Outages are ridden out as
+    :class:`RedisDelayQueue` rides them out.
     """
 
     __slots__ = ()

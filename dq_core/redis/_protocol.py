@@ -735,10 +735,13 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     async def _wait(self, pubsub: "_PubSub", seconds: float) -> bool:
         """Wait on the subscription until wake-ups come (taken in) or ``seconds``
-        pass: True; False if it broke, or did not answer a ping in time."""
+        pass: True; False if it broke, did not answer a ping in time, or was
+        reconnected by redis-py (it is then replaced, and the listener looks)."""
         end = monotonic() + seconds
         try:
             while True:
+                if pubsub.reconnected:
+                    return False  # by redis-py: what was published meanwhile is lost
                 now = monotonic()
                 if pubsub.pinged is None and now - pubsub.heard >= _PING_AFTER:
                     await pubsub.ping()  # silent for long: is it still there?
@@ -752,7 +755,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 wakeups = await pubsub.wait(max(0.0, until - now))
                 if wakeups:
                     self._wake.hear(wakeups)
-                    return True
+                    return not pubsub.reconnected
                 if monotonic() >= end:
                     return True
         except _LOST:
@@ -795,7 +798,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 # takes them; a pile of them (a long busy spell) is dropped with
                 # its connection, and then the listener looks
                 n, wakeups = await pubsub.drain(_STALE)
-                if n <= _STALE:
+                if n <= _STALE and not pubsub.reconnected:
                     self._wake.hear(wakeups)
                     return pubsub
                 await pubsub.close()
@@ -886,14 +889,26 @@ class _PubSub:
     """A face's subscription to the wake-up channels, its I/O as coroutines.
 
     ``heard``: when it last heard anything (monotonic); ``pinged``: since
-    when a ping of its waits no answer (None: none pending)."""
+    when a ping of its waits no answer (None: none pending);
+    ``reconnected``: redis-py reconnected it by itself (redis-py 6+ retries:
+    it subscribes again, but what was published meanwhile is lost)."""
 
-    __slots__ = ("raw", "heard", "pinged")
+    __slots__ = ("raw", "heard", "pinged", "reconnected", "__weakref__")
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw  # redis-py's PubSub: blocking or asyncio
         self.heard = monotonic()
         self.pinged: Optional[float] = None
+        self.reconnected = False
+
+    def _on_connect(self, connection: Any) -> None:
+        self.reconnected = True
+
+    def _watch_reconnects(self) -> None:
+        """From now on, note when redis-py reconnects the subscription's connection."""
+        connection = getattr(self.raw, "connection", None)
+        if connection is not None:  # a weak reference: dropped with this object
+            connection.register_connect_callback(self._on_connect)
 
     async def message(self, timeout: float) -> Any:
         raise NotImplementedError
@@ -943,6 +958,7 @@ class _PubSub:
             if msg is not None:
                 self._note(msg)
                 left -= msg["type"] == "subscribe"
+        self._watch_reconnects()
 
     async def drain(self, most: float = math.inf) -> Tuple[int, List[bytes]]:
         """Read the messages waiting, up to one more than ``most``: how many, and
