@@ -358,13 +358,13 @@ Py_LOCAL_INLINE(int) dq_monotonic(double *out) {
 #endif
 #if DQ_SC_LONG_DIGITS
 #if DQ_PY312
-#define DQ_LONG_DIGIT(v) (((PyLongObject *)(v))->long_value.ob_digit)
+#define DQ_LONG_DIGIT(v)    (((PyLongObject *)(v))->long_value.ob_digit)
 #define DQ_LONG_NEGATIVE(v) ((((PyLongObject *)(v))->long_value.lv_tag & 3) == 2)
-#define DQ_LONG_NDIGITS(v) ((Py_ssize_t)(((PyLongObject *)(v))->long_value.lv_tag >> 3))
+#define DQ_LONG_NDIGITS(v)  ((Py_ssize_t)(((PyLongObject *)(v))->long_value.lv_tag >> 3))
 #else
-#define DQ_LONG_DIGIT(v) (((PyLongObject *)(v))->ob_digit)
+#define DQ_LONG_DIGIT(v)    (((PyLongObject *)(v))->ob_digit)
 #define DQ_LONG_NEGATIVE(v) (Py_SIZE(v) < 0)
-#define DQ_LONG_NDIGITS(v) (Py_SIZE(v))
+#define DQ_LONG_NDIGITS(v)  (Py_SIZE(v))
 #endif
 #endif
 
@@ -377,12 +377,14 @@ Py_LOCAL_INLINE(PyObject *) dq_long_from_digits(const digit *d, Py_ssize_t n) {
     void *out;
     PyLongWriter *w = PyLongWriter_Create(0, n, &out);
     if (w == NULL) return NULL;
-    for (i = 0; i < n; i++) ((digit *)out)[i] = d[i];
+    for (i = 0; i < n; i++)
+        ((digit *)out)[i] = d[i];
     return PyLongWriter_Finish(w);
 #else
     PyLongObject *v = _PyLong_New(n);
     if (v == NULL) return NULL;
-    for (i = 0; i < n; i++) DQ_LONG_DIGIT(v)[i] = d[i];
+    for (i = 0; i < n; i++)
+        DQ_LONG_DIGIT(v)[i] = d[i];
     return (PyObject *)v;
 #endif
 }
@@ -440,8 +442,7 @@ Py_LOCAL_INLINE(PyObject *) dq_long_from_u128(unsigned long long hi, unsigned lo
 /* For v, an exact int: 1 with *hi and *lo set if 0 <= v < 2**128 (v is
    *hi * 2**64 + *lo), 0 if v is out of that range (nothing raised), -1 with
    an exception set if the fallback ran out of memory. */
-Py_LOCAL_INLINE(int) dq_long_as_u128(PyObject *v, unsigned long long *hi,
-                                     unsigned long long *lo) {
+Py_LOCAL_INLINE(int) dq_long_as_u128(PyObject *v, unsigned long long *hi, unsigned long long *lo) {
 #if DQ_SC_LONG_DIGITS
     Py_ssize_t i, n;
     unsigned long long h = 0, l = 0;
@@ -450,8 +451,8 @@ Py_LOCAL_INLINE(int) dq_long_as_u128(PyObject *v, unsigned long long *hi,
 #if PyLong_SHIFT == 30
     if (n == 3) { /* the common handle, read straight */
         const digit *d = DQ_LONG_DIGIT(v);
-        *lo = (unsigned long long)d[0] | ((unsigned long long)d[1] << 30) |
-              ((unsigned long long)d[2] << 60);
+        *lo = (unsigned long long)d[0] | ((unsigned long long)d[1] << 30)
+              | ((unsigned long long)d[2] << 60);
         *hi = (unsigned long long)d[2] >> 4;
         return 1;
     }
