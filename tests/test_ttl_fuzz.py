@@ -55,13 +55,15 @@ def act(side: Side, action: str) -> None:
         d.push("from user code", 0.0)
     elif action == "expire":
         side.log.append(("expired", d.expire(math.inf)))
+    elif action == "purge":
+        side.log.append(("purged", d.purge(math.inf)))
     elif action == "fin-push":
         Finaliser(lambda: d.push("from a finaliser", 0.0), side.log)
         gc.collect(0)  # the collector is off (collector_off): the cycle is young
 
 
 DICT_ACTIONS = ["raise", "clear", "set", "del", "len", "fin-set", "fin-clear"]
-RING_ACTIONS = ["raise", "push", "expire", "fin-push"]
+RING_ACTIONS = ["raise", "push", "expire", "purge", "fin-push"]
 
 
 class Key:
@@ -300,6 +302,10 @@ def test_ttlring_lockstep(both, collector_off):
         @rule(now=NUMBERS, cap=st.sampled_from([-1, 0, 1, 2, 2**70, 1.5, "x"]))
         def expire(self, now, cap):
             self.same(lambda s: s.obj.expire(now, cap))
+
+        @rule(now=NUMBERS)
+        def purge(self, now):
+            self.same(lambda s: s.obj.purge(now))
 
         @rule(now=st.floats(0, 30), action=st.sampled_from(RING_ACTIONS))
         def expire_hostile(self, now, action):
