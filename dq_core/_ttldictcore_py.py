@@ -102,6 +102,12 @@ def _append(tab: _Table, e: Entry) -> None:
     tab.version += 1
 
 
+def _unbucket(index: dict[int, Any], h: int, bucket: tuple[Entry, ...], e: Entry) -> None:
+    # e leaves its hash's bucket (it shares the hash with others)
+    rest = tuple(x for x in bucket if x is not e)
+    index[h] = rest[0] if len(rest) == 1 else rest
+
+
 def _remove(tab: _Table, e: Entry) -> tuple[Any, Any]:
     # e leaves the index and becomes a hole; its (key, value) go to the caller
     h = e[2]
@@ -110,8 +116,7 @@ def _remove(tab: _Table, e: Entry) -> tuple[Any, Any]:
     if found is e:
         del index[h]
     else:
-        rest = tuple(x for x in found if x is not e)
-        index[h] = rest[0] if len(rest) == 1 else rest
+        _unbucket(index, h, found, e)  # type: ignore[arg-type]
     pair = (e[0], e[1])
     e[0] = _HOLE
     e[1] = None
@@ -252,7 +257,7 @@ class TTLDictCore(Generic[K, V]):
         h = hash(key)
         tab = self._tab
         e = tab.index.get(h)
-        if type(e) is not list or e[0] is not key:  # not found at once by identity
+        if e is not None and (type(e) is not list or e[0] is not key):  # not found by identity
             e = _find(tab, key, h)
         if e is None or e[3] + self._ttl <= now:
             return _ABSENT
@@ -260,10 +265,23 @@ class TTLDictCore(Generic[K, V]):
 
     def __getitem__(self, key: K, /) -> V:
         """Return self[key]."""
-        value = self._live(key)
-        if value is _ABSENT:
+        # _live(key), inline: the hottest read
+        now = self._clock()
+        if type(now) is not float or now != now:
+            now = real(now, "clock()")
+        h = hash(key)
+        tab = self._tab
+        try:
+            e: Any = tab.index[h]
+        except KeyError:
+            raise KeyError(key) from None
+        if type(e) is not list or e[0] is not key:
+            e = _find(tab, key, h)
+            if e is None:
+                raise KeyError(key)
+        if e[3] + self._ttl <= now:
             raise KeyError(key)
-        return value  # type: ignore[no-any-return]
+        return e[1]  # type: ignore[no-any-return]
 
     @overload
     def get(self, /, key: K) -> Optional[V]: ...
@@ -325,7 +343,7 @@ class TTLDictCore(Generic[K, V]):
             h = hash(key)  # a raising __hash__/__eq__ leaves everything as it was
             tab = self._tab
             e = tab.index.get(h)
-            if type(e) is not list or e[0] is not key:
+            if e is not None and (type(e) is not list or e[0] is not key):
                 e = _find(tab, key, h)
             if e is None:
                 _append(tab, [key, value, h, now])
@@ -432,7 +450,13 @@ class TTLDictCore(Generic[K, V]):
         O(1) when nothing is due, O(k) for k expired entries.  As
         ``expire()``, without the list.
         """
-        return self._purge(self._time(now))
+        if now is None:
+            t = self._clock()  # reading(self._clock), its float fast path inline
+            if type(t) is not float or t != t:
+                t = real(t, "clock()")
+        else:
+            t = real(now, "now")
+        return self._purge(t)
 
     def _purge(self, now: float) -> int:
         # Drops the entries due at now, BATCH at a time: each batch is
@@ -461,12 +485,28 @@ class TTLDictCore(Generic[K, V]):
     # -- inside a change (the caller holds it) -----------------------------------
 
     def _drop_due(self, now: float, most: int, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
-        # Moves up to ``most`` (< 0: every) due head entries into out.
+        # Moves up to ``most`` (< 0: every) due head entries into out: _remove
+        # for each head entry, inline (the entry leaves the ring at once).
         tab = self._tab
-        ring = tab.ring
-        while most and tab.used and ring[0][3] + self._ttl <= now:
-            out.append(_remove(tab, ring[0]))
+        ring, index = tab.ring, tab.index
+        popleft, append = ring.popleft, out.append
+        done = 0
+        while most and ring and ring[0][3] + self._ttl <= now:
+            e = popleft()
+            h = e[2]
+            found = index[h]
+            if found is e:
+                del index[h]
+            else:
+                _unbucket(index, h, found, e)  # type: ignore[arg-type]
+            append((e[0], e[1]))
+            done += 1
             most -= 1
+            while ring and ring[0][0] is _HOLE:
+                popleft()
+        if done:
+            tab.used -= done
+            tab.version += 1
         return out
 
     def _evict(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:

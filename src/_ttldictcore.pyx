@@ -297,7 +297,8 @@ cdef class TTLDictCore:
 
     cdef inline double _now(self) except? -1.0:
         # one reading of the clock: time.monotonic read in C, another clock called and checked
-        return clock_reading(self._clk, MONOTONIC)
+        clock = self._clk  # held: the call may replace it
+        return clock_reading(clock, MONOTONIC)
 
     cdef inline double _time(self, object now) except? -1.0:
         # ``now`` as a time, the clock's reading when None

@@ -414,3 +414,28 @@ def test_set_from_a_collection_while_the_mapping_is_read_is_refused(impl, read):
         # a collection runs inside the read (from 3.12 a compiled read has
         # none: the collector waits for the interpreter's next bytecode)
         assert "TTLDict was re-entered while it was being changed" in outcomes
+
+
+@pytest.mark.parametrize("op", ["set", "get", "in", "del", "len", "expire", "purge", "popitem"])
+def test_a_clock_replacing_itself_while_it_is_read(impl, op):
+    # the mapping's only reference to the clock goes while the clock runs
+    d = impl.TTLDict(10, clock=lambda: 0.0)
+    d["a"] = 1
+    freed = []
+
+    class SelfReplacing:
+        def __call__(self) -> float:
+            d.clock = lambda: 2.0
+            self.junk = [0] * 100  # written into memory freed too early, if it were
+            return 1.0
+
+        def __del__(self) -> None:
+            freed.append(True)
+
+    d.clock = SelfReplacing()
+    calls = {"set": lambda: d.__setitem__("b", 2), "get": lambda: d.get("a"), "in": lambda: "a" in d,
+             "del": lambda: d.__delitem__("a"), "len": lambda: len(d), "expire": d.expire,
+             "purge": d.purge, "popitem": d.popitem}
+    calls[op]()
+    assert freed == [True] and d.clock() == 2.0
+    d._check()
