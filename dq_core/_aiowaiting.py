@@ -13,12 +13,15 @@ from __future__ import annotations
 import asyncio
 from asyncio import Future, QueueEmpty, TimerHandle
 from collections import deque
-from typing import TYPE_CHECKING, Optional, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, Protocol, TypeVar
 
 __all__ = [
-    "LoopTimer", "QueueShutDown", "delay_get", "queue_get", "unstarted", "wakeup_all",
-    "wakeup_next",
+    "LOOP_CLOSED", "LoopTimer", "QueueShutDown", "delay_get", "queue_get", "report_unqueued",
+    "unstarted", "wakeup_all", "wakeup_next",
 ]
+
+#: What a ``*_threadsafe`` method raises (``RuntimeError``) once the queue's loop is closed.
+LOOP_CLOSED = "the queue's event loop is closed"
 
 if hasattr(asyncio, "QueueShutDown"):  # Python >= 3.13
     QueueShutDown = asyncio.QueueShutDown
@@ -92,6 +95,29 @@ async def unstarted() -> None:
     """A coroutine never started: the compiled put/get throw into one in place of their own."""
     # (dq_core._aioqueuecore: an exception thrown into a compiled put() or get()
     # that has not started is raised as CPython raises it in a coroutine)
+
+
+def report_unqueued(queue: object, loop: Optional[asyncio.AbstractEventLoop],
+                    failed: list[tuple[Any, Exception]]) -> None:
+    """Items put from other threads whose comparison raised when the loop took them in.
+
+    Each goes to the exception handler of ``loop`` (the queue's), or of the
+    running loop if the queue is bound to none; with no loop at all, the
+    first one's exception is raised (the others are dropped as well).
+    """
+    if loop is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise failed[0][1] from None
+    for item, exc in failed:
+        loop.call_exception_handler({
+            "message": "Exception when the queue took in an item put_threadsafe() gave it; "
+                       "the item was dropped",
+            "exception": exc,
+            "item": item,
+            "queue": queue,
+        })
 
 
 def wakeup_all(waiters: deque[Future[None]]) -> None:

@@ -7,6 +7,7 @@
     python perf/bench_aio.py --fast --no-timers -o queues.json     # all the rest
     python perf/bench_aio.py --fast --queues-only -o pq.json       # the queue rows only
     python perf/bench_aio.py --limiter-behaviour   # aio.RateLimiter vs aiolimiter, real time
+    python perf/bench_aio.py --fast --threads-only -o threads.json  # a thread feeding a task only
 
 Each workload runs on the default loop and on uvloop (where installed); times
 are per element (one put or one get; per item for the task workloads).  The
@@ -15,6 +16,12 @@ baselines are asyncio.PriorityQueue and ``AsyncHeapqDelayQueue`` (heapq, an
 ``dq_core.benchmarks`` (``aio``, ``aiotimers``, ``limit``), the queue rows
 shared with ``python -m dq_core.bench``; the timer run-through runs on the
 tests' ``VirtualClockLoop`` (``tests/clocks.py``).
+
+A producer thread feeding a consumer task (20k items, wall-clock time per
+item): ``aio.PriorityQueue.put_threadsafe`` against janus and culsans (their
+``PriorityQueue``'s ``sync_q.put`` and ``async_q.get``; installed by the
+``bench`` extra, skipped where missing) and ``loop.call_soon_threadsafe``
+feeding ``asyncio.PriorityQueue``.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ def benchmarks() -> None:
     import pyperf
 
     def pass_on(cmd: list[str], args: object) -> None:  # to pyperf's worker processes
-        for flag in ("timers_only", "no_timers", "queues_only"):
+        for flag in ("timers_only", "no_timers", "queues_only", "threads_only"):
             if getattr(args, flag, False):
                 cmd.append("--" + flag.replace("_", "-"))
 
@@ -71,9 +78,14 @@ def benchmarks() -> None:
                                   help="all but the aio.Timer benchmarks (their run-through is long)")
     runner.argparser.add_argument("--queues-only", action="store_true",
                                   help="only the PriorityQueue and DelayQueue benchmarks")
+    runner.argparser.add_argument("--threads-only", action="store_true",
+                                  help="only a producer thread feeding a consumer task")
     args = runner.parse_args()
     if args.timers_only:
         timer_benchmarks(runner)
+        return
+    if args.threads_only:
+        thread_benchmarks(runner)
         return
     runner.metadata["description"] = "dq_core.aio vs asyncio.PriorityQueue and heapq+asyncio.Event"
     n = 10_000
@@ -95,9 +107,32 @@ def benchmarks() -> None:
                                    a.delay_waiting_consumers, dq, n, new_loop, inner_loops=n)
     if args.queues_only:
         return
+    thread_benchmarks(runner)
     if not args.no_timers:
         timer_benchmarks(runner)
     limiter_benchmarks(runner, loops())
+
+
+# -- a producer thread feeding a consumer task (workload: dq_core.benchmarks.aio) -----------
+
+def thread_feeders() -> list[tuple[str, a.Feeder]]:
+    """The contenders of ``thread_feed``: dq_core's, then the peers installed here."""
+    import importlib.util
+
+    out = [(label, a.feed_put_threadsafe(pq)) for label, pq, _ in contenders()]
+    for name, feeder in (("janus", a.feed_janus), ("culsans", a.feed_culsans)):
+        if importlib.util.find_spec(name) is not None:  # the bench extra
+            out.append((name, feeder))
+    return out + [("call_soon_threadsafe", a.feed_call_soon_threadsafe(asyncio.PriorityQueue))]
+
+
+def thread_benchmarks(runner: "pyperf.Runner", n: int = 20_000) -> None:
+    """One thread puts ``n`` items, one task awaits ``get()`` for each: wall time per item."""
+    jobs = pq_items(n)
+    for loop_name, new_loop in loops():
+        for label, feeder in thread_feeders():
+            runner.bench_time_func(f"aio PQ producer thread -> consumer task 20k {loop_name} {label}",
+                                   a.thread_feed, feeder, jobs, new_loop, inner_loops=n)
 
 
 # -- aio.Timer against loop.call_later (workloads: dq_core.benchmarks.aiotimers) ------------

@@ -16,11 +16,21 @@ on the deques held here.
 
 Waking follows ``asyncio/queues.py``: the first waiter not done yet gets
 ``set_result(None)`` and re-checks when its task runs.
+
+Other threads reach a queue through its ``_Inbox``: ``put_threadsafe``
+appends to a list under a lock, and the loop takes what is there into the
+heap when it next looks (a get, or a wake-up).  The loop is woken (one
+``call_soon_threadsafe``) only when a getter waits: a getter about to park
+looks at the inbox under the same lock and, finding it empty, asks for a
+wake-up there (``_Inbox.listen``), so a put either lands before that look
+(and the getter takes it instead of parking) or sees the request (and wakes
+the loop): no wake-up is ever lost.
 """
 
 cimport cython
+from libc.math cimport INFINITY
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.list cimport PyList_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from _borrowed cimport dq_size
 from cpython.pyport cimport PY_SSIZE_T_MAX
@@ -46,8 +56,10 @@ from collections import deque
 from dq_core._heapcore cimport Heap
 from dq_core._convert import to_real
 from dq_core._itemheapcore cimport ItemHeap
+from dq_core._lockcore cimport LockedBase
 from dq_core._validate import check_maxsize, check_real_maxsize
-from dq_core._aiowaiting import QueueShutDown, unstarted
+from dq_core._aiowaiting import LOOP_CLOSED, QueueShutDown, report_unqueued, unstarted
+from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
 cdef extern from *:
     """
@@ -343,6 +355,60 @@ cdef inline bint _le(double a, object b) except -1:
     return a <= b
 
 
+# -- the inbox of other threads -------------------------------------------------------
+
+# Thread safety, with or without the GIL: ``items`` and ``want`` change only
+# under the lock of LockedBase (the C lock of the threaded queues: an atomic
+# add to take and one to release, RuntimeError instead of a deadlock on re-entry).  The
+# loop reads the list's size without it, as a hint only (a relaxed atomic
+# read on a free-threaded build): whether a getter parks is decided under
+# the lock (listen), and whether a put wakes the loop too.  The list is
+# never replaced, so a reader never holds a list another thread frees.
+
+@cython.final
+@cython.no_gc_clear
+@cython.auto_pickle(False)
+cdef class _Inbox(LockedBase):
+    """_Inbox()\n--\n\nWhat other threads hand a queue's loop: a list under a lock, and a wake-up wish."""
+
+    cdef readonly list items
+    cdef public bint want
+    # the DelayQueue's, in its loop's thread: carrying calls out; the last put's call time
+    cdef public bint taking
+    cdef public double floor
+
+    def __cinit__(self):
+        self.items = []
+        self.floor = -INFINITY
+
+    def listen(self):
+        """A getter is about to wait: True, and the next put wakes the loop; False if items came."""
+        return self._listen()
+
+    cdef bint _listen(self) except -1:
+        self._acquire()
+        if PyList_GET_SIZE(self.items):
+            self._release()
+            return False
+        self.want = True
+        self._release()
+        return True
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle or copy '_Inbox' object: it belongs to a queue")
+
+
+cdef bint _unlisted(list items, object item) except -1:
+    # take item (this very object) out of items, looking from the end; False if not there
+    cdef Py_ssize_t i = PyList_GET_SIZE(items) - 1
+    while i >= 0:
+        if <PyObject*>PyList_GET_ITEM(items, i) == <PyObject*>item:
+            del items[i]  # the caller holds item: no finaliser runs
+            return True
+        i -= 1
+    return False
+
+
 # -- AioQueueCore: aio.PriorityQueue -----------------------------------------------
 
 # no_gc_clear: the collector never sets the heap or the deques to None under a
@@ -359,6 +425,7 @@ cdef class _AioQueueCore:
     cdef public Py_ssize_t _unfinished_tasks
     cdef public bint _is_shutdown
     cdef public object _loop
+    cdef readonly _Inbox _inbox             # what other threads put (put_threadsafe)
     cdef object __weakref__
 
     def __cinit__(self, *args, **kwargs):
@@ -368,6 +435,7 @@ cdef class _AioQueueCore:
         self._joiners = deque()
         self._maxsize = 0
         self._loop = None
+        self._inbox = _Inbox()
 
     def __init__(self, maxsize=0):
         m = check_real_maxsize(maxsize)
@@ -377,17 +445,21 @@ cdef class _AioQueueCore:
         self._is_shutdown = False
 
     # The heap's size is its list's (ItemHeap.__len__); a deque's length is its
-    # Py_SIZE (the deques are the core's own, readonly).
+    # Py_SIZE (the deques are the core's own, readonly).  Sizes count the items
+    # other threads put that the loop has not taken in yet.
+    cdef inline Py_ssize_t _size(self) noexcept:
+        return PyList_GET_SIZE(self._heap._items) + PyList_GET_SIZE(self._inbox.items)
+
     cdef inline bint _full(self) noexcept:
-        return self._cap > 0 and PyList_GET_SIZE(self._heap._items) >= self._cap
+        return self._cap > 0 and self._size() >= self._cap
 
     def qsize(self):
         """Number of items in the queue.  O(1)."""
-        return PyList_GET_SIZE(self._heap._items)
+        return self._size()
 
     def empty(self):
         """Return True if the queue is empty, False otherwise.  O(1)."""
-        return PyList_GET_SIZE(self._heap._items) == 0
+        return self._size() == 0
 
     def full(self):
         """Return True if there are ``maxsize`` items in the queue.  O(1).
@@ -418,19 +490,134 @@ cdef class _AioQueueCore:
 
     cdef int _c_put_nowait(self, object item) except -1:
         if self._is_shutdown:
-            raise QueueShutDown
-        if self._full():
-            raise QueueFull
-        self._heap._push(item)
+            raise QueueShutDown(SHUTDOWN_PUT)
+        if self._cap > 0:
+            self._c_push_bounded(item)
+        else:
+            self._heap._push(item)
         self._unfinished_tasks += 1
         if dq_size(<PyObject*>self._getters):
             _wakeup_next(self._getters)
         return 0
 
+    def _push_bounded(self, item):
+        """Push ``item`` if there is room (``QueueFull`` if not), counted against thread-side puts."""
+        self._c_push_bounded(item)
+
+    cdef int _c_push_bounded(self, object item) except -1:
+        # a put_threadsafe counts the heap: it must not count it half-changed
+        cdef _Inbox inbox = self._inbox
+        inbox._acquire()
+        try:
+            if self._size() >= self._cap:
+                raise QueueFull
+            self._heap._push(item)
+        finally:
+            inbox._release()
+        return 0
+
+    def put_threadsafe(self, item):
+        """Put ``item`` into the queue from any thread, without waiting.  O(1).
+
+        The item is in the queue at once (``qsize()`` counts it); the loop
+        takes it into the heap when a coroutine next gets, and is woken for
+        it only if a ``get`` is waiting.  Raises ``QueueFull`` if there is no
+        free slot, ``QueueShutDown`` once the queue has been shut down, and
+        ``RuntimeError`` once the event loop the queue is bound to is closed
+        (nothing is put then).  A queue not bound to a loop yet takes the
+        item too.  The items are compared in the loop: one whose comparison
+        raises there goes to the loop's exception handler instead of the
+        queue.
+        """
+        cdef _Inbox inbox = self._inbox
+        loop = self._loop
+        if loop is not None and loop.is_closed():
+            raise RuntimeError(LOOP_CLOSED)
+        inbox._acquire()
+        try:
+            if self._is_shutdown:
+                raise QueueShutDown(SHUTDOWN_PUT)
+            if self._full():
+                raise QueueFull
+            inbox.items.append(item)
+            if not inbox.want:
+                return
+            inbox.want = False
+            loop = self._loop  # bound before a getter could ask for a wake-up
+        finally:
+            inbox._release()
+        try:
+            loop.call_soon_threadsafe(self._on_put_threadsafe)
+        except BaseException:
+            if self._unput(item):
+                raise
+            # the loop took it in meanwhile: it is put, and the loop runs
+
+    cdef bint _unput(self, object item) except -1:
+        # the wake-up failed (the loop closed meanwhile): take item back; False if taken in
+        cdef _Inbox inbox = self._inbox
+        cdef bint found
+        inbox._acquire()
+        try:
+            inbox.want = True  # the getter may still wait
+            found = _unlisted(inbox.items, item)
+        finally:
+            inbox._release()
+        return found
+
+    def _on_put_threadsafe(self):
+        """In the loop, woken by a thread's put: take the items in and wake the getters."""
+        while True:
+            self._c_take_in()
+            if not self._getters or self._inbox._listen():
+                return
+
+    def _take_in(self):
+        """Move what other threads put into the heap, waking a getter per item.  O(k log n)."""
+        self._c_take_in()
+
+    cdef int _c_take_in(self) except -1:
+        cdef _Inbox inbox = self._inbox
+        cdef list items = inbox.items
+        cdef Py_ssize_t done = 0, taken = 0
+        cdef list failed = None
+        loop = self._loop
+        # the lock is held while comparing: a put_threadsafe must never count
+        # an item twice or not at all
+        inbox._acquire()
+        try:
+            try:
+                while done < PyList_GET_SIZE(items):  # re-read: a comparison may have run
+                    item = <object>PyList_GET_ITEM(items, done)  # held: item is a reference
+                    try:
+                        self._heap._push(item)
+                    except Exception as exc:  # it goes to the loop's exception handler
+                        if failed is None:
+                            failed = []
+                        failed.append((item, exc))
+                    else:
+                        taken += 1
+                    done += 1
+            finally:
+                del items[:done]
+                self._unfinished_tasks += taken
+        finally:
+            inbox._release()
+        getters = self._getters
+        while taken and dq_size(<PyObject*>getters):
+            if not _wakeup_next(getters):
+                break
+            taken -= 1
+        if failed is not None:
+            report_unqueued(self, loop, failed)
+        return 0
+
     cdef object _c_get_nowait(self):
+        if PyList_GET_SIZE(self._inbox.items):
+            self._c_take_in()
         if PyList_GET_SIZE(self._heap._items) == 0:
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_GET)
             raise QueueEmpty
         item = self._heap._pop()
         if dq_size(<PyObject*>self._putters):
@@ -468,6 +655,10 @@ cdef class _AioQueueCore:
             raise ValueError("task_done() called too many times")
         self._unfinished_tasks -= 1
         if self._unfinished_tasks == 0:
+            if PyList_GET_SIZE(self._inbox.items):  # put from threads, and not done either
+                self._c_take_in()
+                if self._unfinished_tasks:
+                    return
             _wakeup_all(self._joiners)
 
 
@@ -500,7 +691,7 @@ cdef object _pq_get_start(object queue, object unused, PyObject** inner):
     # dq_core._aiowaiting.queue_get: ``if self.empty(): return await
     # self._wait_get()``, then ``return self.get_nowait()``
     cdef _AioQueueCore q = <_AioQueueCore>queue
-    if (PyList_GET_SIZE(q._heap._items) == 0 if _own_at(&dq_own_empty, q, "empty", _empty) else q.empty()):
+    if (q._size() == 0 if _own_at(&dq_own_empty, q, "empty", _empty) else q.empty()):
         return _wait_in(q._wait_get(), inner)  # the face's: waits on the loop
     if _own_at(&dq_own_get_nowait, q, "get_nowait", _get_nowait):
         return q._c_get_nowait()
@@ -538,6 +729,7 @@ cdef class AioDelayCore:
     cdef Py_ssize_t _seen_forks
     cdef double _seen                       # uvloop's last reading (see _call_now)
     cdef bint _seen_ok                      # _seen holds one
+    cdef readonly _Inbox _inbox             # the calls of other threads (the face's *_threadsafe)
     cdef object __weakref__
 
     def __cinit__(self, *args, **kwargs):
@@ -547,6 +739,7 @@ cdef class AioDelayCore:
         self._maxsize = 0
         self._bound = None
         self._seen_holder = None
+        self._inbox = _Inbox()
 
     @property
     def _loop(self):
@@ -649,7 +842,7 @@ cdef class AioDelayCore:
         if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
             raise ValueError("deadline must not be NaN (loop.time() + delay)")
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if self._full():
             raise QueueFull
         if self._getters and (not heap._n or deadline < heap._hkey[heap._off]):
@@ -672,6 +865,8 @@ cdef class AioDelayCore:
         # get_nowait, returning _NOT_DUE where it raises QueueEmpty
         cdef double now
         loop = self._bound_loop()
+        if PyList_GET_SIZE(self._inbox.items):
+            self._take_calls()  # the face's: other threads' puts, in order
         heap = self._heap
         if heap._n:
             if _c_time(loop, &now):
@@ -687,7 +882,7 @@ cdef class AioDelayCore:
                 self._c_taken()
             return item
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         return _NOT_DUE
 
     # -- the clock ----------------------------------------------------------------

@@ -36,6 +36,7 @@ CASE = textwrap.dedent('''\
         q: aio.PriorityQueue[tuple[int, str]] = aio.PriorityQueue(maxsize=5)
         await q.put((1, "a"))
         q.put_many([(2, "b")])
+        assert_type(q.put_threadsafe((3, "c")), None)
         assert_type(await q.get(), tuple[int, str])
         assert_type(q.get_nowait(), tuple[int, str])
         assert_type(q.get_many(1), list[tuple[int, str]])
@@ -52,6 +53,7 @@ CASE = textwrap.dedent('''\
         async for item in dq:
             assert_type(item, str)
         q.put_nowait("wrong")  # E: arg-type
+        q.put_threadsafe("wrong")  # E: arg-type
         dq.put_nowait(3)  # E: arg-type
         aio.DelayQueue[int]().put_nowait(1, delay="soon")  # E: arg-type
 ''')

@@ -74,7 +74,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILT_ON = {"_ttldictcore_py": {"._ringcore_py"},
             "_delaycore_py": {"._heapcore_py", "._lockcore_py"},
             "_queuecore_py": {"._itemheapcore_py", "._lockcore_py"},
-            "_aioqueuecore_py": {"._heapcore_py", "._itemheapcore_py"}}
+            "_aioqueuecore_py": {"._heapcore_py", "._itemheapcore_py", "._lockcore_py"}}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:

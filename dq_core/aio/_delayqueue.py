@@ -21,12 +21,14 @@ import asyncio
 import concurrent.futures
 import sys
 import types
+from time import monotonic as _monotonic
 from asyncio import AbstractEventLoop, QueueEmpty
 from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
 
 from .. import _delayqueue as _threaded
-from .._aiowaiting import QueueShutDown, delay_get, wakeup_all, wakeup_next
+from .._aiowaiting import LOOP_CLOSED, QueueShutDown, delay_get, wakeup_all, wakeup_next
 from .._convert import to_count, to_real
+from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from ._base import LoopBound, park
 
 if TYPE_CHECKING:
@@ -60,10 +62,10 @@ class DelayQueue(LoopBound, _Core[T]):
     The queue binds to the first running loop that uses it.  Not
     thread-safe: from other threads, only ``put_threadsafe``,
     ``put_at_threadsafe``, ``cancel_threadsafe`` and
-    ``shutdown_threadsafe`` may be called (they go through
-    ``loop.call_soon_threadsafe``); the other methods raise
-    ``RuntimeError`` when no loop runs in the calling thread.  Copying and
-    pickling raise ``TypeError``.
+    ``shutdown_threadsafe`` may be called (they never wait, and wake the
+    loop only when a ``get`` waits or their Future is waited on); the other
+    methods raise ``RuntimeError`` when no loop runs in the calling thread.
+    Copying and pickling raise ``TypeError``.
 
     >>> async def main():
     ...     dq = DelayQueue()
@@ -123,7 +125,7 @@ class DelayQueue(LoopBound, _Core[T]):
         # asyncio.Queue.put's wait for room
         while 0 < self._maxsize <= len(self._heap):
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             await park(self._get_loop(), self._putters, self._has_room)
         return self._add(item, deadline)
 
@@ -139,7 +141,13 @@ class DelayQueue(LoopBound, _Core[T]):
     async def _wait_get(self) -> T:
         # get() once get_nowait() raised QueueEmpty: park on a future until woken, retry
         loop = self._get_loop()  # bound by get_nowait: the same loop
+        inbox = self._inbox
         while True:
+            if not inbox.listen():  # a thread's call came since get_nowait looked
+                try:
+                    return self.get_nowait()  # takes it in
+                except QueueEmpty:
+                    continue
             getter = loop.create_future()
             self._getters.append(getter)
             self._schedule()
@@ -169,10 +177,13 @@ class DelayQueue(LoopBound, _Core[T]):
         Never waits.  Once shut down and empty, raises ``QueueShutDown``.
         """
         limit = None if max_items is None else to_count(max_items, "max_items")
-        now = self._get_loop().time()
+        loop = self._get_loop()
+        if self._inbox.items:
+            self._take_calls()
+        now = loop.time()
         heap = self._heap
         if self._is_shutdown and not heap:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         out: list[T] = []
         while heap and (limit is None or len(out) < limit) and heap.peekitem()[0] <= now:
             out.append(heap.pop())
@@ -236,45 +247,119 @@ class DelayQueue(LoopBound, _Core[T]):
         return True
 
     # -- from other threads --------------------------------------------------------
+    #
+    # A thread's call is queued in the inbox with the Future it returns; the
+    # loop carries it out when it next looks (a get) or is woken.  It is
+    # woken only when a getter waits (the inbox's wake-up wish, as for
+    # aio.PriorityQueue.put_threadsafe) or when someone waits on the Future
+    # (_ThreadCall): a producer that never looks at its Futures costs the
+    # loop no wake-up.
 
-    def _call_threadsafe(self, fn: Any, *args: Any) -> concurrent.futures.Future[Any]:
+    def _call_threadsafe(self, kind: int, *args: Any) -> concurrent.futures.Future[Any]:
         loop = self._loop
         if loop is None:
             raise RuntimeError(
                 f"{self!r} is not bound to an event loop yet: use it once on its loop first")
-        result: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        if loop.is_closed():
+            raise RuntimeError(LOOP_CLOSED)
+        call = _ThreadCall(self, kind, args)
+        inbox = self._inbox
+        inbox._lock()
+        try:
+            inbox.items.append(call)
+            wake = inbox.want
+            inbox.want = False
+        finally:
+            inbox._unlock()
+        if wake:
+            self._wake(call, want=True)
+        return call
 
-        def run() -> None:
-            if result.set_running_or_notify_cancel():
+    def _wake(self, call: _ThreadCall, want: bool = False) -> None:
+        """Have the loop take the calls in (``want``: the wish of a waiting getter was used)."""
+        loop = self._loop
+        assert loop is not None
+        try:
+            loop.call_soon_threadsafe(self._on_call_threadsafe)
+        except BaseException as exc:  # the loop closed meanwhile: nothing half-done
+            inbox = self._inbox
+            inbox._lock()
+            try:
+                if want:
+                    inbox.want = True  # the getter may still wait
                 try:
-                    result.set_result(fn(*args))
-                except Exception as exc:
-                    result.set_exception(exc)
+                    inbox.items.remove(call)
+                except ValueError:  # the loop took it in: it is done, or will be
+                    return
+            finally:
+                inbox._unlock()
+            if want:
+                raise
+            call.set_exception(RuntimeError(LOOP_CLOSED) if loop.is_closed() else exc)
 
-        loop.call_soon_threadsafe(run)
-        return result
+    def _on_call_threadsafe(self) -> None:
+        """In the loop, woken for the threads' calls: carry them out, then listen again."""
+        while True:
+            self._take_calls()
+            if not self._getters or self._inbox.listen():
+                return
+
+    def _take_calls(self) -> None:
+        """Carry out the calls other threads queued, in order, settling their Futures."""
+        inbox = self._inbox
+        if inbox.taking:  # called back from a Future's callback: the outer loop goes on
+            return
+        inbox.taking = True
+        try:
+            while True:
+                inbox._lock()
+                try:
+                    calls = inbox.items[:]
+                    inbox.items.clear()
+                finally:
+                    inbox._unlock()
+                if not calls:
+                    return
+                # the loop's clock less time.monotonic (the puts' clock), read once for
+                # the batch: a put's deadline is its call's time on the loop's clock
+                # plus its delay (see _ThreadCall.run)
+                offset = self._loop.time() - _monotonic()  # type: ignore[union-attr]
+                for i, call in enumerate(calls):
+                    try:
+                        call.run(offset)
+                    except BaseException:  # KeyboardInterrupt in a callback: the rest stay queued
+                        inbox._lock()
+                        try:
+                            inbox.items[:0] = calls[i + 1:]
+                        finally:
+                            inbox._unlock()
+                        raise
+        finally:
+            inbox.taking = False
 
     def put_threadsafe(self, item: T, delay: float = 0.0) -> concurrent.futures.Future[int]:
-        """From any thread: ``put_nowait(item, delay)`` in the queue's loop.
+        """From any thread: ``put_nowait(item, delay)`` in the queue's loop, without waiting.
 
         Returns a ``concurrent.futures.Future`` of the handle (or of the
-        ``QueueFull``/``QueueShutDown`` raised).  The delay counts from when
-        the loop runs the call.  ``RuntimeError`` if the queue has not been
-        bound to a loop yet, or the loop is closed.
+        ``QueueFull``/``QueueShutDown`` raised), settled when the loop takes
+        the call in: at once if a ``get`` waits, else when the loop next
+        gets or when the Future is waited on.  The delay counts from this
+        call.  ``RuntimeError`` if the queue has not been bound to a loop
+        yet, or its loop is closed (nothing is queued then).
         """
-        return self._call_threadsafe(self.put_nowait, item, _delay(delay))
+        return self._call_threadsafe(_PUT, item, _delay(delay), _monotonic())
 
     def put_at_threadsafe(self, item: T, deadline: float) -> concurrent.futures.Future[int]:
-        """From any thread: ``put_at_nowait(item, deadline)`` in the queue's loop."""
-        return self._call_threadsafe(self.put_at_nowait, item, to_real(deadline, "deadline"))
+        """From any thread: ``put_at_nowait(item, deadline)`` in the queue's loop, as ``put_threadsafe``."""
+        return self._call_threadsafe(_PUT_AT, item, to_real(deadline, "deadline"))
 
     def cancel_threadsafe(self, handle: int) -> concurrent.futures.Future[bool]:
         """From any thread: ``cancel(handle)`` in the queue's loop; a Future of its result."""
-        return self._call_threadsafe(self.cancel, handle)
+        return self._call_threadsafe(_CANCEL, handle)
 
     def shutdown_threadsafe(self, immediate: bool = False) -> concurrent.futures.Future[None]:
-        """From any thread: ``shutdown(immediate)`` in the queue's loop."""
-        return self._call_threadsafe(self.shutdown, immediate)
+        """From any thread: ``shutdown(immediate)`` in the queue's loop; a Future of its end."""
+        return self._call_threadsafe(_SHUTDOWN, immediate)
 
     # -- shutdown ---------------------------------------------------------------
 
@@ -310,3 +395,67 @@ class DelayQueue(LoopBound, _Core[T]):
             assert self._timer_when <= self._heap.peekitem()[0], "the timer is armed past the head"
 
     __repr__ = _threaded.DelayQueue.__repr__  # the threaded DelayQueue's words
+
+
+_PUT, _PUT_AT, _CANCEL, _SHUTDOWN = range(4)
+
+
+class _ThreadCall(concurrent.futures.Future):  # type: ignore[type-arg]
+    """A call another thread made on a DelayQueue, and the Future of its result.
+
+    Waiting on it (``result``, ``exception``, ``done``, callbacks,
+    ``concurrent.futures.wait``: everything reads the Future's condition)
+    first has the loop woken to take the call in, once.
+    """
+
+    def __init__(self, queue: DelayQueue[Any], kind: int, args: tuple[Any, ...]) -> None:
+        self._nudged = True  # (the condition does not exist yet)
+        super().__init__()
+        self._queue = queue
+        self._kind = kind
+        self._args = args
+        self._nudged = False
+
+    @property
+    def _condition(self) -> Any:
+        if not self._nudged:
+            self._nudged = True
+            self._queue._wake(self)
+        return self._cond
+
+    @_condition.setter
+    def _condition(self, condition: Any) -> None:
+        self._cond = condition
+
+    def run(self, offset: float) -> None:
+        """In the loop: carry the call out and settle the Future (unless it was cancelled).
+
+        ``offset``: the loop's clock less ``time.monotonic``, for a put's deadline.
+        """
+        self._nudged = True  # taken in: waiting on it wakes nothing any more
+        if not self.set_running_or_notify_cancel():
+            return
+        queue = self._queue
+        kind, args = self._kind, self._args
+        self._args = ()
+        try:
+            if kind == _PUT:
+                item, delay, since = args
+                # the call's time on the loop's clock, never before an earlier
+                # put's (the offset moves by the clocks' resolution from batch to
+                # batch): equal delays come out in call order
+                inbox = queue._inbox
+                base = max(since + offset, inbox.floor)
+                inbox.floor = base
+                result: Any = queue.put_at_nowait(item, base + delay)
+            elif kind == _PUT_AT:
+                result = queue.put_at_nowait(*args)
+            elif kind == _CANCEL:
+                result = queue.cancel(*args)
+            else:
+                queue.shutdown(*args)
+                result = None
+        except Exception as exc:
+            self.set_exception(exc)
+        else:
+            self.set_result(result)

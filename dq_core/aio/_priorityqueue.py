@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from .._aiowaiting import QueueShutDown, queue_get, wakeup_all, wakeup_next
 from .._convert import to_count
+from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from .._final import refuse_storage_hooks
 from ._base import LoopBound, park
 
@@ -55,9 +56,10 @@ class PriorityQueue(LoopBound, _Core[T]):
     propagates and leaves the queue as it was; one that calls into the
     queue gets ``RuntimeError``.
 
-    Not thread-safe, like asyncio's: from another thread, use
-    ``loop.call_soon_threadsafe(q.put_nowait, item)``.  The queue binds to
-    the first loop it waits on; copying and pickling raise ``TypeError``.
+    Not thread-safe, like asyncio's, except for ``put_threadsafe(item)``:
+    other threads put with it, without waiting, and wake the loop only
+    when a ``get`` waits.  The queue binds to the first loop it waits on;
+    copying and pickling raise ``TypeError``.
 
     >>> async def main():
     ...     q = PriorityQueue()
@@ -106,7 +108,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         # put() once the queue was full: asyncio's wait for a free slot
         while self.full():
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             await park(self._get_loop(), self._putters, self._has_room)
         return self.put_nowait(item)
 
@@ -119,9 +121,22 @@ class PriorityQueue(LoopBound, _Core[T]):
         """
         batch = list(items)
         if self._is_shutdown:
-            raise QueueShutDown
-        if batch and 0 < self._maxsize <= len(self._heap) + len(batch) - 1:
-            raise QueueFull  # the last put_nowait would find the queue full
+            raise QueueShutDown(SHUTDOWN_PUT)
+        if not batch:
+            return
+        if 0 < self._maxsize <= sys.maxsize:
+            inbox = self._inbox
+            inbox._lock()  # as put_nowait: room counted against put_threadsafe
+            try:
+                if self._maxsize <= len(self._heap) + len(inbox.items) + len(batch) - 1:
+                    raise QueueFull  # the last put_nowait would find the queue full
+                self._push_all(batch)
+            finally:
+                inbox._unlock()
+        else:
+            self._push_all(batch)
+
+    def _push_all(self, batch: list[T]) -> None:
         push = self._heap.push
         getters = self._getters
         for item in batch:
@@ -142,9 +157,15 @@ class PriorityQueue(LoopBound, _Core[T]):
         # get() once the queue was empty: asyncio's wait for an item
         while self.empty():
             if self._is_shutdown:
-                raise QueueShutDown
-            await park(self._get_loop(), self._getters, self._heap.__bool__)
+                raise QueueShutDown(SHUTDOWN_GET)
+            loop = self._get_loop()
+            # the next put_threadsafe wakes the loop, unless one came meanwhile
+            if self._inbox.listen():
+                await park(loop, self._getters, self._has_item)
         return self.get_nowait()
+
+    def _has_item(self) -> bool:
+        return not self.empty()
 
     def get_many(self, max_items: Optional[int] = None) -> list[T]:
         """Remove and return up to ``max_items`` items (all if None), lowest first.  O(k log n).
@@ -157,8 +178,10 @@ class PriorityQueue(LoopBound, _Core[T]):
         """
         limit = None if max_items is None else to_count(max_items, "max_items")
         heap = self._heap
+        if self._inbox.items:
+            self._take_in()
         if self._is_shutdown and not heap:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         k = len(heap) if limit is None else min(limit, len(heap))
         out: list[T] = []
         pop = self._heap.pop
@@ -178,6 +201,8 @@ class PriorityQueue(LoopBound, _Core[T]):
 
     async def join(self) -> None:
         """Wait until every item put has been taken and marked done by ``task_done``."""
+        if self._inbox.items:
+            self._take_in()  # items put from threads count too
         if self._unfinished_tasks > 0:
             joiner = self._get_loop().create_future()
             self._joiners.append(joiner)
@@ -196,7 +221,15 @@ class PriorityQueue(LoopBound, _Core[T]):
         ``immediate``, the items are dropped at once (each counted as done,
         which may end ``join``).  Every waiting ``put`` and ``get`` wakes.
         """
-        self._is_shutdown = True
+        inbox = self._inbox
+        inbox._lock()  # a put_threadsafe after this raises QueueShutDown
+        try:
+            self._is_shutdown = True
+            unqueued = inbox.items[:] if immediate else []
+            if immediate:
+                inbox.items.clear()
+        finally:
+            inbox._unlock()
         dropped: list[T] = []
         if immediate:
             dropped = self._heap.clear()
@@ -205,7 +238,7 @@ class PriorityQueue(LoopBound, _Core[T]):
                 wakeup_all(self._joiners)
         wakeup_all(self._getters)
         wakeup_all(self._putters)
-        del dropped  # item finalisers run with the queue consistent
+        del dropped, unqueued  # item finalisers run with the queue consistent
 
     # -- representation ----------------------------------------------------------
 
@@ -223,6 +256,8 @@ class PriorityQueue(LoopBound, _Core[T]):
         result = f"maxsize={self._maxsize!r}"
         if self._heap:
             result += f" _queue={self._heap.snapshot()!r}"
+        if self._inbox.items:
+            result += f" _inbox[{len(self._inbox.items)}]"
         if self._getters:
             result += f" _getters[{len(self._getters)}]"
         if self._putters:
@@ -249,7 +284,7 @@ def _put_nowait_asking_full(self: Any, item: Any) -> None:
     the queue has been shut down.
     """
     if self._is_shutdown:
-        raise QueueShutDown
+        raise QueueShutDown(SHUTDOWN_PUT)
     if self.full():
         raise QueueFull
     self._heap.push(item)

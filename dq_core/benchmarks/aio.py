@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import threading
+import time
 from time import process_time as perf_counter  # CPU time: see above
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
@@ -25,6 +27,8 @@ from .queues import HeapqDelayBase
 __all__ = [
     "NewLoop", "run_on", "AsyncHeapqDelayQueue", "pq_alternating", "pq_producers_consumers",
     "delay_put_get", "delay_waiting_consumers", "delay_lateness", "sleep_lateness",
+    "Feeder", "feed_put_threadsafe", "feed_call_soon_threadsafe", "feed_janus", "feed_culsans",
+    "thread_feed",
 ]
 
 NewLoop = Callable[[], asyncio.AbstractEventLoop]
@@ -185,5 +189,84 @@ def sleep_lateness(delays: Sequence[float],
                 await asyncio.sleep(deadline - loop.time())
             late.append(loop.time() - deadline)
         return late
+
+    return run_on(new_loop, main())
+
+
+# -- a producer thread feeding a consumer task -----------------------------------------
+
+#: ``feeder()``, called in the running loop, makes a queue and returns
+#: ``(put, get, close)``: ``put(item)`` for the producer thread, ``get()`` the
+#: consumer's coroutine function, ``close()`` a coroutine function run at the end.
+Feeder = Callable[[], tuple[Callable[[Any], Any], Callable[[], Any], Callable[[], Any]]]
+
+
+async def _nothing() -> None:
+    pass
+
+
+def feed_put_threadsafe(queue_cls: Any) -> Feeder:
+    """``queue_cls().put_threadsafe`` (an aio.PriorityQueue of either implementation)."""
+    def feeder() -> tuple[Any, Any, Any]:
+        q = queue_cls()
+        return q.put_threadsafe, q.get, _nothing
+    return feeder
+
+
+def feed_call_soon_threadsafe(queue_cls: Any) -> Feeder:
+    """``loop.call_soon_threadsafe(q.put_nowait, item)``: the stdlib's way in, one loop wake-up an item."""
+    def feeder() -> tuple[Any, Any, Any]:
+        q = queue_cls()
+        call = asyncio.get_running_loop().call_soon_threadsafe
+        put_nowait = q.put_nowait
+        return (lambda item: call(put_nowait, item)), q.get, _nothing
+    return feeder
+
+
+def feed_janus() -> tuple[Any, Any, Any]:
+    """janus.PriorityQueue: ``sync_q.put`` in the thread, ``async_q.get`` in the task."""
+    import janus
+
+    q: Any = janus.PriorityQueue()
+
+    async def close() -> None:
+        await q.aclose()
+    return q.sync_q.put, q.async_q.get, close
+
+
+def feed_culsans() -> tuple[Any, Any, Any]:
+    """culsans.PriorityQueue: ``sync_q.put`` in the thread, ``async_q.get`` in the task."""
+    import culsans
+
+    q: Any = culsans.PriorityQueue()
+    return q.sync_q.put, q.async_q.get, _nothing
+
+
+def thread_feed(loops: int, feeder: Feeder, items: Sequence[Any],
+                new_loop: NewLoop = asyncio.new_event_loop) -> float:
+    """A thread puts every item of ``items``; one task awaits ``get()`` for each.
+
+    Wall-clock seconds (``time.perf_counter``) from the thread's start to the
+    last item taken: two threads take turns, so CPU time would leave out
+    the hand-over's waits.
+    """
+    async def main() -> float:
+        total = 0.0
+        for _ in range(loops):
+            put, get, close = feeder()
+
+            def produce() -> None:
+                for x in items:
+                    put(x)
+
+            worker = threading.Thread(target=produce)
+            t0 = time.perf_counter()
+            worker.start()
+            for _ in items:
+                await get()
+            total += time.perf_counter() - t0
+            worker.join()
+            await close()
+        return total
 
     return run_on(new_loop, main())

@@ -19,13 +19,13 @@ import asyncio
 import itertools
 import random
 from time import process_time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .aio import NewLoop, run_on
 
 __all__ = [
     "loop_call_later", "timer_call_later", "delays", "run_through",
-    "schedule_cost", "cancel_cost", "UVLOOP_SCALE",
+    "schedule_cost", "cancel_cost", "UVLOOP_SCALE", "loop_call_at", "timer_call_at", "lateness",
 ]
 
 #: ``contender(loop)`` returns a ``call_later(delay, callback)``
@@ -117,3 +117,58 @@ def cancel_cost(loops: int, contender: Contender, ds: list[float],
 
 def _nothing() -> None:
     pass
+
+
+# -- lateness: how long after its deadline a callback runs (real time) ---------------------
+
+#: ``at_contender(loop)`` returns a ``call_at(when, callback, *args)``
+AtContender = Callable[[asyncio.AbstractEventLoop], Callable[..., Any]]
+
+
+def loop_call_at(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
+    """The baseline: the loop's own ``call_at``."""
+    return loop.call_at
+
+
+def timer_call_at(timer_cls: Any) -> AtContender:
+    """``timer_cls().call_at`` (an ``aio.Timer`` class of either implementation; tick 1 ms)."""
+    def contender(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
+        return timer_cls().call_at  # type: ignore[no-any-return]
+    return contender
+
+
+def lateness(contender: AtContender, ds: Sequence[float], new_loop: NewLoop,
+             head_start: float = 0.05, used_for: float = 0.0) -> list[float]:
+    """Seconds each callback ran after its deadline (real time).
+
+    One timer per delay of ``ds``, all scheduled in one go, due
+    ``head_start`` + delay from then: with a head start, what is measured
+    is the firing; without, the first ones also wait for the scheduling of
+    the rest.  ``used_for``: the contender was made (and a Timer bound)
+    that many seconds before, as a long-lived Timer is, which puts the
+    wheel's slot boundaries anywhere in the schedule.
+    """
+    async def main() -> list[float]:
+        loop = asyncio.get_running_loop()
+        time = loop.time
+        call_at = contender(loop)
+        if used_for:
+            call_at(time(), _nothing)
+            await asyncio.sleep(used_for)
+        late: list[float] = []
+        done = loop.create_future()
+        left = [len(ds)]
+
+        def fired(when: float) -> None:
+            late.append(time() - when)
+            left[0] -= 1
+            if not left[0]:
+                done.set_result(None)
+
+        start = time() + head_start
+        for d in ds:
+            call_at(start + d, fired, start + d)
+        await done
+        return late
+
+    return run_on(new_loop, main())
