@@ -125,6 +125,8 @@ def _remove(tab: _Table, e: Entry) -> tuple[Any, Any]:
     ring = tab.ring
     while ring and ring[0][0] is _HOLE:
         ring.popleft()
+    if len(ring) > 2 * tab.used + 8:  # deletes left more holes than entries
+        tab.ring = deque([x for x in ring if x[0] is not _HOLE])
     return pair
 
 
