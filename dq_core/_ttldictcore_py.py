@@ -27,7 +27,7 @@ import threading
 import time
 import types
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Optional, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar, Union, overload
 
 from ._ringstate import clock_of, reading, real, reentered, ttl_of
 from ._ttldictstate import (
@@ -305,7 +305,7 @@ class TTLDictCore(Generic[K, V]):
         self._purge(reading(self._clock))
         return self._tab.used
 
-    def __iter__(self, /) -> Any:
+    def __iter__(self, /) -> Iterator[K]:
         """Implement iter(self)."""
         self._purge(reading(self._clock))
         # The keys live now, copied: a purge while they are walked (time
