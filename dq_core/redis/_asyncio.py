@@ -192,20 +192,22 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     _drive = _Protocol._carry_out
 
     async def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-                  if_exists: IfExists = "replace") -> str:
+                  if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put`."""
-        return await self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists))
+        return await self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists,
+                                          priority))
 
     async def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-                     if_exists: IfExists = "replace") -> str:
+                     if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put_at`."""
-        return await self._drive(self._put_one(payload, when, "when", True, job_id, if_exists))
+        return await self._drive(self._put_one(payload, when, "when", True, job_id, if_exists,
+                                          priority))
 
     async def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                        job_ids: Optional[Iterable[str]] = None,
-                       if_exists: IfExists = "replace") -> List[str]:
+                       if_exists: IfExists = "replace", priority: float = 0) -> List[str]:
         """Coroutine of :meth:`RedisDelayQueue.put_many`."""
-        return await self._drive(self._put_many(payloads, delays, job_ids, if_exists))
+        return await self._drive(self._put_many(payloads, delays, job_ids, if_exists, priority))
 
     async def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
         """Coroutine of :meth:`RedisDelayQueue.get`."""

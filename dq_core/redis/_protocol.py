@@ -154,6 +154,14 @@ def _micros(seconds: float, name: str) -> int:
     return math.ceil(seconds * _US)
 
 
+def _priority(priority: object) -> str:
+    """A job's priority as the scripts take it: '0' for none (0 or -0.0)."""
+    p = to_real(priority, "priority")
+    if not -math.inf < p < math.inf:
+        raise ValueError(f"priority must be a finite number, got {priority!r}")
+    return "0" if p == 0.0 else repr(p)
+
+
 def _policy_error(exc: _redis.ResponseError) -> Optional[ValueError]:
     """The ValueError for a script's refusal of a conflicting policy, else None."""
     words = str(exc).split()
@@ -313,12 +321,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     def _put_flow(self, payloads: Iterable[object], times: Iterable[object], name: str,
                   absolute: bool, job_ids: Optional[Iterable[object]],
-                  if_exists: object) -> _Flow[List[str]]:
+                  if_exists: object, priority: object = 0) -> _Flow[List[str]]:
         if if_exists not in ("replace", "keep"):
             raise ValueError(f"if_exists must be 'replace' or 'keep', got {if_exists!r}")
+        head: List[Any] = ["1" if absolute else "0", if_exists, _priority(priority)]
         items = list(payloads)
         n = len(items)
-        head: List[Any] = ["1" if absolute else "0", if_exists]
         ts = list(times)
         if len(ts) != n:
             plural = name if name.endswith("s") else name + "s"
@@ -352,16 +360,18 @@ class _Protocol(Uncopyable, Generic[T, C]):
         return ids
 
     def _put_one(self, payload: object, t: object, name: str, absolute: bool,
-                 job_id: Optional[object], if_exists: object) -> _Flow[str]:
+                 job_id: Optional[object], if_exists: object,
+                 priority: object = 0) -> _Flow[str]:
         ids = None if job_id is None else [self._id(job_id)]
-        out = yield from self._put_flow([payload], [t], name, absolute, ids, if_exists)
+        out = yield from self._put_flow([payload], [t], name, absolute, ids, if_exists, priority)
         return out[0]
 
     def _put_many(self, payloads: Iterable[object], delays: Optional[Iterable[object]],
-                  job_ids: Optional[Iterable[object]], if_exists: object) -> _Flow[List[str]]:
+                  job_ids: Optional[Iterable[object]], if_exists: object,
+                  priority: object = 0) -> _Flow[List[str]]:
         items = list(payloads)
         times = [0] * len(items) if delays is None else delays
-        return self._put_flow(items, times, "delays", False, job_ids, if_exists)
+        return self._put_flow(items, times, "delays", False, job_ids, if_exists, priority)
 
     def _claim_flow(self, max_items: object, timeout: object) -> _Flow[List[Job[T]]]:
         try:

@@ -104,7 +104,7 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         return _run_blocking(self._carry_out(flow))
 
     def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-            if_exists: IfExists = "replace") -> str:
+            if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Schedule ``payload`` ``delay`` seconds from now (server time); return its job id.
 
         A ``job_id`` already held (scheduled, leased or dead) is, with
@@ -114,28 +114,37 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         ``if_exists="keep"`` the job held is left exactly as it is (payload,
         deadline, lease, attempts) and the id is returned: a put by id is then
         idempotent while the job exists (scheduled, leased or dead); once it
-        was acked or cancelled, the same put schedules it afresh.  O(log n).
+        was acked or cancelled, the same put schedules it afresh.
+
+        ``priority``: among jobs that are due, lower priorities are claimed
+        first, and equal ones by deadline, then first-in first-out; a job
+        not yet due waits for its deadline whatever its priority.  A job
+        keeps its priority when it is retried (nack, lease ended) or
+        requeued.  O(log n).
         """
-        return self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists))
+        return self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists,
+                                          priority))
 
     def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-               if_exists: IfExists = "replace") -> str:
+               if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Schedule ``payload`` at Unix time ``when`` (server clock); return its job id.
 
-        ``job_id`` and ``if_exists`` as for :meth:`put`.  O(log n).
+        ``job_id``, ``if_exists`` and ``priority`` as for :meth:`put`.  O(log n).
         """
-        return self._drive(self._put_one(payload, when, "when", True, job_id, if_exists))
+        return self._drive(self._put_one(payload, when, "when", True, job_id, if_exists,
+                                          priority))
 
     def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                  job_ids: Optional[Iterable[str]] = None,
-                 if_exists: IfExists = "replace") -> List[str]:
+                 if_exists: IfExists = "replace", priority: float = 0) -> List[str]:
         """Schedule many payloads; ``delays`` default to 0.  O(k log n).
 
         Each script puts 500 jobs atomically, so a big batch never holds the
         server for long; a connection lost midway leaves the scripts already
-        run done.  ``job_ids`` and ``if_exists`` as for :meth:`put`.
+        run done.  ``job_ids``, ``if_exists`` and ``priority`` (one for the
+        batch) as for :meth:`put`.
         """
-        return self._drive(self._put_many(payloads, delays, job_ids, if_exists))
+        return self._drive(self._put_many(payloads, delays, job_ids, if_exists, priority))
 
     def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
         """Claim the earliest due job, waiting up to ``timeout`` seconds (None: forever).

@@ -3,8 +3,8 @@
 -- (_scripts.py) puts the constants CHUNK and REPLAY_MS before it and one
 -- script's body after it.
 --
--- KEYS: the queue's keys (q, state, pay, lease, dead, seq, meta, idle), then
--- the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
+-- KEYS: the queue's keys (q, state, pay, lease, dead, seq, meta, idle, qp,
+-- rdy, pri), then the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
 -- caller's policy (max_attempts, dead_ttl in microseconds, dead_max; ''
 -- where the caller states none); ARGV[5]: the call's nonce ('' for
 -- read-only calls); the rest is each script's own.
@@ -20,6 +20,14 @@
 --       stating it; and the watcher: the listener that looks when the next
 --       job falls due (watch), and that time in us (wat)
 -- idle  sorted set: the listeners waiting with nothing to do, score = since (us)
+-- Jobs put with a priority other than 0 (meta's 'pri' says one ever was; a
+-- queue that never saw one never touches these):
+-- qp    sorted set: such jobs not yet due, member = 16-digit deadline .. 16-digit
+--       sequence .. id, score = deadline (us); state 'P<attempts>:<member>'
+-- rdy   sorted set: such jobs found due by a claim (moved from qp), same member,
+--       score = priority: a claim takes those below 0, then q's due jobs (the
+--       priority-0 ones), then those above 0; by deadline, then sequence, among ties
+-- pri   hash: id -> priority (kept while the job exists: retries keep it)
 -- r:<nonce>  a state-changing call's reply, kept REPLAY_MS: the same call
 --       replayed (a reply lost, the client library sending it again) returns it
 --       (a number, a string of 0s and 1s, or what a claim needs to answer again)
@@ -44,7 +52,8 @@
 -- that died or stopped waiting costs one late job.
 
 local q, state, pay, lease, dead, seq, meta, idle, rkey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[12]
+local qp, rdy, pri = KEYS[9], KEYS[10], KEYS[11]
 local chan, nonce = ARGV[1], ARGV[5]
 
 local prior = nil
@@ -52,7 +61,7 @@ if nonce ~= '' then prior = redis.call('GET', rkey) end
 
 -- the queue's policy: stored with it; a caller stating another one is refused
 local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
-local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat')
+local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri')
 for i = 1, 3 do
   local given = ARGV[i + 1]
   if given ~= '' then
@@ -64,6 +73,7 @@ for i = 1, 3 do
 end
 local maxa, dttl, dmax = tonumber(pol[1] or '0'), tonumber(pol[2] or '0'), tonumber(pol[3] or '0')
 local watch, wat = pol[4] or nil, tonumber(pol[5] or '')
+local prio = pol[6] and true or false  -- a job with a priority other than 0 was ever put
 
 -- keep the reply r (a number or a string) for a replay of this call.  A full
 -- server (maxmemory, noeviction) refuses a script's first write that may add
@@ -127,13 +137,25 @@ local function first_score(z)
   return nil
 end
 
+-- the earliest of two scores (nil: none)
+local function earliest(a, b)
+  if a and (not b or a <= b) then return a end
+  return b
+end
+
+-- the earliest deadline of a scheduled job (a prioritised one found due: now)
 local function head_score()
-  return first_score(q)
+  local h = first_score(q)
+  if prio then
+    h = earliest(h, first_score(qp))
+    if redis.call('EXISTS', rdy) == 1 then h = earliest(h, now) end
+  end
+  return h
 end
 
 -- when a job may next be due: the earliest deadline or lease end (-1: none)
 local function next_due()
-  local a, b = first_score(q), first_score(lease)
+  local a, b = head_score(), first_score(lease)
   if a and (not b or a <= b) then return a end
   return b or -1
 end
@@ -206,10 +228,90 @@ local function wake_if_head(d, head, n)
   end
 end
 
+-- the priority of id ('0' for none)
+local function priority_of(id)
+  if not prio then return '0' end
+  return redis.call('HGET', pri, id) or '0'
+end
+
+-- schedule id at d with a attempts: in q, or in qp if it has a priority
 local function schedule(id, d, a)
-  local m = member(redis.call('INCR', seq), id)
+  local s = redis.call('INCR', seq)
+  if priority_of(id) ~= '0' then
+    local m = member(d, '') .. member(s, id)
+    redis.call('ZADD', qp, d, m)
+    redis.call('HSET', state, id, 'P' .. a .. ':' .. m)
+    return
+  end
+  local m = member(s, id)
   redis.call('ZADD', q, d, m)
   redis.call('HSET', state, id, 'S' .. a .. ':' .. m)
+end
+
+-- a scheduled job's state v ('S' or 'P') leaves its sorted set
+local function unschedule(v)
+  local kind, _, m = split(v)
+  if kind == 'S' then
+    redis.call('ZREM', q, m)
+  else
+    redis.call('ZREM', qp, m)
+    redis.call('ZREM', rdy, m)
+  end
+end
+
+-- prioritised jobs due now move from qp to rdy, scored by their priority
+local function promote()
+  while true do
+    local ms = redis.call('ZRANGEBYSCORE', qp, '-inf', now, 'LIMIT', 0, CHUNK)
+    if #ms == 0 then return end
+    local ids, args = {}, {}
+    for i = 1, #ms do ids[i] = string.sub(ms[i], 33) end
+    local ps = hmget(pri, ids)
+    for i = 1, #ms do args[2 * i - 1] = ps[i] or 0 ; args[2 * i] = ms[i] end
+    redis.call('ZADD', rdy, unpack(args))
+    redis.call('ZREM', qp, unpack(ms))
+    if #ms < CHUNK then return end
+  end
+end
+
+-- up to n due jobs, taken out of their sorted set in the order a claim takes
+-- them (priority, then deadline, then sequence): {id, deadline, ...}
+local function take_due(n)
+  local out = {}
+  local function from_q(k)
+    if k <= 0 then return end
+    local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, k)
+    local ms = {}
+    for i = 1, #due, 2 do
+      ms[#ms + 1] = due[i]
+      out[#out + 1] = string.sub(due[i], 17) ; out[#out + 1] = due[i + 1]
+    end
+    if #ms > 0 then each('ZREM', q, ms, 1) end
+  end
+  local function from_rdy(lo, hi, k)
+    if k <= 0 then return end
+    local ms = redis.call('ZRANGEBYSCORE', rdy, lo, hi, 'LIMIT', 0, k)
+    for i = 1, #ms do
+      out[#out + 1] = string.sub(ms[i], 33) ; out[#out + 1] = us(tonumber(string.sub(ms[i], 1, 16)))
+    end
+    if #ms > 0 then each('ZREM', rdy, ms, 1) end
+  end
+  if not prio then
+    from_q(n)
+    return out
+  end
+  promote()
+  from_rdy('-inf', '(0', n)
+  from_q(n - #out / 2)
+  from_rdy('(0', '+inf', n - #out / 2)
+  return out
+end
+
+-- how many scheduled jobs are due now
+local function due_count()
+  local n = redis.call('ZCOUNT', q, '-inf', now)
+  if prio then n = n + redis.call('ZCARD', rdy) + redis.call('ZCOUNT', qp, '-inf', now) end
+  return n
 end
 
 -- jobs that go for good: out of the sorted set zset (dead by default), state and payload
@@ -218,6 +320,7 @@ local function forget(ids, zset)
     each('ZREM', zset or dead, ids, 1)
     each('HDEL', state, ids, 1)
     each('HDEL', pay, ids, 1)
+    if prio then each('HDEL', pri, ids, 1) end
   end
   return #ids
 end

@@ -1,0 +1,167 @@
+"""dq_core.redis: priorities, the retry policy, the command line, against a real redis-server.
+
+Every scenario is written once as a coroutine over either face (``kind``:
+RedisDelayQueue or AsyncRedisDelayQueue), as in tests/test_redis_queue.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from typing import Any, Awaitable, Callable
+
+import pytest
+
+from dq_core.redis import RedisDelayQueue
+from redis_queues import call, check, close, kind, make  # noqa: F401 (fixture)
+from redis_server import RedisServer, redis_server  # noqa: F401 (fixture)
+
+
+def scenario_on(kind: str, server: RedisServer, body: Callable[..., Awaitable[None]],
+                **options: Any) -> str:
+    """Run ``body(q, c)`` on a new queue of ``kind`` (``c``: ``call`` bound to it)
+    with a fresh name; return the name."""
+    name = uuid.uuid4().hex
+
+    async def main() -> None:
+        q = make(kind, server.port, name, **options)
+
+        async def c(method: str, *args: Any, **kwargs: Any) -> Any:
+            return await call(q, method, *args, **kwargs)
+        try:
+            await body(q, c)
+        finally:
+            await close(q)
+    asyncio.run(main())
+    return name
+
+
+def server_time(server: RedisServer) -> float:
+    client = server.client()
+    try:
+        s, us = client.time()
+        return float(s + us / 1e6)
+    finally:
+        client.close()
+
+
+# ---------------------------------------------------------------- priority
+
+def test_due_jobs_come_out_by_priority_then_deadline_then_fifo(kind, redis_server):
+    async def body(q, c):
+        past = server_time(redis_server) - 10.0
+        ids = {}
+        ids["a0"] = await c("put_at", b"a0", past + 2)
+        ids["b5"] = await c("put_at", b"b5", past, priority=5)
+        ids["c-1"] = await c("put_at", b"c-1", past + 3, priority=-1)
+        ids["d-1"] = await c("put_at", b"d-1", past + 1, priority=-1.0)  # earlier deadline
+        ids["e0"] = await c("put", b"e0", priority=0)
+        ids["f-1"] = await c("put_at", b"f-1", past + 3, priority=-1)  # tie: after c-1
+        ids["g0"] = await c("put_at", b"g0", past)
+        many = await c("put_many", [b"h2", b"i2"], priority=2)
+        assert await c("stats") == {"delayed": 0, "due": 9, "leased": 0, "dead": 0}
+        first = await c("get", 0)
+        assert first.payload == b"d-1" and first.attempts == 1
+        assert abs(first.deadline - (past + 1)) < 1e-3  # its own deadline, not its priority
+        rest = await c("get_many", 20)
+        assert [j.payload for j in rest] == [
+            b"c-1", b"f-1", b"g0", b"a0", b"e0", b"h2", b"i2", b"b5"]
+        assert [j.id for j in rest[-3:-1]] == many
+        assert await c("ack_many", [first, *rest]) == [True] * 9
+        check(redis_server, q.name, [])
+    scenario_on(kind, redis_server, body)
+
+
+def test_a_job_not_yet_due_waits_for_its_deadline_whatever_its_priority(kind, redis_server):
+    async def body(q, c):
+        await c("put", b"urgent later", 0.3, priority=-100)
+        await c("put", b"routine now", priority=100)
+        assert await c("stats") == {"delayed": 1, "due": 1, "leased": 0, "dead": 0}
+        job = await c("get", 0)
+        assert job.payload == b"routine now"
+        assert await c("get", 0) is None
+        job = await c("get", 5)  # the waiting get wakes at the deadline
+        assert job is not None and job.payload == b"urgent later"
+        assert server_time(redis_server) >= job.deadline
+    scenario_on(kind, redis_server, body)
+
+
+def test_a_job_keeps_its_priority_through_nack_lease_end_requeue(kind, redis_server):
+    async def body(q, c):
+        hi = await c("put", b"hi", priority=-5)
+        job = await c("get", 0)
+        assert job.id == hi and await c("nack", job)
+        low = [await c("put", b"low%d" % i) for i in range(3)]
+        job = await c("get", 0)
+        assert (job.id, job.attempts) == (hi, 2)  # still ahead of the others
+        await asyncio.sleep(0.45)  # its lease (0.4 s) ends: due again at its end
+        job = await c("get", 0)
+        assert (job.id, job.attempts) == (hi, 3)
+        assert await c("nack", job)  # third attempt: dead (max_attempts=3)
+        [dead] = await c("dead")
+        assert dead.id == hi
+        assert await c("requeue_dead", hi)
+        job = await c("get", 0)
+        assert (job.id, job.attempts) == (hi, 1)
+        await c("ack", job)
+        check(redis_server, q.name, low)
+    scenario_on(kind, redis_server, body, lease=0.4, max_attempts=3)
+
+
+def test_prioritised_jobs_cancel_reschedule_replace(kind, redis_server):
+    async def body(q, c):
+        await c("put", b"v1", 60, job_id="x", priority=-3)
+        await c("put", b"plain")
+        assert await c("reschedule", "x", 0)
+        job = await c("get", 0)
+        assert (job.id, job.payload) == ("x", b"v1")
+        await c("ack", job)
+        await c("put", b"v2", job_id="x", priority=-3)
+        await c("put", b"v3", job_id="x")  # replaced without a priority: behind "plain"
+        assert [j.payload for j in await c("get_many", 5)] == [b"plain", b"v3"]
+        await c("put", b"v4", job_id="y", priority=1)
+        await c("put", b"v5", job_id="z", priority=1)
+        assert await c("cancel", "y") and not await c("cancel", "y")
+        assert await c("put", b"v6", 0.2, job_id="z", priority=-1) == "z"  # replaced, delayed
+        assert await c("stats") == {"delayed": 1, "due": 0, "leased": 2, "dead": 0}
+        assert await c("get", 0) is None
+        check(redis_server, q.name, ["x", "z", q_plain(redis_server, q)])
+    scenario_on(kind, redis_server, body)
+
+
+def q_plain(server: RedisServer, q: Any) -> str:
+    """The id of the leased job whose payload is b"plain"."""
+    client = server.client()
+    try:
+        return next(k.decode() for k, v in client.hgetall(q.keys[2]).items() if v == b"bplain")
+    finally:
+        client.close()
+
+
+def test_a_queue_without_priorities_touches_no_priority_key(kind, redis_server):
+    async def body(q, c):
+        await c("put_many", [b"a", b"b"], [0, 30])
+        await c("ack", await c("get", 0))
+        client = redis_server.client()
+        assert client.exists(*q.keys[8:]) == 0 and not client.hexists(q.keys[6], "pri")
+        await c("put", b"p", priority=1)  # from now on the queue has them
+        assert client.hexists(q.keys[6], "pri")
+        assert (await c("get", 0)).payload == b"p"
+        client.close()
+    scenario_on(kind, redis_server, body)
+
+
+@pytest.mark.parametrize("bad, error", [
+    (math.nan, ValueError), (math.inf, ValueError), ("1", TypeError), (2**60, OverflowError)])
+def test_a_bad_priority_is_refused_naming_it(bad, error, redis_server):
+    q = RedisDelayQueue(uuid.uuid4().hex, redis_server.client())
+    try:
+        with pytest.raises(error, match="priority"):
+            q.put(b"x", priority=bad)
+        with pytest.raises(error, match="priority"):
+            q.put_many([b"x"], priority=bad)
+        assert q.qsize() == 0
+    finally:
+        q.close()
+        q.client.close()
