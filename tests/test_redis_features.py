@@ -7,13 +7,15 @@ RedisDelayQueue or AsyncRedisDelayQueue), as in tests/test_redis_queue.py.
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 import math
 import uuid
 from typing import Any, Awaitable, Callable
 
 import pytest
 
-from dq_core.redis import RedisDelayQueue
+from dq_core.redis import RedisDelayQueue, RetryPolicy
 from redis_queues import call, check, close, kind, make  # noqa: F401 (fixture)
 from redis_server import RedisServer, redis_server  # noqa: F401 (fixture)
 
@@ -165,3 +167,105 @@ def test_a_bad_priority_is_refused_naming_it(bad, error, redis_server):
     finally:
         q.close()
         q.client.close()
+
+
+# ---------------------------------------------------------------- retry policy
+
+def test_nack_without_a_delay_backs_off_exponentially_then_dead(kind, redis_server):
+    policy = RetryPolicy(base=0.1, factor=2.0, max_delay=0.3, jitter=0.0, max_attempts=4)
+
+    async def body(q, c):
+        assert q.max_attempts == 4 and q.retry == policy
+        jid = await c("put", b"flaky")
+        job = await c("get", 5)
+        for attempt, wait in ((1, 0.1), (2, 0.2), (3, 0.3)):  # 0.4 capped at 0.3
+            assert (job.id, job.attempts) == (jid, attempt)
+            before = server_time(redis_server)
+            assert await c("nack", job)
+            assert await c("get", 0) is None  # not before its backoff
+            job = await c("get", 5)
+            assert wait <= job.deadline - before < wait + 0.05
+        assert await c("nack", job)  # the fourth delivery: dead (max_attempts=4)
+        [dead] = await c("dead")
+        assert (dead.id, dead.attempts) == (jid, 4) and "max_attempts 4" in dead.reason
+    scenario_on(kind, redis_server, body, retry=policy)
+
+
+def test_the_policy_is_the_queues_stored_and_used_by_every_client(kind, redis_server):
+    policy = RetryPolicy(base=30.0, jitter=0.5)
+
+    async def body(q, c):
+        producer = RedisDelayQueue(q.name, redis_server.client(), retry=policy)
+        producer.put(b"x")  # first contact: the policy is stored with the queue
+        assert q.retry is None  # this consumer states none: it uses the stored one
+        assert await c("nack", await c("get", 0), 0)  # an explicit delay wins
+        job = await c("get", 0)
+        assert job.attempts == 2
+        before = server_time(redis_server)
+        assert await c("nack", job)
+        [(member, deadline)] = redis_server.client().zrange(q.keys[0], 0, 0, withscores=True)
+        assert 30.0 <= deadline / 1e6 - before <= 60.0 + 0.05  # 30 * 2, less up to half
+        with pytest.raises(ValueError, match="retry=RetryPolicy.*conflicts"):
+            RedisDelayQueue(q.name, redis_server.client(), retry=RetryPolicy(base=2.0)).qsize()
+        same = RedisDelayQueue(q.name, redis_server.client(), retry=RetryPolicy(30.0, jitter=0.5))
+        assert same.qsize() == 1
+        await c("clear")  # the policy goes with the queue
+        other = RedisDelayQueue(q.name, redis_server.client(), retry=RetryPolicy(base=2.0))
+        assert other.qsize() == 0
+        for queue in (producer, same, other):
+            queue.close()
+            queue.client.close()
+    scenario_on(kind, redis_server, body)
+
+
+def test_without_a_policy_a_nack_is_due_again_at_once(kind, redis_server):
+    async def body(q, c):
+        await c("put", b"x")
+        job = await c("get", 0)
+        assert await c("nack", job) and (await c("get", 0)).attempts == 2
+        assert not redis_server.client().hexists(q.keys[6], "retry")
+    scenario_on(kind, redis_server, body)
+
+
+def test_retry_policy_checks_its_arguments_and_computes_its_delays():
+    p = RetryPolicy(base=1.0, factor=3.0, max_delay=20.0, jitter=0.5)
+    assert [p.delay(a) for a in (1, 2, 3, 4, 10_000)] == [1.0, 3.0, 9.0, 20.0, 20.0]
+    assert p.delay(2, 0.5) == 2.25
+    assert p == RetryPolicy(1, 3, 20, 0.5) and hash(p) == hash(RetryPolicy(1, 3, 20, 0.5))
+    assert pickle.loads(pickle.dumps(p)) == p and copy.copy(p) == p
+    assert repr(RetryPolicy()) == ("RetryPolicy(base=1.0, factor=2.0, max_delay=300.0, "
+                                   "jitter=0.1, max_attempts=None)")
+    with pytest.raises(AttributeError):
+        p.base = 2.0  # type: ignore[misc]
+    for kwargs, error in [({"base": 0}, ValueError), ({"base": math.nan}, ValueError),
+                          ({"factor": 0.5}, ValueError), ({"max_delay": 0.5}, ValueError),
+                          ({"max_delay": math.inf}, ValueError), ({"jitter": 1.5}, ValueError),
+                          ({"max_attempts": 0}, ValueError), ({"base": "1"}, TypeError),
+                          ({"max_attempts": 1.5}, TypeError)]:
+        name = next(iter(kwargs))
+        with pytest.raises(error, match=name):
+            RetryPolicy(**kwargs)
+
+
+def test_the_queue_checks_its_retry_argument(redis_server):
+    client = redis_server.client()
+    with pytest.raises(TypeError, match="retry must be a RetryPolicy"):
+        RedisDelayQueue("q", client, retry=2.0)  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="max_attempts=3 conflicts with retry.max_attempts=5"):
+        RedisDelayQueue("q", client, max_attempts=3, retry=RetryPolicy(max_attempts=5))
+    q = RedisDelayQueue("q", client, max_attempts=5, retry=RetryPolicy(max_attempts=5))
+    assert "retry=RetryPolicy(base=1.0" in repr(q)
+    client.close()
+
+
+def test_jitter_spreads_jobs_that_failed_together(kind, redis_server):
+    async def body(q, c):
+        await c("put_many", [b"j"] * 20)
+        before = server_time(redis_server)
+        for job in await c("get_many", 20):
+            assert await c("nack", job)
+        scores = [s for _, s in redis_server.client().zrange(q.keys[0], 0, -1, withscores=True)]
+        waits = [s / 1e6 - before for s in scores]
+        assert all(0.0 <= w <= 100.05 for w in waits)  # 100 s less up to all of it
+        assert len(set(scores)) == 20 and max(waits) - min(waits) > 20.0
+    scenario_on(kind, redis_server, body, retry=RetryPolicy(base=100.0, jitter=1.0))

@@ -10,6 +10,7 @@ from typing import Any, AsyncIterator, Deque, Iterable, List, Optional, TypeVar,
 import redis.asyncio as _aredis
 
 from ._job import Job
+from ._retry import RetryPolicy
 from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Protocol, _PubSub
 from ._serializer import Payload, Serializer
 
@@ -140,22 +141,25 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
                  client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None) -> None: ...
 
     @overload
     def __init__(self: "AsyncRedisDelayQueue[T]", name: str,
                  client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None) -> None: ...
 
     def __init__(self, name: str, client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0,
                  max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max, retry_for)
+                         dead_ttl, dead_max, retry_for, retry)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return await self._scripts[op](keys=keys, args=args)
@@ -225,7 +229,7 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
         """Coroutine of :meth:`RedisDelayQueue.ack_many`."""
         return await self._drive(self._ack_flow(jobs))
 
-    async def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
+    async def nack(self, job_or_id: Union[Job[T], str], delay: Optional[float] = None) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.nack`."""
         return await self._drive(self._nack_flow(job_or_id, delay))
 

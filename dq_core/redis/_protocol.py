@@ -36,6 +36,7 @@ from .._validate import check_timeout
 from .._waiting import MAX_WAIT
 from ._errors import Unavailable
 from ._job import Job
+from ._retry import RetryPolicy
 from ._scripts import CHUNK, KEY_NAMES, READ_ONLY, REPLAY_MS, SOURCES
 from ._serializer import Serializer, check_serializer, decode, encode
 from ._wakeups import Wakeups
@@ -168,6 +169,14 @@ def _policy_error(exc: _redis.ResponseError) -> Optional[ValueError]:
     if len(words) != 4 or words[0] != "DQPOLICY":
         return None
     _, name, stored, given = words
+    if name == "retry":
+        def show(wire: str) -> str:
+            return ", ".join(f"{k}={v}" for k, v in
+                             zip(("base", "factor", "max_delay", "jitter"), wire.split(",")))
+        return ValueError(f"retry=RetryPolicy({show(given)}, ...) conflicts with the queue's "
+                          f"stored backoff ({show(stored)}): a queue's policy is set by the "
+                          f"first client that states it (pass retry=None to use the stored "
+                          f"one, or clear() the queue)")
     if name == "dead_ttl":
         stored, given = repr(int(stored) / _US), repr(int(given) / _US)
     return ValueError(f"{name}={given} conflicts with the queue's stored {name}={stored}: "
@@ -181,13 +190,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
     steps out with the face's I/O (``_script``, ``_new_pubsub``)."""
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
-                 "retry_for", "channel", "keys", "_prefix", "_head", "_scripts", "_idle",
+                 "retry_for", "retry", "_retry_wire", "_stated", "channel", "keys", "_prefix",
+                 "_head", "_scripts", "_idle",
                  "_idle_lock", "_pid", "_checked", "_listener", "_me", "_wake", "_down")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
     def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
                  serializer: Optional[Serializer[T]], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None) -> None:
         expected = self._client_class
         if not isinstance(client, expected):
             module = expected[0].__module__.split(".client")[0]
@@ -208,6 +219,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
             max_attempts = to_count(max_attempts, "max_attempts")
             if max_attempts < 1:
                 raise ValueError("max_attempts must be at least 1 (or None: no limit)")
+        if retry is not None:
+            if not isinstance(retry, RetryPolicy):
+                raise TypeError(f"retry must be a RetryPolicy or None, not "
+                                f"{type(retry).__name__!r}")
+            if retry.max_attempts is not None:
+                if max_attempts is not None and max_attempts != retry.max_attempts:
+                    raise ValueError(f"max_attempts={max_attempts!r} conflicts with "
+                                     f"retry.max_attempts={retry.max_attempts!r}")
+                max_attempts = retry.max_attempts
         ttl_us = ""
         if dead_ttl is not None:
             dead_ttl = to_real(dead_ttl, "dead_ttl")
@@ -225,6 +245,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
         check_serializer(serializer)
         self.name, self.lease, self.serializer = name, lease, serializer
         self.retry_for = retry_for
+        self.retry = retry  # the backoff as this client states it (None: the stored one)
+        self._retry_wire = "" if retry is None else retry._wire()
+        self._stated = retry is None  # stated to the server (at first contact)
         # the policy as this client states it (None: the queue's stored one)
         self.max_attempts, self.dead_ttl, self.dead_max = max_attempts, dead_ttl, dead_max
         prefix = f"dq:{{{name}}}:"
@@ -251,6 +274,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
                         if getattr(self, k) is not None)
         if self.retry_for != RETRY_FOR:
             extra += f", retry_for={self.retry_for!r}"
+        if self.retry is not None:
+            extra += f", retry={self.retry!r}"
         return (f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
                 f"max_attempts={self.max_attempts!r}{extra})")
 
@@ -458,7 +483,11 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     def _nack_flow(self, job: object, delay: object) -> _Flow[bool]:
         job_id, token = self._lease_of(job)
-        return bool((yield from self._run("nack", job_id, token, self._delay(delay))))
+        if delay is None:  # the queue's retry policy: the script draws the backoff
+            args: List[Any] = [job_id, token, "", repr(random.random()), self._retry_wire]
+        else:
+            args = [job_id, token, self._delay(delay), "", ""]
+        return bool((yield from self._run("nack", *args)))
 
     def _extend_flow(self, job: object, lease: object,
                      until: Optional[float] = None) -> _Flow[bool]:
@@ -643,6 +672,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
         with the call's nonce, so that a call that ran returns its first reply."""
         if not self._checked:
             await self._check_eviction()
+        if not self._stated:  # the retry policy goes with the queue at first contact
+            self._stated = True
+            try:
+                await self._call(_Run("policy", [self._retry_wire], step.until))
+            except _redis.OutOfMemoryError:
+                self._stated = False  # a full server: stated at a later call (a nack too)
+            except BaseException:
+                self._stated = False
+                raise
         op = step.op
         nonce = "" if op in READ_ONLY else os.urandom(8).hex()
         keys = self.keys + [self._prefix + "r:" + nonce]
@@ -671,6 +709,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
             if policy is not None:
                 raise policy from None
             raise
+        finally:
+            if op == "clear":  # the stored policy went with it: state it again
+                self._stated = self.retry is None
 
     async def _carry_out(self, flow: _Flow[R]) -> R:
         held = _Held()

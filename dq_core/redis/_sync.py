@@ -11,6 +11,7 @@ from typing import Any, Coroutine, Iterable, Iterator, List, Optional, TypeVar, 
 import redis as _redis
 
 from ._job import Job
+from ._retry import RetryPolicy
 from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Flow, _Protocol, _PubSub
 from ._serializer import Payload, Serializer
 
@@ -40,6 +41,11 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
     or a ``redis.RedisCluster`` (every key of a queue carries the hash tag
     ``{name}``: one slot).
 
+    ``retry``, a :class:`RetryPolicy`, sets how long ``nack(job)`` without a
+    delay waits (exponential backoff with jitter) and, with its
+    ``max_attempts``, the queue's; it is stored with the queue as
+    ``max_attempts`` is.
+
     A lost connection is ridden out: a waiting ``get`` reconnects with
     backoff and subscribes again until its own timeout (then it returns
     None); every other call retries for up to ``retry_for`` seconds (0 to
@@ -54,21 +60,24 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
                  client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None) -> None: ...
 
     @overload
     def __init__(self: "RedisDelayQueue[T]", name: str,
                  client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None) -> None: ...
 
     def __init__(self, name: str, client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max, retry_for)
+                         dead_ttl, dead_max, retry_for, retry)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return self._scripts[op](keys=keys, args=args)
@@ -179,9 +188,12 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         """``ack`` for many jobs in one round trip per 500; one bool each.  O(k log n)."""
         return self._drive(self._ack_flow(jobs))
 
-    def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
-        """Give the job back, due again after ``delay`` (or dead past max_attempts).
+    def nack(self, job_or_id: Union[Job[T], str], delay: Optional[float] = None) -> bool:
+        """Give the job back, due again after ``delay`` seconds (or dead past max_attempts).
 
+        Without a delay (None), the queue's :class:`RetryPolicy` (stored with
+        the queue, whichever client stated it) sets it from the job's
+        attempts; a queue without one makes the job due again at once.
         False if the lease was lost.  O(log n).
         """
         return self._drive(self._nack_flow(job_or_id, delay))

@@ -358,6 +358,18 @@ local function retry(id, d, a, now, why)
   return true
 end
 
+-- the queue's retry policy ('base,factor,max_delay,jitter'; nil: none),
+-- stored by the first caller that states one (given ~= ''); a caller stating
+-- another gets, second, the error to reply
+local function retry_policy(given)
+  local s = redis.call('HGET', meta, 'retry') or nil
+  if given ~= '' then
+    if s and s ~= given then return nil, 'DQPOLICY retry ' .. s .. ' ' .. given end
+    if not s then redis.call('HSET', meta, 'retry', given) ; s = given end
+  end
+  return s
+end
+
 -- leases that ended are due again (at their end), attempts already counted
 local function reclaim(now)
   local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'WITHSCORES', 'LIMIT', 0, CHUNK)
