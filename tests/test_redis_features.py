@@ -7,17 +7,25 @@ RedisDelayQueue or AsyncRedisDelayQueue), as in tests/test_redis_queue.py.
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
-import pickle
+import io
+import json
 import math
+import os
+import pickle
+import re
+import subprocess
+import sys
 import uuid
 from typing import Any, Awaitable, Callable
 
 import pytest
 
 from dq_core.redis import RedisDelayQueue, RetryPolicy
+from dq_core.redis._cli import main
 from redis_queues import call, check, close, kind, make  # noqa: F401 (fixture)
-from redis_server import RedisServer, redis_server  # noqa: F401 (fixture)
+from redis_server import RedisServer, free_port, redis_server  # noqa: F401 (fixture)
 
 
 def scenario_on(kind: str, server: RedisServer, body: Callable[..., Awaitable[None]],
@@ -269,3 +277,98 @@ def test_jitter_spreads_jobs_that_failed_together(kind, redis_server):
         assert all(0.0 <= w <= 100.05 for w in waits)  # 100 s less up to all of it
         assert len(set(scores)) == 20 and max(waits) - min(waits) > 20.0
     scenario_on(kind, redis_server, body, retry=RetryPolicy(base=100.0, jitter=1.0))
+
+
+# ---------------------------------------------------------------- peek and the command line
+
+def test_peek_shows_the_next_jobs_in_claim_order_without_claiming(kind, redis_server):
+    async def body(q, c):
+        past = server_time(redis_server) - 5
+        late = await c("put", b"late", 60)
+        later = await c("put", b"later", 90, priority=-9)  # not due: by deadline
+        plain = await c("put_at", "plain", past)
+        urgent = await c("put_at", b"urgent", past + 1, priority=-1)
+        leased = await c("put", b"leased", priority=-50)
+        assert (await c("get", 0)).id == leased
+        assert [j.id for j in await c("peek")] == [urgent, plain, late, later]
+        got = await c("peek", 2)
+        assert [(j.id, j.payload, j.attempts, j.reason) for j in got] == [
+            (urgent, b"urgent", 0, None), (plain, "plain", 0, None)]
+        assert await c("peek", 0) == []
+        assert await c("stats") == {"delayed": 2, "due": 2, "leased": 1, "dead": 0}
+        assert [j.id for j in await c("get_many", 5)] == [urgent, plain]  # as peek said
+        with pytest.raises(ValueError, match="limit"):
+            await c("peek", 1001)
+    scenario_on(kind, redis_server, body)
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(list(argv), out=out), out.getvalue()
+
+
+def test_cli_stats_peek_dead_requeue_purge(redis_server, capsys):
+    name = uuid.uuid4().hex
+    q = RedisDelayQueue(name, redis_server.client(), max_attempts=1,
+                        retry=RetryPolicy(base=2.0, jitter=0.0))
+    url = redis_server.url()
+    try:
+        q.put_many([b"a", "b\u00e9", b"\xff\x00"], [0, 0, 0], job_ids=["a", "b", "c"])
+        q.put(b"later", 30, job_id="d", priority=3)
+        for job in q.get_many(2):
+            q.nack(job)  # max_attempts 1: dead
+        rc, text = run_cli("--url", url, "stats", name)
+        assert rc == 0 and f"queue {name}" in text
+        assert re.search(r"delayed\s+1\n\s+due\s+1\n\s+leased\s+0\n\s+dead\s+2\n", text), text
+        assert "max_attempts 1" in text and "retry base=2, factor=2, max_delay=300, jitter=0" in text
+        rc, text = run_cli("--url", url, "--json", "stats", name)
+        doc = json.loads(text)
+        assert doc == {"queue": name, "delayed": 1, "due": 1, "leased": 0, "dead": 2, "policy": {
+            "max_attempts": 1, "dead_ttl": None, "dead_max": None,
+            "retry": {"base": 2.0, "factor": 2.0, "max_delay": 300.0, "jitter": 0.0}}}
+        rc, text = run_cli("--url", url, "peek", name)
+        lines = text.splitlines()
+        assert rc == 0 and lines[0].split() == [
+            "ID", "DEADLINE", "(UTC)", "PRIORITY", "ATTEMPTS", "STATE", "PAYLOAD"]
+        assert [ln.split()[0] for ln in lines[1:]] == ["c", "d"]
+        assert "due" in lines[1] and "delayed" in lines[2] and "b'\\xff\\x00'" in lines[1]
+        rc, text = run_cli("--url", url, "--json", "peek", name, "-n", "1")
+        [job] = json.loads(text)
+        assert job["id"] == "c" and job["payload_type"] == "bytes-base64" and job["due"] is True
+        assert base64.b64decode(job["payload"]) == b"\xff\x00" and job["priority"] == 0
+        rc, text = run_cli("--url", url, "--json", "dead", name)
+        dead = json.loads(text)
+        assert [(d["id"], d["payload"], d["payload_type"]) for d in dead] == [
+            ("a", "a", "bytes"), ("b", "b\u00e9", "str")]
+        assert all("max_attempts 1" in d["reason"] for d in dead)
+        rc, text = run_cli("--url", url, "dead", name, "-n", "1")
+        assert rc == 0 and len(text.splitlines()) == 2 and "REASON" in text
+        rc, text = run_cli("--url", url, "requeue", name, "a", "nope")
+        assert rc == 1 and "requeued 1 of 2" in text and "nope" in text
+        assert q.stats()["dead"] == 1
+        rc, text = run_cli("--url", url, "--json", "requeue", name, "--all")
+        assert rc == 0 and json.loads(text) == {"requeued": ["b"], "not_dead": []}
+        for job in q.get_many(5):
+            q.nack(job)
+        rc, text = run_cli("--url", url, "purge", name, "--older-than", "60")
+        assert rc == 0 and text == "purged 0 dead job(s)\n"
+        rc, text = run_cli("--url", url, "--json", "purge", name)
+        assert rc == 0 and json.loads(text) == {"purged": 3}
+        assert q.stats() == {"delayed": 1, "due": 0, "leased": 0, "dead": 0}
+        with pytest.raises(SystemExit) as exc:
+            run_cli("--url", url, "requeue", name)  # neither ids nor --all
+        assert exc.value.code == 2 and "ids or --all" in capsys.readouterr().err
+    finally:
+        q.close()
+        q.client.close()
+
+
+def test_cli_runs_as_a_module_and_reports_an_unreachable_server(redis_server):
+    env = {**os.environ, "REDIS_URL": redis_server.url()}
+    done = subprocess.run([sys.executable, "-m", "dq_core.redis", "--json", "stats", "x", "y"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [d["queue"] for d in json.loads(done.stdout)] == ["x", "y"]
+    rc, _ = run_cli("--url", f"redis://127.0.0.1:{free_port()}/0", "--retry-for", "0",
+                    "stats", "x")
+    assert rc == 1

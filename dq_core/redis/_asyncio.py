@@ -285,6 +285,11 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
         """Coroutine of :meth:`RedisDelayQueue.dead`."""
         return await self._drive(self._dead_flow(limit, start))
 
+    async def peek(self, limit: int = 10) -> List[Job[T]]:
+        """Coroutine of :meth:`RedisDelayQueue.peek`."""
+        jobs, _ = await self._drive(self._peek_flow(limit))
+        return jobs
+
     async def purge_dead(self, older_than: float = 0.0) -> int:
         """Coroutine of :meth:`RedisDelayQueue.purge_dead`."""
         return await self._drive(self._purge_flow(older_than))

@@ -325,10 +325,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
             jobs.append(Job(job_id, payload, _seconds(flat[i + 2]), int(flat[i + 3]), token))
         return jobs, bad
 
-    def _dead_jobs(self, flat: List[Any]) -> List[Job[T]]:
+    def _dead_jobs(self, flat: List[Any], reasons: bool = True) -> List[Job[T]]:
+        """The jobs of a dead (or peek: ``reasons=False``) reply, 5 items each."""
         jobs: List[Job[T]] = []
         for i in range(0, len(flat), 5):
-            data, reason = flat[i + 1], flat[i + 4].decode(errors="replace")
+            data = flat[i + 1]
+            reason = flat[i + 4].decode(errors="replace") if reasons else None
             payload: Any = None
             if data is not None:
                 try:
@@ -525,6 +527,14 @@ class _Protocol(Uncopyable, Generic[T, C]):
             if len(reply) < 5 * want:
                 break
         return jobs
+
+    def _peek_flow(self, limit: object) -> _Flow[Tuple[List[Job[T]], List[float]]]:
+        """The first ``limit`` scheduled jobs, unclaimed, and their priorities."""
+        n = to_count(limit, "limit")
+        if not 0 <= n <= CHUNK:
+            raise ValueError(f"limit must be from 0 to {CHUNK}, got {limit!r}")
+        reply = yield from self._run("peek", n)
+        return self._dead_jobs(reply, reasons=False), [float(p) for p in reply[4::5]]
 
     def _purge_flow(self, older_than: object) -> _Flow[int]:
         age = to_real(older_than, "older_than")

@@ -18,10 +18,10 @@ CHUNK = 1000
 REPLAY_MS = 60_000
 #: Every script, by the name of its ``lua/`` file.
 OPS = ("put", "claim", "ack", "bury", "nack", "extend", "cancel", "reschedule", "requeue_dead",
-       "purge_dead", "stats", "dead", "clear", "policy")
+       "purge_dead", "stats", "dead", "clear", "policy", "peek")
 #: The scripts that only read (and reclaim, which a replay may repeat), or
 #: whose writes a replay may repeat (policy): no replay record.
-READ_ONLY = frozenset({"stats", "dead", "clear", "policy"})
+READ_ONLY = frozenset({"stats", "dead", "clear", "policy", "peek"})
 
 
 def lua_files() -> Dict[str, str]:

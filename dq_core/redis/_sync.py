@@ -266,6 +266,17 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         """
         return self._drive(self._dead_flow(limit, start))
 
+    def peek(self, limit: int = 10) -> List[Job[T]]:
+        """The next ``limit`` (0 to 1000) scheduled jobs, without claiming them.
+
+        Those due first, in the order a claim would take them (priority,
+        deadline, first-in first-out), then those not yet due by deadline;
+        leased and dead jobs are not among them.  A payload the serializer
+        cannot decode comes as its raw bytes.  O(limit + log n).
+        """
+        jobs, _ = self._drive(self._peek_flow(limit))
+        return jobs
+
     def purge_dead(self, older_than: float = 0.0) -> int:
         """Delete the jobs dead for at least ``older_than`` seconds; return how many.  O(k log n)."""
         return self._drive(self._purge_flow(older_than))
