@@ -17,6 +17,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 import uuid
 from typing import Any, Awaitable, Callable
 
@@ -24,7 +25,7 @@ import pytest
 
 from dq_core.redis import RedisDelayQueue, RetryPolicy
 from dq_core.redis._cli import main
-from redis_queues import call, check, close, kind, make  # noqa: F401 (fixture)
+from redis_queues import call, check, close, kind, make, subscribed  # noqa: F401 (fixture)
 from redis_server import RedisServer, free_port, redis_server  # noqa: F401 (fixture)
 
 
@@ -320,12 +321,13 @@ def test_cli_stats_peek_dead_requeue_purge(redis_server, capsys):
         rc, text = run_cli("--url", url, "stats", name)
         assert rc == 0 and f"queue {name}" in text
         assert re.search(r"delayed\s+1\n\s+due\s+1\n\s+leased\s+0\n\s+dead\s+2\n", text), text
-        assert "max_attempts 1" in text and "retry base=2, factor=2, max_delay=300, jitter=0" in text
+        assert "max_attempts 1" in text and "retry (base=2, factor=2, max_delay=300, jitter=0), rate -" in text
         rc, text = run_cli("--url", url, "--json", "stats", name)
         doc = json.loads(text)
         assert doc == {"queue": name, "delayed": 1, "due": 1, "leased": 0, "dead": 2, "policy": {
             "max_attempts": 1, "dead_ttl": None, "dead_max": None,
-            "retry": {"base": 2.0, "factor": 2.0, "max_delay": 300.0, "jitter": 0.0}}}
+            "retry": {"base": 2.0, "factor": 2.0, "max_delay": 300.0, "jitter": 0.0},
+            "rate": None}}
         rc, text = run_cli("--url", url, "peek", name)
         lines = text.splitlines()
         assert rc == 0 and lines[0].split() == [
@@ -363,12 +365,72 @@ def test_cli_stats_peek_dead_requeue_purge(redis_server, capsys):
         q.client.close()
 
 
-def test_cli_runs_as_a_module_and_reports_an_unreachable_server(redis_server):
+def test_cli_runs_as_a_module(redis_server):
     env = {**os.environ, "REDIS_URL": redis_server.url()}
     done = subprocess.run([sys.executable, "-m", "dq_core.redis", "--json", "stats", "x", "y"],
                           capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert [d["queue"] for d in json.loads(done.stdout)] == ["x", "y"]
+
+
+def test_cli_reports_an_unreachable_server():
     rc, _ = run_cli("--url", f"redis://127.0.0.1:{free_port()}/0", "--retry-for", "0",
                     "stats", "x")
     assert rc == 1
+
+
+# ---------------------------------------------------------------- rate
+
+def evalsha_calls(server: RedisServer) -> int:
+    client = server.client()
+    try:
+        return int(client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+    finally:
+        client.close()
+
+
+def test_the_rate_limits_claims_by_every_client_together(kind, redis_server):
+    async def body(q, c):
+        assert (q.rate, q.burst) == (20.0, 3.0)
+        await c("put_many", [b"%d" % i for i in range(10)])
+        other = RedisDelayQueue(q.name, redis_server.client())  # states no rate: the stored one
+        assert len(await c("get_many", 10)) == 3  # the burst
+        assert other.get_many(10) == [] and await c("get", 0) is None
+        start = time.monotonic()
+        got = [await c("get", 5) for _ in range(6)]  # a token each 0.05 s
+        assert all(got) and time.monotonic() - start >= 0.25
+        other.close()
+        other.client.close()
+    scenario_on(kind, redis_server, body, rate=20, burst=3)
+
+
+def test_a_get_waits_for_the_next_token_without_polling(kind, redis_server):
+    async def body(q, c):
+        await c("put_many", [b"a", b"b"])
+        assert await c("get", 0) is not None  # the one token
+        await subscribed(q)  # a waiter that waited: its next wait costs no subscription
+        before, start = evalsha_calls(redis_server), time.monotonic()
+        job = await c("get", 5)
+        waited, claims = time.monotonic() - start, evalsha_calls(redis_server) - before
+        assert job is not None and job.payload == b"b"
+        assert waited >= 0.3 and claims <= 3, (waited, claims)  # the token came 0.5 s later
+    scenario_on(kind, redis_server, body, rate=2)
+
+
+def test_the_rate_is_the_queues_and_checked(kind, redis_server):
+    async def body(q, c):
+        await c("qsize")
+        with pytest.raises(ValueError, match="rate=5.0, burst=1.0 conflicts with the queue's "
+                                             "stored rate=20.0, burst=1.0"):
+            RedisDelayQueue(q.name, redis_server.client(), rate=5).qsize()
+        await c("clear")
+        assert RedisDelayQueue(q.name, redis_server.client(), rate=5).qsize() == 0
+    scenario_on(kind, redis_server, body, rate=20)
+    client = redis_server.client()
+    for kwargs, error in [({"rate": 0}, ValueError), ({"rate": math.inf}, ValueError),
+                          ({"rate": "1"}, TypeError), ({"rate": 1, "burst": 0.5}, ValueError),
+                          ({"burst": math.nan}, ValueError)]:
+        with pytest.raises(error, match=next(iter(kwargs)) if "burst" not in kwargs else "burst"):
+            RedisDelayQueue("q", client, **kwargs)
+    assert "rate=2.0, burst=4.0" in repr(RedisDelayQueue("q", client, rate=2, burst=4))
+    client.close()

@@ -142,7 +142,8 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None) -> None: ...
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     @overload
     def __init__(self: "AsyncRedisDelayQueue[T]", name: str,
@@ -150,16 +151,18 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None) -> None: ...
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     def __init__(self, name: str, client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0,
                  max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None) -> None:
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max, retry_for, retry)
+                         dead_ttl, dead_max, retry_for, retry, rate, burst)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return await self._scripts[op](keys=keys, args=args)

@@ -93,16 +93,25 @@ def _table(out: TextIO, header: Sequence[str], rows: List[Sequence[str]]) -> Non
 
 def _policy(q: RedisDelayQueue[Any]) -> Dict[str, Any]:
     client: Any = q.client
-    maxa, dttl, dmax, retry = client.hmget(q.keys[6], ["maxa", "dttl", "dmax", "retry"])
+    maxa, dttl, dmax, retry, rate = client.hmget(q.keys[6],
+                                                 ["maxa", "dttl", "dmax", "retry", "rate"])
     doc: Dict[str, Any] = {
         "max_attempts": None if maxa is None else int(maxa),
         "dead_ttl": None if dttl is None else int(dttl) / 1e6,
         "dead_max": None if dmax is None else int(dmax),
-        "retry": None}
+        "retry": None, "rate": None}
     if retry is not None:
         doc["retry"] = dict(zip(("base", "factor", "max_delay", "jitter"),
                                 map(float, retry.decode().split(","))))
+    if rate is not None:
+        doc["rate"] = dict(zip(("rate", "burst"), map(float, rate.decode().split(","))))
     return doc
+
+
+def _shown(policy: Optional[Dict[str, float]]) -> str:
+    if policy is None:
+        return "-"
+    return "(" + ", ".join(f"{k}={v:g}" for k, v in policy.items()) + ")"
 
 
 def _job_doc(job: Job[Any], **extra: Any) -> Dict[str, Any]:
@@ -127,10 +136,10 @@ def _run(args: argparse.Namespace, client: Any, out: TextIO) -> int:
                 out.write(f"  {k:<8} {doc[k]}\n")
             pol = doc["policy"]
             retry = pol["retry"]
-            shown = "-" if retry is None else ", ".join(f"{k}={v:g}" for k, v in retry.items())
+            shown = _shown(retry)
             out.write(f"  max_attempts {pol['max_attempts'] or '-'}, dead_ttl "
                       f"{pol['dead_ttl'] or '-'}, dead_max {pol['dead_max'] or '-'}, "
-                      f"retry {shown}\n")
+                      f"retry {shown}, rate {_shown(pol['rate'])}\n")
         return 0
     if args.command == "peek":
         jobs, priorities = q._drive(q._peek_flow(args.limit))

@@ -177,6 +177,12 @@ def _policy_error(exc: _redis.ResponseError) -> Optional[ValueError]:
                           f"stored backoff ({show(stored)}): a queue's policy is set by the "
                           f"first client that states it (pass retry=None to use the stored "
                           f"one, or clear() the queue)")
+    if name == "rate":
+        def show(wire: str) -> str:
+            return "rate={}, burst={}".format(*wire.split(","))
+        return ValueError(f"{show(given)} conflicts with the queue's stored {show(stored)}: a "
+                          f"queue's policy is set by the first client that states it (pass "
+                          f"rate=None to use the stored one, or clear() the queue)")
     if name == "dead_ttl":
         stored, given = repr(int(stored) / _US), repr(int(given) / _US)
     return ValueError(f"{name}={given} conflicts with the queue's stored {name}={stored}: "
@@ -190,7 +196,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
     steps out with the face's I/O (``_script``, ``_new_pubsub``)."""
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
-                 "retry_for", "retry", "_retry_wire", "_stated", "channel", "keys", "_prefix",
+                 "retry_for", "retry", "_retry_wire", "rate", "burst", "_rate_wire", "_stated",
+                 "channel", "keys", "_prefix",
                  "_head", "_scripts", "_idle",
                  "_idle_lock", "_pid", "_checked", "_listener", "_me", "_wake", "_down")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
@@ -198,7 +205,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
     def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
                  serializer: Optional[Serializer[T]], dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None) -> None:
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None:
         expected = self._client_class
         if not isinstance(client, expected):
             module = expected[0].__module__.split(".client")[0]
@@ -228,6 +236,14 @@ class _Protocol(Uncopyable, Generic[T, C]):
                     raise ValueError(f"max_attempts={max_attempts!r} conflicts with "
                                      f"retry.max_attempts={retry.max_attempts!r}")
                 max_attempts = retry.max_attempts
+        burst = to_real(burst, "burst")
+        if not 1.0 <= burst < math.inf:
+            raise ValueError(f"burst must be a finite number of at least 1, got {burst!r}")
+        if rate is not None:
+            rate = to_real(rate, "rate")
+            if not 0.0 < rate < math.inf:
+                raise ValueError(f"rate must be a positive finite number of jobs a second "
+                                 f"(or None: no limit), got {rate!r}")
         ttl_us = ""
         if dead_ttl is not None:
             dead_ttl = to_real(dead_ttl, "dead_ttl")
@@ -247,7 +263,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
         self.retry_for = retry_for
         self.retry = retry  # the backoff as this client states it (None: the stored one)
         self._retry_wire = "" if retry is None else retry._wire()
-        self._stated = retry is None  # stated to the server (at first contact)
+        self.rate, self.burst = rate, burst  # the rate as this client states it (None: stored)
+        self._rate_wire = "" if rate is None else f"{rate!r},{burst!r}"
+        self._stated = retry is None and rate is None  # stated to the server (at first contact)
         # the policy as this client states it (None: the queue's stored one)
         self.max_attempts, self.dead_ttl, self.dead_max = max_attempts, dead_ttl, dead_max
         prefix = f"dq:{{{name}}}:"
@@ -276,6 +294,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
             extra += f", retry_for={self.retry_for!r}"
         if self.retry is not None:
             extra += f", retry={self.retry!r}"
+        if self.rate is not None:
+            extra += f", rate={self.rate!r}, burst={self.burst!r}"
         return (f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
                 f"max_attempts={self.max_attempts!r}{extra})")
 
@@ -682,10 +702,11 @@ class _Protocol(Uncopyable, Generic[T, C]):
         with the call's nonce, so that a call that ran returns its first reply."""
         if not self._checked:
             await self._check_eviction()
-        if not self._stated:  # the retry policy goes with the queue at first contact
+        if not self._stated:  # the retry policy and rate go with the queue at first contact
             self._stated = True
             try:
-                await self._call(_Run("policy", [self._retry_wire], step.until))
+                await self._call(_Run("policy", [self._retry_wire, self._rate_wire],
+                                      step.until))
             except _redis.OutOfMemoryError:
                 self._stated = False  # a full server: stated at a later call (a nack too)
             except BaseException:
@@ -721,7 +742,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
             raise
         finally:
             if op == "clear":  # the stored policy went with it: state it again
-                self._stated = self.retry is None
+                self._stated = self.retry is None and self.rate is None
 
     async def _carry_out(self, flow: _Flow[R]) -> R:
         held = _Held()

@@ -46,6 +46,13 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
     ``max_attempts``, the queue's; it is stored with the queue as
     ``max_attempts`` is.
 
+    ``rate`` (jobs a second, None: no limit) and ``burst`` limit the claims
+    of the queue, by every client together: a token bucket on the server's
+    clock, holding at most ``burst`` tokens (full at first), which every
+    claimed job takes one of.  A waiting ``get`` sleeps until the next token
+    when jobs are due but the bucket is empty.  Stored with the queue, as
+    ``max_attempts`` is.
+
     A lost connection is ridden out: a waiting ``get`` reconnects with
     backoff and subscribes again until its own timeout (then it returns
     None); every other call retries for up to ``retry_for`` seconds (0 to
@@ -61,7 +68,8 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None) -> None: ...
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     @overload
     def __init__(self: "RedisDelayQueue[T]", name: str,
@@ -69,15 +77,17 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None) -> None: ...
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     def __init__(self, name: str, client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None) -> None:
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max, retry_for, retry)
+                         dead_ttl, dead_max, retry_for, retry, rate, burst)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return self._scripts[op](keys=keys, args=args)

@@ -7,7 +7,7 @@ local id = ARGV[6]
 local wait, policy = tonumber(ARGV[8]), nil
 if not wait then
   local err
-  policy, err = retry_policy(ARGV[10])
+  policy, err = stated('retry', ARGV[10])
   if err then return redis.error_reply(err) end
 end
 local v = holds(id, ARGV[7])

@@ -61,7 +61,7 @@ if nonce ~= '' then prior = redis.call('GET', rkey) end
 
 -- the queue's policy: stored with it; a caller stating another one is refused
 local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
-local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri')
+local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri', 'rate', 'rtok')
 for i = 1, 3 do
   local given = ARGV[i + 1]
   if given ~= '' then
@@ -130,6 +130,26 @@ local function hmget(key, ids)
   return out
 end
 
+-- the queue's rate (meta's 'rate': 'rate,burst', tokens a second and at most
+-- stored; absent: none) and its token bucket (meta's 'rtok': 'tokens:since',
+-- since in us; absent: full), on the server's clock: a claim takes a token a job
+local rate, burst, tokens = nil, nil, nil
+if pol[7] then
+  local r, b = string.match(pol[7], '^([^,]+),([^,]+)$')
+  rate, burst = tonumber(r) / 1000000, tonumber(b)
+  tokens = burst
+  if pol[8] then
+    local t, since = string.match(pol[8], '^([^:]+):(.+)$')
+    tokens = math.min(burst, tonumber(t) + math.max(0, now - tonumber(since)) * rate)
+  end
+end
+
+-- the earliest time a job due at d can be claimed: when the bucket holds a token
+local function ready_at(d)
+  if rate and tokens < 1 then return math.max(d, now + math.ceil((1 - tokens) / rate)) end
+  return d
+end
+
 -- the earliest score of the sorted set z, or nil
 local function first_score(z)
   local h = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
@@ -156,6 +176,7 @@ end
 -- when a job may next be due: the earliest deadline or lease end (-1: none)
 local function next_due()
   local a, b = head_score(), first_score(lease)
+  if a then a = ready_at(a) end
   if a and (not b or a <= b) then return a end
   return b or -1
 end
@@ -205,6 +226,7 @@ end
 -- before the watcher looks, the watcher looks at d instead (an idle listener
 -- becomes the watcher if there is none; else every listener looks at d)
 local function tell(d, n, quiet)
+  d = ready_at(d)
   if d <= now then
     local who = pick(math.min(n, 64), d)
     if #who < n and watcher_told(d) then who[#who + 1] = watch end
@@ -278,6 +300,15 @@ end
 -- them (priority, then deadline, then sequence): {id, deadline, ...}
 local function take_due(n)
   local out = {}
+  if rate then n = math.min(n, math.floor(tokens)) end
+  local function spent()  -- a token for each job taken
+    local k = #out / 2
+    if rate and k > 0 then
+      tokens = tokens - k
+      redis.call('HSET', meta, 'rtok', string.format('%.17g', tokens) .. ':' .. us(now))
+    end
+    return out
+  end
   local function from_q(k)
     if k <= 0 then return end
     local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, k)
@@ -298,13 +329,13 @@ local function take_due(n)
   end
   if not prio then
     from_q(n)
-    return out
+    return spent()
   end
   promote()
   from_rdy('-inf', '(0', n)
   from_q(n - #out / 2)
   from_rdy('(0', '+inf', n - #out / 2)
-  return out
+  return spent()
 end
 
 -- how many scheduled jobs are due now
@@ -358,14 +389,14 @@ local function retry(id, d, a, now, why)
   return true
 end
 
--- the queue's retry policy ('base,factor,max_delay,jitter'; nil: none),
--- stored by the first caller that states one (given ~= ''); a caller stating
--- another gets, second, the error to reply
-local function retry_policy(given)
-  local s = redis.call('HGET', meta, 'retry') or nil
+-- the queue's policy in meta's field ('retry': 'base,factor,max_delay,jitter';
+-- 'rate': 'rate,burst'; nil: none), stored by the first caller that states one
+-- (given ~= ''); a caller stating another gets, second, the error to reply
+local function stated(field, given)
+  local s = redis.call('HGET', meta, field) or nil
   if given ~= '' then
-    if s and s ~= given then return nil, 'DQPOLICY retry ' .. s .. ' ' .. given end
-    if not s then redis.call('HSET', meta, 'retry', given) ; s = given end
+    if s and s ~= given then return nil, 'DQPOLICY ' .. field .. ' ' .. s .. ' ' .. given end
+    if not s then redis.call('HSET', meta, field, given) ; s = given end
   end
   return s
 end
