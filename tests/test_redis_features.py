@@ -1,4 +1,4 @@
-"""dq_core.redis: priorities, the retry policy, the command line, against a real redis-server.
+"""dq_core.redis: priorities, retries, rates, recurring jobs, the command line, on a real server.
 
 Every scenario is written once as a coroutine over either face (``kind``:
 RedisDelayQueue or AsyncRedisDelayQueue), as in tests/test_redis_queue.py.
@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import calendar
 import copy
+import datetime
 import io
 import json
 import math
@@ -23,7 +25,7 @@ from typing import Any, Awaitable, Callable
 
 import pytest
 
-from dq_core.redis import RedisDelayQueue, RetryPolicy
+from dq_core.redis import Cron, RedisDelayQueue, RetryPolicy
 from dq_core.redis._cli import main
 from redis_queues import call, check, close, kind, make, subscribed  # noqa: F401 (fixture)
 from redis_server import RedisServer, free_port, redis_server  # noqa: F401 (fixture)
@@ -46,6 +48,12 @@ def scenario_on(kind: str, server: RedisServer, body: Callable[..., Awaitable[No
             await close(q)
     asyncio.run(main())
     return name
+
+
+def close_all(*queues: RedisDelayQueue[Any]) -> None:
+    for queue in queues:
+        queue.close()
+        queue.client.close()
 
 
 def server_time(server: RedisServer) -> float:
@@ -221,9 +229,7 @@ def test_the_policy_is_the_queues_stored_and_used_by_every_client(kind, redis_se
         await c("clear")  # the policy goes with the queue
         other = RedisDelayQueue(q.name, redis_server.client(), retry=RetryPolicy(base=2.0))
         assert other.qsize() == 0
-        for queue in (producer, same, other):
-            queue.close()
-            queue.client.close()
+        close_all(producer, same, other)
     scenario_on(kind, redis_server, body)
 
 
@@ -434,3 +440,109 @@ def test_the_rate_is_the_queues_and_checked(kind, redis_server):
             RedisDelayQueue("q", client, **kwargs)
     assert "rate=2.0, burst=4.0" in repr(RedisDelayQueue("q", client, rate=2, burst=4))
     client.close()
+
+
+# ---------------------------------------------------------------- recurring jobs
+
+def utc(*args: int) -> float:
+    return calendar.timegm(datetime.datetime(*args).timetuple())
+
+
+@pytest.mark.parametrize("expr, after, expected", [
+    ("* * * * *", utc(2026, 12, 7, 6, 30) + 0.5, utc(2026, 12, 7, 6, 31)),
+    ("* * * * *", utc(2026, 12, 7, 6, 30), utc(2026, 12, 7, 6, 31)),  # strictly after
+    ("*/15 3 * * *", utc(2026, 12, 7, 3, 45), utc(2026, 12, 8, 3, 0)),
+    ("0 0 29 2 *", utc(2027, 1, 1), utc(2028, 2, 29)),
+    ("0 9 13 * 5", utc(2026, 12, 7), utc(2026, 12, 11, 9)),  # Friday 11th, or any 13th
+    ("0 9 13 * 5", utc(2026, 12, 12), utc(2026, 12, 13, 9)),
+    ("0 9 * * 5", utc(2026, 12, 12), utc(2026, 12, 18, 9)),  # day of month '*': Fridays only
+    ("0 0 * * 7", utc(2026, 12, 7), utc(2026, 12, 13)),  # 7 is Sunday, as 0
+    ("5/20 8-18/5 * 6-9 1-5", utc(2026, 12, 7), utc(2027, 6, 1, 8, 5)),
+    ("0,30 12 1 1,7 *", utc(2026, 7, 1, 12, 10), utc(2026, 7, 1, 12, 30)),
+    ("59 23 31 12 *", utc(2026, 12, 31, 23, 59), utc(2027, 12, 31, 23, 59)),
+])
+def test_cron_next_firing(expr, after, expected):
+    assert Cron(expr).next(after) == expected
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("* * * *", "5 fields"), ("60 * * * *", "minute must lie from 0 to 59"),
+    ("* 24 * * *", "hour"), ("* * 0 * *", "day of month"), ("* * * 13 *", "month"),
+    ("* * * * 8", "day of week"), ("*/0 * * * *", "step"), ("5-1 * * * *", "upwards"),
+    ("a * * * *", "minute must be"), ("0 0 30 2 *", "never fires"), ("1-2-3 * * * *", "minute")])
+def test_cron_refuses_bad_expressions(expr, message):
+    with pytest.raises(ValueError, match=message):
+        Cron(expr)
+
+
+def test_the_scripts_fire_cron_as_cron_does(kind, redis_server):
+    exprs = ["* * * * *", "*/7 */5 * * *", "0 0 29 2 *", "0 9 13 * 5", "0 12 * * 0",
+             "15 10 1 1,4,7,10 *", "59 23 31 12 *"]
+
+    async def body(q, c):
+        for expr in exprs:
+            before = server_time(redis_server)
+            await c("put_recurring", b"x", cron=Cron(expr) if "*/7" in expr else expr,
+                    job_id=expr)
+            after = server_time(redis_server)
+            [job] = [j for j in await c("peek", 100) if j.id.startswith(expr + "@")]
+            assert job.deadline in (Cron(expr).next(before), Cron(expr).next(after)), expr
+            assert job.id == f"{expr}@{round(job.deadline * 1e6)}"
+    scenario_on(kind, redis_server, body)
+
+
+def test_every_runs_once_a_period_across_workers_and_never_piles_up(kind, redis_server):
+    async def body(q, c):
+        other = RedisDelayQueue(q.name, redis_server.client())
+        start = server_time(redis_server)
+        rid = await c("put_recurring", b"tick", every=0.1, job_id="tick")
+        assert rid == "tick"
+        seen = []
+        while len(seen) < 4:  # two workers take turns
+            job = await c("get", 2) if len(seen) % 2 == 0 else other.get(2)
+            assert job is not None and job.payload == b"tick"
+            seen.append(job)
+            assert await c("ack", job)
+        firings = [j.deadline for j in seen]
+        assert len({j.id for j in seen}) == 4
+        steps = [round((b - a) / 0.1, 3) for a, b in zip([start] + firings, firings)]
+        assert all(s >= 1 and s == int(s) for s in steps[1:]), steps  # whole periods apart
+        await asyncio.sleep(0.55)  # nobody claims for five periods: they collapse
+        assert await c("stats") == {"delayed": 0, "due": 1, "leased": 0, "dead": 0}
+        before = server_time(redis_server)
+        job = await c("get", 0)
+        after = server_time(redis_server)
+        [nxt] = await c("peek")  # the next firing after the claim, whole periods on
+        assert job.id != nxt.id and before < nxt.deadline <= after + 0.1
+        assert round((nxt.deadline - job.deadline) / 0.1, 3) % 1 == 0
+        assert await c("ack", job)
+        close_all(other)
+    scenario_on(kind, redis_server, body)
+
+
+def test_recurring_jobs_are_replaced_and_cancelled_by_id(kind, redis_server):
+    async def body(q, c):
+        await c("put", b"plain")
+        await c("put_recurring", b"v1", every=3600, job_id="r")
+        await c("put_recurring", b"v2", every=0.05, job_id="r", priority=-1)  # replaced
+        assert await c("qsize") == 2
+        await asyncio.sleep(0.06)
+        job = await c("get", 0)
+        assert job.id.startswith("r@") and job.payload == b"v2"  # ahead of "plain"
+        [nxt] = [j for j in await c("peek") if j.id.startswith("r@")]
+        assert await c("cancel_recurring", "r") and not await c("cancel_recurring", "r")
+        assert [j.payload for j in await c("peek")] == [b"plain"]  # its instance went
+        assert await c("ack", job)  # the running one goes on
+        await asyncio.sleep(0.06)
+        assert [j.payload for j in await c("get_many", 5)] == [b"plain"]  # no more of it
+        assert await c("qsize") == 1
+        with pytest.raises(TypeError, match="every= or cron="):
+            await c("put_recurring", b"x")
+        with pytest.raises(TypeError, match="every= or cron="):
+            await c("put_recurring", b"x", every=1, cron="* * * * *")
+        with pytest.raises(ValueError, match="every"):
+            await c("put_recurring", b"x", every=0)
+        with pytest.raises(ValueError, match="cron"):
+            await c("put_recurring", b"x", cron="* * *")
+        assert await c("qsize") == 1 and not nxt.id == job.id
+    scenario_on(kind, redis_server, body)

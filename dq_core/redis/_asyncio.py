@@ -9,6 +9,7 @@ from typing import Any, AsyncIterator, Deque, Iterable, List, Optional, TypeVar,
 
 import redis.asyncio as _aredis
 
+from ._cron import Cron
 from ._job import Job
 from ._retry import RetryPolicy
 from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Protocol, _PubSub
@@ -261,6 +262,16 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
                 await task
             except asyncio.CancelledError:
                 pass
+
+    async def put_recurring(self, payload: T, *, every: Optional[float] = None,
+                            cron: "Union[str, Cron, None]" = None, job_id: Optional[str] = None,
+                            priority: float = 0) -> str:
+        """Coroutine of :meth:`RedisDelayQueue.put_recurring`."""
+        return await self._drive(self._recur_flow(payload, every, cron, job_id, priority))
+
+    async def cancel_recurring(self, job_id: str) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.cancel_recurring`."""
+        return await self._drive(self._by_id_flow("unrecur", job_id))
 
     async def cancel(self, job_id: str) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.cancel`."""

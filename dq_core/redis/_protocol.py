@@ -35,6 +35,7 @@ from .._pickling import Uncopyable
 from .._validate import check_timeout
 from .._waiting import MAX_WAIT
 from ._errors import Unavailable
+from ._cron import Cron
 from ._job import Job
 from ._retry import RetryPolicy
 from ._scripts import CHUNK, KEY_NAMES, READ_ONLY, REPLAY_MS, SOURCES
@@ -547,6 +548,24 @@ class _Protocol(Uncopyable, Generic[T, C]):
             if len(reply) < 5 * want:
                 break
         return jobs
+
+    def _recur_flow(self, payload: object, every: object, cron: object, job_id: object,
+                    priority: object) -> _Flow[str]:
+        if (every is None) == (cron is None):
+            raise TypeError("put_recurring takes every= or cron= (one of them)")
+        if every is not None:
+            seconds = to_real(every, "every")
+            if not 0.001 <= seconds < math.inf:
+                raise ValueError(f"every must be a finite number of seconds of at least "
+                                 f"0.001, got {every!r}")
+            rule = f"e{_micros(seconds, 'every')}"
+        else:
+            rule = "c" + (cron if isinstance(cron, Cron) else Cron(cast(str, cron)))._wire()
+        job_id = os.urandom(16).hex() if job_id is None else self._id(job_id)
+        p = _priority(priority)
+        data = encode(self.serializer, payload, "payload")
+        yield from self._run("recur", job_id, rule, p, data)
+        return job_id
 
     def _peek_flow(self, limit: object) -> _Flow[Tuple[List[Job[T]], List[float]]]:
         """The first ``limit`` scheduled jobs, unclaimed, and their priorities."""

@@ -111,6 +111,7 @@ if j > 0 then
   each('HSET', state, sargs, 2)
   each('ZADD', lease, largs, 2)
 end
+if recur then recur_next(ids) end  -- before settle: the next instances are waited for
 out[2], out[3] = settle(j)
 remember(us(now) .. ':' .. us(out[2]) .. ':' .. us(until_) .. ':' .. table.concat(ds, ','))
 return out

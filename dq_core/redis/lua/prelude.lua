@@ -4,7 +4,7 @@
 -- script's body after it.
 --
 -- KEYS: the queue's keys (q, state, pay, lease, dead, seq, meta, idle, qp,
--- rdy, pri), then the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
+-- rdy, pri, rec), then the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
 -- caller's policy (max_attempts, dead_ttl in microseconds, dead_max; ''
 -- where the caller states none); ARGV[5]: the call's nonce ('' for
 -- read-only calls); the rest is each script's own.
@@ -28,6 +28,10 @@
 --       score = priority: a claim takes those below 0, then q's due jobs (the
 --       priority-0 ones), then those above 0; by deadline, then sequence, among ties
 -- pri   hash: id -> priority (kept while the job exists: retries keep it)
+-- rec   hash: recurring jobs (meta's 'rec' says one ever was): id -> 'rule|priority|
+--       instance|payload'; rule 'e<every us>:<anchor us>' or 'c<cron lists>';
+--       instance: the id, '<id>@<deadline us>', of the one job it has scheduled
+--       (claiming it schedules the next, the first firing after now)
 -- r:<nonce>  a state-changing call's reply, kept REPLAY_MS: the same call
 --       replayed (a reply lost, the client library sending it again) returns it
 --       (a number, a string of 0s and 1s, or what a claim needs to answer again)
@@ -52,8 +56,8 @@
 -- that died or stopped waiting costs one late job.
 
 local q, state, pay, lease, dead, seq, meta, idle, rkey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[12]
-local qp, rdy, pri = KEYS[9], KEYS[10], KEYS[11]
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[13]
+local qp, rdy, pri, rec = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local chan, nonce = ARGV[1], ARGV[5]
 
 local prior = nil
@@ -61,7 +65,7 @@ if nonce ~= '' then prior = redis.call('GET', rkey) end
 
 -- the queue's policy: stored with it; a caller stating another one is refused
 local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
-local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri', 'rate', 'rtok')
+local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri', 'rate', 'rtok', 'rec')
 for i = 1, 3 do
   local given = ARGV[i + 1]
   if given ~= '' then
@@ -74,6 +78,7 @@ end
 local maxa, dttl, dmax = tonumber(pol[1] or '0'), tonumber(pol[2] or '0'), tonumber(pol[3] or '0')
 local watch, wat = pol[4] or nil, tonumber(pol[5] or '')
 local prio = pol[6] and true or false  -- a job with a priority other than 0 was ever put
+local recur = pol[9] and true or false  -- a recurring job was ever put
 
 -- keep the reply r (a number or a string) for a replay of this call.  A full
 -- server (maxmemory, noeviction) refuses a script's first write that may add
@@ -399,6 +404,112 @@ local function stated(field, given)
     if not s then redis.call('HSET', meta, field, given) ; s = given end
   end
   return s
+end
+
+-- the proleptic Gregorian date (year, month, day) of a day counted from 1970-01-01
+local function civil(days)
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524)
+                          - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  return yoe + era * 400 + (m <= 2 and 1 or 0), m, d
+end
+
+-- a recurring rule's first firing strictly after t (us): 'e<n>:<anchor>' every
+-- n us from anchor; 'c<min>;<hour>;<dom>;<month>;<dow>;<flags>' the lists of a
+-- cron expression (UTC; flags: day of month '*', day of week '*'), as
+-- dq_core/redis/_cron.py computes it; nil if none within four years
+local function next_fire(rule, t)
+  if string.sub(rule, 1, 1) == 'e' then
+    local n, a = string.match(rule, '^e(%d+):(%d+)$')
+    n, a = tonumber(n), tonumber(a)
+    return a + (math.floor((t - a) / n) + 1) * n
+  end
+  local f = {}
+  for part in string.gmatch(string.sub(rule, 2), '[^;]+') do f[#f + 1] = part end
+  local function list(text, keyed)
+    local out = {}
+    for v in string.gmatch(text, '%d+') do
+      if keyed then out[tonumber(v)] = true else out[#out + 1] = tonumber(v) end
+    end
+    return out
+  end
+  local mins, hours = list(f[1]), list(f[2])
+  local doms, months, dows = list(f[3], true), list(f[4], true), list(f[5], true)
+  local any = string.find(f[6], '1', 1, true) ~= nil  -- either day field is '*'
+  local minute = math.floor(t / 60000000) + 1
+  local day0 = math.floor(minute / 1440)
+  local start = minute - day0 * 1440
+  for off = 0, 4 * 366 do
+    local days = day0 + off
+    local _, m, d = civil(days)
+    if months[m] then
+      local dom, dow = doms[d] or false, dows[(days + 4) % 7] or false
+      if (any and dom and dow) or (not any and (dom or dow)) then
+        local first = off == 0 and start or 0
+        for _, h in ipairs(hours) do
+          for _, mi in ipairs(mins) do
+            if h * 60 + mi >= first then return (days * 1440 + h * 60 + mi) * 60000000 end
+          end
+        end
+      end
+    end
+  end
+  return nil
+end
+
+-- a new job (attempts 0) with payload data, due at d, priority p ('0': none)
+local function add_job(id, data, d, p)
+  if p ~= '0' then
+    if not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
+    redis.call('HSET', pri, id, p)
+  end
+  redis.call('HSET', pay, id, data)
+  schedule(id, d, 0)
+end
+
+-- a scheduled job (not leased, not dead) goes for good; whether there was one
+local function drop_scheduled(id)
+  local v = redis.call('HGET', state, id)
+  local kind = v and string.sub(v, 1, 1)
+  if kind ~= 'S' and kind ~= 'P' then return false end
+  unschedule(v)
+  redis.call('HDEL', state, id)
+  redis.call('HDEL', pay, id)
+  if prio then redis.call('HDEL', pri, id) end
+  return true
+end
+
+-- the recurring job base's next instance: its first firing after now; returns its id and deadline
+local function recur_from(base, rule, p, data)
+  local d = next_fire(rule, now)
+  if not d then redis.call('HDEL', rec, base) ; return nil, nil end  -- never again
+  local inst = base .. '@' .. us(d)
+  add_job(inst, data, d, p)
+  redis.call('HSET', rec, base, rule .. '|' .. p .. '|' .. inst .. '|' .. data)
+  return inst, d
+end
+
+-- the parts of a recurring job's record: rule, priority, instance, payload
+local function recurring(spec)
+  return string.match(spec, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+end
+
+-- claimed jobs that are recurring instances schedule their next (missed firings collapse)
+local function recur_next(ids)
+  for _, id in ipairs(ids) do
+    local base = string.match(id, '^(.*)@%d+$')
+    local spec = base and redis.call('HGET', rec, base)
+    if spec then
+      local rule, p, inst, data = recurring(spec)
+      if inst == id then recur_from(base, rule, p, data) end
+    end
+  end
 end
 
 -- leases that ended are due again (at their end), attempts already counted
