@@ -68,7 +68,7 @@ local function settle(k)
   elseif nxt > now then
     tell(nxt, 1)  -- a lease that ends before the watcher looks, or no watcher
   elseif k > 0 then  -- jobs left due: idle listeners take them (the caller looks again)
-    tell(nxt, redis.call('ZCOUNT', q, '-inf', now), true)
+    tell(nxt, due_count(), true)
   end
   if me ~= '' and (has('o') or watch ~= before) then
     -- no '*': due now, tell() named who looks; due later with no watcher,
@@ -78,19 +78,15 @@ local function settle(k)
   return nxt, role
 end
 
-local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[6]))
+local due = take_due(tonumber(ARGV[6]))  -- {id, deadline, ...}, out of their sorted sets
 if #due == 0 then
   local nxt, role = settle(0)
   return {now, nxt, role}
 end
 local k = #due / 2
 local until_ = now + tonumber(ARGV[7])
-local ms, ids = {}, {}
-for i = 1, k do
-  ms[i] = due[2 * i - 1]
-  ids[i] = string.sub(ms[i], 17)
-end
-each('ZREM', q, ms, 1)
+local ids = {}
+for i = 1, k do ids[i] = due[2 * i - 1] end
 local olds, pays = hmget(state, ids), hmget(pay, ids)
 local sargs, largs, out, ds = {}, {}, {now, -1, ''}, {}
 local tail = ':' .. nonce .. '.'
@@ -115,6 +111,7 @@ if j > 0 then
   each('HSET', state, sargs, 2)
   each('ZADD', lease, largs, 2)
 end
+if recur then recur_next(ids) end  -- before settle: the next instances are waited for
 out[2], out[3] = settle(j)
 remember(us(now) .. ':' .. us(out[2]) .. ':' .. us(until_) .. ':' .. table.concat(ds, ','))
 return out
