@@ -6,7 +6,7 @@ if prior then return tonumber(prior) end
 -- triples
 local absolute, keep, new = ARGV[6] == '1', ARGV[7] == 'keep', ARGV[7] == 'new'
 local n = (#ARGV - 7) / 3
-local first = redis.call('INCRBY', seq, n) - n + 1  -- fresh numbers, none reused
+local first = redis.call('INCRBY', seq, string.format('%d', n)) - n + 1  -- fresh numbers, none reused
 local head = head_score()
 local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
 local k, best = 0, nil
@@ -22,7 +22,7 @@ for i = from, to, step do
     local m = member(first + i, id)
     k = k + 1
     if not new then seen[id] = true ; ids[k] = id end
-    zargs[2 * k - 1] = d ; zargs[2 * k] = m
+    zargs[2 * k - 1] = us(d) ; zargs[2 * k] = m
     sargs[2 * k - 1] = id ; sargs[2 * k] = 'S0:' .. m
     pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[9 + 3 * i]
   end
@@ -56,7 +56,8 @@ end
 if keep then  -- the earliest of those put
   best = nil
   for i = 1, #zargs, 2 do
-    if best == nil or zargs[i] < best then best = zargs[i] end
+    local d = tonumber(zargs[i])
+    if best == nil or d < best then best = d end
   end
 end
 if #zargs > 0 then
