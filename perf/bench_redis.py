@@ -593,8 +593,9 @@ def peers() -> None:
     try:
         info: Any = server.client().info("server")
         version = info["redis_version"]
-        print(f"immediate jobs one at a time: put one call each, run one at a time by 2 worker "
-              f"processes per library; one redis-server {version} (AOF everysec); Redis CPU: "
+        print(f"immediate jobs put one call each, run by 2 worker processes per library "
+              f"(dq_core: get, then ack; the peers' workers as shipped); one redis-server "
+              f"{version} (AOF everysec); Redis CPU: "
               f"the server's user + sys time per job (INFO cpu), from the first put to the last "
               f"job run")
         for label, pace, jobs in patterns:
