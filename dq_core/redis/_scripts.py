@@ -34,7 +34,8 @@ def lua_files() -> Dict[str, str]:
 
 def _sources() -> Dict[str, str]:
     files = lua_files()
-    head = f"local CHUNK, REPLAY_MS = {CHUNK}, {REPLAY_MS}\n" + files["prelude.lua"]
+    head = (f"local CHUNK, REPLAY_MS, CHUNK_S, REPLAY_PX = {CHUNK}, {REPLAY_MS}, "
+            f"'{CHUNK}', '{REPLAY_MS}'\n" + files["prelude.lua"])
     return {op: head + files[f"{op}.lua"] for op in OPS}
 
 

@@ -85,7 +85,9 @@ local recur = pol[9] and true or false  -- a recurring job was ever put
 -- memory: only a call that changed nothing is refused its record, and its
 -- replay changes nothing either
 local function remember(r)
-  if nonce ~= '' then redis.pcall('SET', rkey, r, 'PX', REPLAY_MS) end
+  if nonce ~= '' then
+    redis.pcall('SET', rkey, type(r) == 'number' and string.format('%d', r) or r, 'PX', REPLAY_PX)
+  end
   return r
 end
 
@@ -95,10 +97,13 @@ local function now_us()
 end
 local now = now_us()
 
--- integer microseconds as a string, every digit kept ('..' would write %.14g)
+-- integer microseconds as a string, every digit kept ('..' would write %.14g).
+-- A number given to redis.call is written with %.17g, ten times the cost of
+-- the rest of a call: the scripts give strings
 local function us(x)
   return string.format('%d', x)
 end
+local now_s = us(now)
 
 -- sorted-set member: equal scores sort by member, hence FIFO by sequence
 -- ('%016d' formats as '%016.0f' does below 2**53, in half the time)
@@ -157,7 +162,7 @@ end
 
 -- the earliest score of the sorted set z, or nil
 local function first_score(z)
-  local h = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
+  local h = redis.call('ZRANGE', z, '0', '0', 'WITHSCORES')
   if h[2] then return tonumber(h[2]) end
   return nil
 end
@@ -187,7 +192,7 @@ local function next_due()
 end
 
 local function wake_up(kind, d, who)
-  return kind .. ':' .. us(d) .. ':' .. who .. ':' .. us(now)
+  return kind .. ':' .. us(d) .. ':' .. who .. ':' .. now_s
 end
 
 -- up to n idle listeners, the most recently idle first, taken out of idle and
@@ -195,9 +200,8 @@ end
 local function pick(n, d)
   local got = {}
   while #got < n do
-    local last = redis.call('ZRANGE', idle, -1, -1)[1]
+    local last = redis.call('ZPOPMAX', idle)[1]  -- Redis 5.0: the most recently idle
     if not last then break end
-    redis.call('ZREM', idle, last)
     if redis.call('PUBLISH', chan .. ':' .. last, wake_up('P', d, last)) > 0 then
       got[#got + 1] = last
     end
@@ -514,7 +518,7 @@ end
 
 -- leases that ended are due again (at their end), attempts already counted
 local function reclaim(now)
-  local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'WITHSCORES', 'LIMIT', 0, CHUNK)
+  local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', CHUNK_S)
   for i = 1, #ended, 2 do
     local id = ended[i]
     redis.call('ZREM', lease, id)

@@ -61,7 +61,8 @@ end
 if keep then  -- the earliest of those put
   best = nil
   for i = 1, #zargs, 2 do
-    if best == nil or zargs[i] < best then best = zargs[i] end
+    local d = tonumber(zargs[i])
+    if best == nil or d < best then best = d end
   end
 end
 if #zargs > 0 then
