@@ -19,7 +19,7 @@ import warnings
 import pytest
 from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
 from clocks import VirtualClockLoop
-from test_aio_ratelimit import run_virtual, within_rate
+from test_aio_ratelimit import LoopLag, run_virtual, within_rate
 
 from dq_core import PriorityExecutor
 
@@ -179,15 +179,18 @@ def test_the_start_rate_is_never_exceeded(impl, run):
 
     async def main():
         rec = Recorder()
+        lag = LoopLag()
         async with impl.aio.PriorityTaskPool(8, rate=rate, burst=burst) as pool:
             for i in range(90):
                 pool.submit(rec.job(i, hold=0.001), priority=i % 5)
         assert len(rec.started) == 90
-        return [t for _, t in rec.started]
+        return [t for _, t in rec.started], lag.stop()
 
-    times = run(main())
-    # margin: skew of a task reading the clock, and one tick of uvloop's millisecond clock
-    within_rate(times, [1] * len(times), rate, burst, 2 + rate * 0.001)
+    times, lag = run(main())
+    # margin: skew of a task reading the clock, one tick of uvloop's
+    # millisecond clock, and the loop's worst lateness in the run (a loaded
+    # machine delays a task's reading: seen as 9.0 > 8.9999)
+    within_rate(times, [1] * len(times), rate, burst, 2 + rate * (0.001 + lag))
 
 
 def test_the_start_rate_exactly_on_the_virtual_clock(impl):
