@@ -9,6 +9,9 @@ DQ_CORE_DEBUG=1 compiles with bounds and wraparound checks and C asserts on
 header would override the build's directives), and every compiler warning of
 -Wall -Wextra an error; switching between a debug and a release build needs
 ``build_ext --force``.
+DQ_CORE_SANITIZE=1 compiles and links the cores with AddressSanitizer and
+UndefinedBehaviorSanitizer (GCC or Clang; import them with libasan preloaded:
+``.ci/run sanitize`` shows how); it combines with DQ_CORE_DEBUG.
 """
 
 import os
@@ -22,6 +25,7 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).parent
 NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 DEBUG = bool(os.environ.get("DQ_CORE_DEBUG"))
+SANITIZE = bool(os.environ.get("DQ_CORE_SANITIZE"))
 PURE_MARKER = "PURE_BUILD"
 SHARED_UTILITY = "dq_core._cyutility"
 
@@ -56,6 +60,13 @@ def extensions():
     else:
         compile_args = ["-g0"]
         link_args = ["-s"] if sys.platform.startswith("linux") else []
+    if SANITIZE and sys.platform != "win32":
+        # out-of-bounds and use-after-free (ASan), and undefined behaviour
+        # (UBSan, every report fatal), with symbols and frames for the reports
+        sanitizers = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+        compile_args = [a for a in compile_args if a != "-g0"]
+        compile_args += [*sanitizers, "-fno-omit-frame-pointer", "-g", "-O1"]
+        link_args = [a for a in link_args if a != "-s"] + sanitizers
     modules = [
         Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"], define_macros=macros,
                   # the C the cores include; dq_shortcuts.h: every reach past
