@@ -19,15 +19,14 @@ dropped after the lock is released, so a finaliser may put into the queue.
 
 from __future__ import annotations
 
-import reprlib
 import types
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Generic, Iterator, Optional
 
 from ._exceptions import SHUTDOWN_GET, Empty, ShutDown
-from ._priorityqueue import head_snapshot
 from ._pickling import Uncopyable
 from ._queueprotocol import QueueProtocol
+from ._queuerepr import delay_queue_repr
 from ._waiting import new_waiter, wait
 
 if TYPE_CHECKING:
@@ -124,8 +123,4 @@ class DelayQueue(QueueProtocol, Uncopyable, _Core[T]):
         return self._heap.pop_many(len(self._heap)) if immediate else None
 
     def __repr__(self) -> str:
-        n, deadline = head_snapshot(self, lambda heap: heap.peekitem()[0])
-        if not n:
-            return f"<{type(self).__name__} len=0>"
-        return (f"<{type(self).__name__} len={n} "
-                f"next_deadline={reprlib.repr(deadline)}>")
+        return delay_queue_repr(self)

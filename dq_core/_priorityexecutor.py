@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
 
 from ._convert import to_real
 from ._priorityqueue import PriorityQueue
-from ._ratelimiter import RateLimiter, task_burst
+from ._ratelimiter import RateLimiter
+from ._tokenbucket import task_burst
 from ._pickling import Uncopyable
 
 __all__ = ["PriorityExecutor"]

@@ -18,12 +18,13 @@ from __future__ import annotations
 import reprlib
 import types
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Generic, Iterable, NoReturn, Optional
 
 from ._convert import to_count
 from ._exceptions import SHUTDOWN_PUT, Empty, Full, ShutDown
 from ._final import refuse_storage_hooks
 from ._queueprotocol import QueueProtocol
+from ._queuerepr import head_snapshot
 from ._validate import check_timeout
 from ._waiting import notify_all, wait
 
@@ -38,34 +39,9 @@ else:
     T = TypeVar("T")
     _Core = Generic  # dq_core._assemble adds an implementation's QueueCore
 
-__all__ = ["PriorityQueue", "head_snapshot"]
+__all__ = ["PriorityQueue"]
 
 
-def head_snapshot(queue: Any, head: Callable[[Any], Any]) -> tuple[int, Any]:
-    """``(len, head(heap))`` of ``queue``'s heap read together under its lock (``(0, None)`` if empty).
-
-    For ``__repr__``: read without the lock, another thread could empty the
-    heap between the two reads.  A thread that already holds the lock (a
-    clock or a comparison describing the queue) reads without taking it.
-    The caller formats the head after the lock is released: its ``repr``
-    is user code.  A queue without a lock (``dq_core.aio.DelayQueue``, which
-    borrows DelayQueue's ``__repr__``) is read as it is: one thread uses it.
-    """
-    if not hasattr(queue, "_lock"):
-        return _head(queue._heap, head)
-    try:
-        queue._lock()
-    except RuntimeError:  # held by this thread: nothing else changes the heap
-        return _head(queue._heap, head)
-    try:
-        return _head(queue._heap, head)
-    finally:
-        queue._unlock()
-
-
-def _head(heap: Any, head: Callable[[Any], Any]) -> tuple[int, Any]:
-    n = len(heap)
-    return n, (head(heap) if n else None)
 
 # queue.Queue's storage hooks: PriorityQueue never calls them.
 @refuse_storage_hooks("dq_core.PriorityQueue", "queue.Queue", ("_init", "_qsize", "_put", "_get"),

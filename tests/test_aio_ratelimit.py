@@ -23,7 +23,7 @@ from clocks import VirtualClockLoop
 from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
 
 from dq_core import RateLimiter as ThreadedRateLimiter
-from dq_core._ratelimiter import TokenBucket
+from dq_core._tokenbucket import TokenBucket
 
 
 def run_virtual(coro, start=1000.0):

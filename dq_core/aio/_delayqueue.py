@@ -25,10 +25,10 @@ from time import monotonic as _monotonic
 from asyncio import AbstractEventLoop, QueueEmpty
 from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
 
-from .. import _delayqueue as _threaded
 from .._aiowaiting import LOOP_CLOSED, QueueShutDown, delay_get, wakeup_all, wakeup_next
 from .._convert import to_count, to_real
 from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
+from .._queuerepr import delay_queue_repr
 from ._base import LoopBound, park
 
 if TYPE_CHECKING:
@@ -394,7 +394,7 @@ class DelayQueue(LoopBound, _Core[T]):
             assert self._timer is not None, "getters wait for a head but no timer is armed"
             assert self._timer_when <= self._heap.peekitem()[0], "the timer is armed past the head"
 
-    __repr__ = _threaded.DelayQueue.__repr__  # the threaded DelayQueue's words
+    __repr__ = delay_queue_repr  # the threaded DelayQueue's words
 
 
 _PUT, _PUT_AT, _CANCEL, _SHUTDOWN = range(4)

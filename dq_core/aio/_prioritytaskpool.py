@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Coroutine, Optional, TypeVar
 
 from .._aiowaiting import wakeup_all
 from .._convert import to_real
-from .._ratelimiter import task_burst
+from .._tokenbucket import task_burst
 from ._base import LoopBound
 from ._ratelimiter import RateLimiter
 

@@ -33,7 +33,7 @@ from typing import Optional
 
 from .._aiowaiting import LoopTimer
 from .._convert import MAX_EXACT_INT
-from .._ratelimiter import TokenBucket, _positive
+from .._tokenbucket import TokenBucket, positive
 from ._base import MAX_ARM, LoopBound
 
 __all__ = ["RateLimiter"]
@@ -48,7 +48,7 @@ def _tokens(tokens: object) -> float:
         return float(tokens)  # type: ignore[arg-type]
     if tp is float and 0.0 < tokens < _INF:  # type: ignore[operator]
         return tokens  # type: ignore[return-value]
-    return _positive(tokens, "tokens")
+    return positive(tokens, "tokens")
 
 
 class RateLimiter(LoopBound, LoopTimer, TokenBucket):
