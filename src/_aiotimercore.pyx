@@ -226,6 +226,10 @@ cdef class TimerHandle:
         self._key = -1
         self._pos = -1
 
+    def __init__(self):
+        # refuses arguments, as the pure twin's (aio.Timer makes handles with __new__)
+        pass
+
     def when(self):
         """The deadline, on the loop's clock (``loop.time()``)."""
         return self._when
