@@ -27,6 +27,9 @@ Neither happens where the shortcut is off (``SHORTCUTS["untrack_pending"]``:
 a free-threaded build, or a CPython newer than the suite has run on).
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 
 cdef extern from "Python.h":

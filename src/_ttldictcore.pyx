@@ -15,6 +15,9 @@ ever sees a half-made one.  Every object read across a call that can run
 Python code is held by a reference of our own.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from cpython.dict cimport PyDict_SetItem, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
