@@ -87,6 +87,10 @@ class TimerHandle:
     _key: int
     _state: str
 
+    def __init__(self) -> None:
+        # refuses arguments, as the compiled twin's (aio.Timer makes handles with __new__)
+        pass
+
     def when(self, /) -> float:
         """The deadline, on the loop's clock (``loop.time()``)."""
         return self._when

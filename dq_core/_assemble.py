@@ -35,6 +35,7 @@ from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
 from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict
+from ._argerrors import name_methods
 from ._signature import strip_annotations
 
 __all__ = [
@@ -103,11 +104,18 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
 _PURE_ONLY = tuple(f"dq_core.{name}_py" for name in CORE_MODULES) + ("dq_core._aiowaiting",)
 
 
+#: The modules whose functions name_methods names: the pure-only ones, and the
+#: compiled cores (their Cython functions bound as methods, aio.Timer.call_at).
+_NAMED_MODULES = _PURE_ONLY + tuple(f"dq_core.{name}" for name in CORE_MODULES)
+
+
 def _as_compiled(public: tuple[Any, ...]) -> None:
-    """Show the pure twins' methods as their compiled twins show theirs: no annotations."""
+    """Show the pure twins' methods as their compiled twins show theirs: no annotations,
+    and argument errors that name the public class (``DelayQueue.put``, not ``DelayCore.put``)."""
     for cls in public:
         for klass in cls.__mro__:
             strip_annotations(klass, _PURE_ONLY)
+        name_methods(cls, _NAMED_MODULES)
 
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:

@@ -27,6 +27,9 @@ wake-up there (``_Inbox.listen``), so a put either lands before that look
 the loop): no wake-up is ever lost.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from libc.math cimport INFINITY
 from cpython.float cimport PyFloat_AS_DOUBLE

@@ -27,6 +27,9 @@ Neither happens where the shortcut is off (``SHORTCUTS["untrack_pending"]``:
 a free-threaded build, or a CPython newer than the suite has run on).
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 
 cdef extern from "Python.h":
@@ -225,6 +228,10 @@ cdef class TimerHandle:
         self._state = PENDING
         self._key = -1
         self._pos = -1
+
+    def __init__(self):
+        # refuses arguments, as the pure twin's (aio.Timer makes handles with __new__)
+        pass
 
     def when(self):
         """The deadline, on the loop's clock (``loop.time()``)."""

@@ -12,6 +12,9 @@ by both implementations; they call back into ``_lock()``/``_unlock()`` and
 ``_now()`` and park on the waiter deques.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from _shortcuts cimport dq_shortcut_switches
 from cpython.float cimport PyFloat_AS_DOUBLE

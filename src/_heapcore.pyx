@@ -28,6 +28,9 @@ holds at most one entry.  The pure twin keeps a binary heap throughout: the
 pop order, (priority, insertion sequence), is the same.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from cython.view cimport array as cvarray
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc

@@ -8,6 +8,9 @@ and ``dq_core.aio.PriorityQueue`` (``_aioqueuecore``), which drive it
 through its C interface in ``dq_core/_itemheapcore.pxd``.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from _shortcuts cimport dq_shortcut_switches
 

@@ -11,6 +11,9 @@ owner thread, so that a comparison or a clock re-entering the queue gets
 
 import types
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 from _ownedlock cimport owned_free, owned_init, owned_unlock
 
 __all__ = ["LockedBase"]

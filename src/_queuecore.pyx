@@ -8,6 +8,9 @@ paths of ``dq_core.PriorityQueue``; ``QueueView`` is its ``queue``
 attribute, a live read-only view of the heap list.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from cpython.list cimport PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow

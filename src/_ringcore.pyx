@@ -14,6 +14,9 @@ so no change ever sees a half-made one.  Every object read across a call
 that can run Python code is held by a reference of our own.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_SET_ITEM
 from cpython.object cimport PyObject

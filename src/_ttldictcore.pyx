@@ -22,6 +22,9 @@ What a change removes is released, and shown to ``on_expire``, once the
 change is complete.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from cpython.object cimport (
     Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject, inquiry, traverseproc,

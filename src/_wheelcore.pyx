@@ -8,6 +8,9 @@ through the slab, and each level keeps a bitmap of its occupied slots.  See
 the pure twin for the scheme.
 """
 
+# argument errors in CPython's words, as the pure twin raises them
+cdef extern from "dq_argerrors.h":
+    pass
 cimport cython
 from _shortcuts cimport dq_shortcut_switches
 from cpython.list cimport PyList_GET_ITEM

@@ -34,7 +34,8 @@ FACES = frozenset({
 #: The neutral modules below the faces, which the cores may import: rules,
 #: states, exceptions and mechanics that both implementations share.
 LEAVES = frozenset({
-    "dq_core._aiowaiting", "dq_core._convert", "dq_core._exceptions", "dq_core._final",
+    "dq_core._aiowaiting", "dq_core._argerrors", "dq_core._convert", "dq_core._exceptions",
+    "dq_core._final",
     "dq_core._handles", "dq_core._heapstate", "dq_core._pickling",
     "dq_core._queuerepr", "dq_core._ringstate", "dq_core._signature", "dq_core._tokenbucket",
     "dq_core._ttldictstate", "dq_core._validate",
