@@ -17,6 +17,14 @@ os.environ["DQ_CORE_NO_EXTENSIONS"] = "1"  # before anything imports dq_core
 sys.path[:0] = [str(HERE.parent), str(HERE / "_ext")]
 
 import dq_core  # noqa: E402
+from dq_core import aio  # noqa: E402
+from dq_core._signature import STRIPPED  # noqa: E402
+
+# At run time the pure twins' methods show no annotations, as the compiled
+# ones cannot; these pages show the types, so they get them back here.
+aio.PriorityQueue  # builds the asyncio classes, whose signatures are stripped too
+for _f in STRIPPED:
+    del _f.__signature__
 
 project = "dq_core"
 author = "dq_core developers"

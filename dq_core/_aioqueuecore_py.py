@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, NoReturn, Opt
 
 from ._convert import to_real
 from ._heapcore_py import Heap
+from ._heapcore_py import T as Item  # unbounded: delay-queue items are never compared
 from ._itemheapcore_py import ItemHeap, T
 from ._lockcore_py import LockedBase
 from ._validate import check_maxsize, check_real_maxsize
@@ -50,14 +51,13 @@ from ._aiowaiting import (
     LOOP_CLOSED, WANT_ITEM, LoopTimer, QueueShutDown, delay_get, queue_get, report_unqueued,
     wakeup_all, wakeup_next,
 )
+from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
 SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
 
 
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
-
-D = TypeVar("D")
 
 _get_running_loop = asyncio.get_running_loop
 _running_loop = asyncio._get_running_loop  # the running loop, or None
@@ -182,7 +182,7 @@ class _AioQueueCore(Generic[T]):
         the queue has been shut down.
         """
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if 0 < self._maxsize <= _SIZE_MAX:
             self._push_bounded(item)
         else:
@@ -238,7 +238,7 @@ class _AioQueueCore(Generic[T]):
         inbox._lock()
         try:
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             if full() if full is not None else (
                     0 < self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items)):
                 raise QueueFull
@@ -353,7 +353,7 @@ class _AioQueueCore(Generic[T]):
             self._take_in()
         if not self._heap:
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_GET)
             raise QueueEmpty
         item = self._heap.pop()
         if self._putters:
@@ -402,7 +402,7 @@ class AioQueueCore(_AioQueueCore[T], asyncio.PriorityQueue[T]):
     __slots__ = ()
 
 
-class AioDelayCore(LoopTimer, Generic[D]):
+class AioDelayCore(LoopTimer, Generic[Item]):
     """AioDelayCore(maxsize=0)\n--\n\nThe non-waiting half of aio.DelayQueue: heap, waiters, the one timer."""
 
     __slots__ = (
@@ -412,7 +412,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     def __init__(self, maxsize: int = 0) -> None:
         self._maxsize = check_maxsize(maxsize)
-        self._heap: Heap[D] = Heap()
+        self._heap: Heap[Item] = Heap()
         self._is_shutdown = False
         self._getters: deque[Future[None]] = deque()
         self._putters: deque[Future[None]] = deque()
@@ -424,7 +424,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     if TYPE_CHECKING:  # the face's
         def _get_loop(self) -> AbstractEventLoop: ...
-        async def _wait_get(self) -> D: ...
+        async def _wait_get(self) -> Item: ...
         def _take_calls(self, finish: bool = False) -> None: ...
         def _catch_up(self) -> None: ...
 
@@ -484,7 +484,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
 
     # -- put and get ------------------------------------------------------------
 
-    def put_nowait(self, /, item: D, delay: float = 0.0) -> int:
+    def put_nowait(self, /, item: Item, delay: float = 0.0) -> int:
         """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
 
         A ``delay`` <= 0 makes it due at once, ``inf`` never (until
@@ -504,13 +504,13 @@ class AioDelayCore(LoopTimer, Generic[D]):
             return self._add(item, deadline)
         return self._heap.push(deadline, item)
 
-    def _add(self, /, item: D, deadline: float) -> int:
+    def _add(self, /, item: Item, deadline: float) -> int:
         """Admit ``item`` due at ``deadline`` (shutdown, room), push it, re-arm for a new head."""
         heap = self._heap
         if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
             raise ValueError("deadline must not be NaN (loop.time() + delay)")
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if 0 < self._maxsize <= len(heap):
             raise QueueFull
         if self._getters and (not heap or deadline < heap.peekitem()[0]):
@@ -519,7 +519,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
             return handle
         return heap.push(deadline, item)
 
-    def get_nowait(self, /) -> D:
+    def get_nowait(self, /) -> Item:
         """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
 
         O(k log n) with k calls of threads waiting: the calls other threads
@@ -542,7 +542,7 @@ class AioDelayCore(LoopTimer, Generic[D]):
                     self._taken()
                 return item
         elif self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         raise QueueEmpty
 
     get = delay_get  # try get_nowait(), else the face's _wait_get()

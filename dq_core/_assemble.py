@@ -35,6 +35,7 @@ from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
 from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict
+from ._signature import strip_annotations
 
 __all__ = [
     "AIO_CORE_MODULES", "CORE_MODULES", "IMPLEMENTATIONS", "THREADED_CORE_MODULES", "AioClasses",
@@ -97,13 +98,25 @@ def _public(face: type, *cores: type, **attrs: Any) -> type:
     return new_class(face.__name__, (face, *cores), exec_body=lambda ns: ns.update(body))
 
 
+#: The modules whose functions only the pure implementation's classes hold:
+#: the twins, and the pure loop timer of the asyncio twin.
+_PURE_ONLY = tuple(f"dq_core.{name}_py" for name in CORE_MODULES) + ("dq_core._aiowaiting",)
+
+
+def _as_compiled(public: tuple[Any, ...]) -> None:
+    """Show the pure twins' methods as their compiled twins show theirs: no annotations."""
+    for cls in public:
+        for klass in cls.__mro__:
+            strip_annotations(klass, _PURE_ONLY)
+
+
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
     delay, heap, queue, ring, ttldict, wheel = (modules[name] for name in (
         "_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore"))
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
     priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
-    return Classes(
+    public = Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
         DelayQueue=adopt(_public(_delayqueue.DelayQueue, delay.DelayCore)),
@@ -113,6 +126,8 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         TTLDict=adopt(_public(_ttldict.TTLDict, ttldict.TTLDictCore, MutableMapping)),
         PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
     )
+    _as_compiled(public)
+    return public
 
 
 def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
@@ -125,7 +140,7 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     heap, wheel, aioqueue = modules["_heapcore"], modules["_wheelcore"], modules["_aioqueuecore"]
     aiotimer = modules["_aiotimercore"]
     adopt = heap.adopt_methods
-    return AioClasses(
+    public = AioClasses(
         PriorityQueue=adopt(_public(
             _aio_priorityqueue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
         DelayQueue=adopt(_public(
@@ -137,6 +152,8 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
         PriorityTaskPool=_public(
             _aio_prioritytaskpool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
     )
+    _as_compiled(public)
+    return public
 
 
 @functools.lru_cache(maxsize=None)

@@ -10,6 +10,7 @@ marker file ``PURE_BUILD`` in the package).
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 __all__ = ["USE_EXT", "implementation"]
@@ -30,7 +31,7 @@ def _pick() -> str:
         if BUILT_PURE:
             return "python"
         warnings.warn(
-            f"dq_core: the compiled core could not be imported ({exc}); falling back "
+            f"dq_core: the compiled core could not be imported ({exc}); {_why()}falling back "
             "to the pure-Python implementation, which is several times slower. "
             "Set DQ_CORE_NO_EXTENSIONS=1 to choose it deliberately.",
             RuntimeWarning,
@@ -38,6 +39,36 @@ def _pick() -> str:
         )
         return "python"
     return "cython"
+
+
+def _why() -> str:
+    """What a failed import means when this dq_core is a source checkout's, and what to run."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(package)
+    if not os.path.isfile(os.path.join(root, "setup.py")):
+        return ""  # an installed package: the reason above says it all
+    built = [
+        os.path.join(entry, "dq_core") for entry in sys.path
+        if os.path.abspath(entry or os.curdir) != root and _has_cores(os.path.join(entry, "dq_core"))
+    ]
+    if _has_cores(package):
+        where = (f"the compiled cores in this source tree ({package}) do not match its sources "
+                 "(built from older sources, or for another Python)")
+    elif built:
+        where = (f"this source tree ({package}) shadows the installed build in {built[0]}, "
+                 "because the source tree's root comes first on sys.path")
+    else:
+        where = f"this source tree ({package}) has no compiled cores built"
+    return (f"{where}: build the compiled cores in place with 'pip install -e .' (or 'python "
+            f"setup.py build_ext --inplace') in {root}, or run Python from another directory; ")
+
+
+def _has_cores(directory: str) -> bool:
+    try:
+        return any(name.startswith("_heapcore.") and not name.endswith(".py")
+                   for name in os.listdir(directory))
+    except OSError:
+        return False
 
 
 implementation = _pick()

@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Generic, Mapping, Optional, TypeVar
 
 from ._convert import to_count, to_real
-from ._exceptions import Empty, ShutDown
+from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Empty, ShutDown
 from ._heapcore_py import Heap
 from ._lockcore_py import LockedBase
 from ._validate import check_clock, check_maxsize, check_timeout, read_clock
@@ -144,7 +144,7 @@ class DelayCore(LockedBase, Generic[T]):
         self._lock()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             if self._maxsize > 0:
                 self._wait_for_room(block, timeout)
             heap = self._heap
@@ -196,7 +196,7 @@ class DelayCore(LockedBase, Generic[T]):
                 self._wait_due(deadline - now, end)
             else:
                 if self.is_shutdown:
-                    raise ShutDown
+                    raise ShutDown(SHUTDOWN_GET)
                 if not block:
                     raise Empty
                 self._wait_due(None, end)
@@ -230,7 +230,7 @@ class DelayCore(LockedBase, Generic[T]):
         try:
             heap = self._heap
             if self.is_shutdown and not heap:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_GET)
             now = read_clock(self._clock)
             out: list[T] = []
             while heap and (limit is None or len(out) < limit) and heap.peekitem()[0] <= now:

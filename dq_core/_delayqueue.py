@@ -24,7 +24,7 @@ import types
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Generic, Iterator, Optional
 
-from ._exceptions import Empty, ShutDown
+from ._exceptions import SHUTDOWN_GET, Empty, ShutDown
 from ._priorityqueue import head_snapshot
 from ._pickling import Uncopyable
 from ._queueprotocol import QueueProtocol
@@ -96,7 +96,7 @@ class DelayQueue(QueueProtocol, Uncopyable, _Core[T]):
                     return
                 delay = deadline - now
             elif self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_GET)
             else:
                 delay = None
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import queue
 
-__all__ = ["Empty", "Full", "ShutDown"]
+__all__ = ["Empty", "Full", "SHUTDOWN_GET", "SHUTDOWN_PUT", "ShutDown"]
 
 Empty = queue.Empty
 Full = queue.Full
+
+#: The messages of ShutDown, and of dq_core.aio's QueueShutDown: the
+#: standard library raises both with none, which says nothing in a traceback.
+SHUTDOWN_PUT = "the queue is shut down: it takes no more items"
+SHUTDOWN_GET = "the queue is shut down and holds no more items"
 
 if hasattr(queue, "ShutDown"):  # Python >= 3.13
     ShutDown = queue.ShutDown

@@ -1,12 +1,25 @@
 """The generation-handle slot table shared by Heap and TimingWheel (pure Python).
 
 Every item of a Heap or a TimingWheel holds a slot of a table; its handle is
-``gen << SLOT_BITS | slot``.  A freed slot goes on a free stack, and taking it
-again moves it to the next generation, so the handles of its earlier
-occupants go stale; a slot whose generation reaches ``GEN_LIMIT`` is retired
-for good, so a handle is never issued twice.  When the structure empties, a
-table of more than ``RESET_MIN_SLOTS`` slots starts afresh at an epoch above
-every generation issued so far.
+``cid << 64 | gen << 32 | slot``, where ``cid`` is the id of the container
+that issued it.  A freed slot goes on a free stack, and taking it again
+moves it to the next generation, so the handles of its earlier occupants go
+stale; a slot whose generation reaches ``GEN_LIMIT`` is retired for good.
+When the structure empties, a table of more than ``RESET_MIN_SLOTS`` slots
+starts afresh at an epoch above every generation issued so far.  So a
+container never issues a handle twice.
+
+Container ids come from one counter for the whole process (:func:`new_cid`),
+shared by every structure of both implementations, and are never given
+twice: a handle of one container cannot name an item of another, whatever
+their slots and generations.  This is exact, not a matter of chance: a
+table keeps, for each slot, the whole ``tag`` (``cid << 32 | gen``) of its
+latest occupant, and a handle names an item only if its tag is the slot's.
+A copy (``copy``, ``pickle``) keeps the tags of the items it copied, so their
+handles stay valid in it, and issues its own under a new id.  Ids are unique
+within a process: a state loaded from another process moves the counter
+past the ids it holds, so containers made after the load never repeat them
+(one made before, in this process, may have issued the same handle).
 
 This module is the Python half; ``src/_handles.pxd`` is the C half, with the
 same constants (``tests/test_handles.py`` checks that they agree) and the
@@ -15,22 +28,34 @@ same rules.  Neither is a twin of a structure: both cores use their own half.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterable, Sequence
 
 __all__ = [
-    "SLOT_BITS", "SLOT_MASK", "GEN_LIMIT", "HANDLE_LIMIT", "MAX_SLOTS", "MIN_SLOTS",
-    "RESET_MIN_SLOTS", "NIL", "LIVE", "CONSTANTS", "Handles", "next_cap",
-    "is_generation", "gens_valid", "claim", "all_claimed", "check_table",
+    "SLOT_BITS", "SLOT_MASK", "GEN_BITS", "GEN_MASK", "GEN_LIMIT", "CID_LIMIT", "TAG_LIMIT",
+    "HANDLE_LIMIT", "MAX_SLOTS", "MIN_SLOTS", "RESET_MIN_SLOTS", "NIL", "LIVE", "CONSTANTS",
+    "Handles", "new_cid", "next_cap", "is_tag", "tags_valid", "top_cid", "claim",
+    "all_claimed", "check_table", "stale_message",
 ]
 
-#: A handle is ``gen << SLOT_BITS | slot``.
+#: A handle is ``tag << SLOT_BITS | slot``; a slot's tag is ``cid << GEN_BITS | gen``.
 SLOT_BITS = 32
 #: The slot part of a handle.
 SLOT_MASK = (1 << SLOT_BITS) - 1
+#: The generation part of a tag.
+GEN_BITS = 32
+GEN_MASK = (1 << GEN_BITS) - 1
 #: A slot whose generation reaches this is retired, so handles never repeat.
 GEN_LIMIT = (1 << 32) - 1
-#: Every handle is below this (a 64-bit unsigned integer).
-HANDLE_LIMIT = 1 << 64
+#: Container ids are below this (64-bit unsigned integers), and above 0
+#: (0 is the id of handles made before ids existed: a version 1 state's).
+CID_LIMIT = 1 << 64
+#: Every tag is below this.
+TAG_LIMIT = CID_LIMIT << GEN_BITS
+#: Every handle is below this (a 128-bit unsigned integer).
+HANDLE_LIMIT = TAG_LIMIT << SLOT_BITS
+#: The handles of one container: ``[cid << 64, (cid + 1) << 64)``.
+HANDLE_SPAN = 1 << (GEN_BITS + SLOT_BITS)
 #: The most slots a table holds: slot numbers fit a C int.
 MAX_SLOTS = (1 << 31) - 1
 #: Slots a fresh table has room for.
@@ -44,10 +69,40 @@ LIVE = -2
 
 #: The constants the C half must agree with.
 CONSTANTS = {
-    "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "GEN_LIMIT": GEN_LIMIT,
-    "HANDLE_LIMIT": HANDLE_LIMIT, "MAX_SLOTS": MAX_SLOTS, "MIN_SLOTS": MIN_SLOTS,
+    "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "GEN_BITS": GEN_BITS, "GEN_LIMIT": GEN_LIMIT,
+    "CID_LIMIT": CID_LIMIT, "HANDLE_LIMIT": HANDLE_LIMIT, "MAX_SLOTS": MAX_SLOTS, "MIN_SLOTS": MIN_SLOTS,
     "RESET_MIN_SLOTS": RESET_MIN_SLOTS, "NIL": NIL, "LIVE": LIVE,
 }
+
+
+_cid_lock = threading.Lock()
+_last_cid = 0
+
+
+def new_cid(above: int = 0) -> int:
+    """A container id that this process never gave before, above ``above`` if it can be.
+
+    One counter for every structure of both implementations (the compiled
+    cores call this too), under a lock: ids are unique across threads.  A
+    loaded state passes the highest id it holds as ``above``, so that ids
+    given later never repeat one of its ids; an id so high that the counter
+    would run out (only a made-up state holds one) does not move it.
+    """
+    global _last_cid
+    with _cid_lock:
+        cid = max(_last_cid, above) + 1
+        if cid >= CID_LIMIT:
+            cid = _last_cid + 1
+            if cid >= CID_LIMIT:
+                raise OverflowError("container ids are exhausted")
+        _last_cid = cid
+    return cid
+
+
+def stale_message(handle: object, container: str) -> str:
+    """The message of the ``KeyError`` for a handle that names no item."""
+    return (f"stale or foreign handle {handle!r}: its item has left this {container}, "
+            f"or another container issued it")
 
 
 def next_cap(cap: int, full: str) -> int:
@@ -61,42 +116,74 @@ def next_cap(cap: int, full: str) -> int:
 
 
 class Handles:
-    """A slot table: generations, links (LIVE or the free stack), epoch."""
+    """A slot table: each slot's latest handle, links (LIVE or the free stack), epoch.
 
-    __slots__ = ("gens", "links", "free", "epoch", "cap")
+    The Python half keeps each slot's whole latest handle (``tag <<
+    SLOT_BITS | slot``) rather than its tag: issuing and checking a handle
+    then cost one list read, no arithmetic on these wide ints.
+    """
 
-    gens: list[int]  # generation of the slot's latest occupant
+    __slots__ = ("handles", "links", "free", "epoch", "cap", "low", "retire")
+
+    handles: list[int]  # handle of the slot's latest occupant
     links: list[int]  # LIVE, or the next free slot below (NIL at the bottom)
     free: int  # top of the free stack, or NIL
     epoch: int  # generation of slots made afresh
     cap: int  # slots made before the next growth check
+    low: int  # the container's first handle: cid << 64
+    retire: int  # a handle of this container at or above this retires its slot
 
-    def __init__(self, epoch: int = 0) -> None:
-        self.gens = []
+    def __init__(self, cid: int, epoch: int = 0) -> None:
+        self.handles = []
         self.links = []
         self.free = NIL
         self.epoch = epoch
         self.cap = MIN_SLOTS
+        self.low = cid << (GEN_BITS + SLOT_BITS)
+        self.retire = self.low | GEN_LIMIT << SLOT_BITS
+
+    @property
+    def cid(self) -> int:
+        """The id of the container, in the handles it issues."""
+        return self.low >> (GEN_BITS + SLOT_BITS)
+
+    @property
+    def tags(self) -> list[int]:
+        """The tag (``cid << GEN_BITS | gen``) of every slot."""
+        return [h >> SLOT_BITS for h in self.handles]
+
+    @property
+    def gens(self) -> list[int]:
+        """The generation of every slot."""
+        return [(h >> SLOT_BITS) & GEN_MASK for h in self.handles]
 
     def take(self, full: str) -> int:
         """Hold a slot and return it; ``MemoryError(full)`` past MAX_SLOTS."""
         # A reused slot moves to the next generation, so handles of its
         # earlier occupants go stale; at GEN_LIMIT it is retired for good.
-        gens, links = self.gens, self.links
+        handles, links = self.handles, self.links
         slot = self.free
         while slot != NIL:
             self.free = links[slot]
-            gen = gens[slot] + 1
-            gens[slot] = gen
-            if gen < GEN_LIMIT:
+            h = handles[slot] + (1 << SLOT_BITS)
+            if self.low <= h < self.retire:
+                handles[slot] = h
                 links[slot] = LIVE
                 return slot
+            if not self.low <= h < self.low + HANDLE_SPAN:
+                # the handle of an item copied from another container: ours from now on
+                h = self.low | (h & (HANDLE_SPAN - 1))
+                handles[slot] = h
+                if h < self.retire:
+                    links[slot] = LIVE
+                    return slot
+            handles[slot] = h
             links[slot] = NIL
             slot = self.free
-        slot = len(gens)
+        slot = len(handles)
         if slot == self.cap:
             self.cap = next_cap(slot, full)
-        gens.append(self.epoch)
+        handles.append(self.low | self.epoch << SLOT_BITS | slot)
         links.append(LIVE)
         return slot
 
@@ -107,10 +194,10 @@ class Handles:
 
     def handle(self, slot: int) -> int:
         """The handle of the item in ``slot``."""
-        return (self.gens[slot] << SLOT_BITS) | slot
+        return self.handles[slot]
 
     def find(self, handle: object) -> int:
-        """The held slot behind ``handle``, or NIL if it is stale or unknown.
+        """The held slot behind ``handle``, or NIL if it is stale, foreign or unknown.
 
         Raises ``TypeError`` if ``handle`` is not an int.  Runs no user code,
         even for an int subclass.
@@ -121,11 +208,10 @@ class Handles:
             if not issubclass(type(handle), int):
                 raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
             handle = int.__index__(handle)  # type: ignore[arg-type]
-        if handle < 0 or handle >= HANDLE_LIMIT:
-            return NIL
+        # No range check needed: a negative handle, or one of 2**128 or
+        # more, is no slot's.
         slot = handle & SLOT_MASK
-        if (slot >= len(self.gens) or self.links[slot] != LIVE
-                or self.gens[slot] != handle >> SLOT_BITS):
+        if slot >= len(self.handles) or self.links[slot] != LIVE or self.handles[slot] != handle:
             return NIL
         return slot
 
@@ -135,9 +221,8 @@ class Handles:
         NIL: keep the table (it is small, or its generations are too high
         for a new epoch to stay clear of them).
         """
-        gens = self.gens
-        if len(gens) > RESET_MIN_SLOTS:
-            epoch = max(gens) + 1
+        if len(self.handles) > RESET_MIN_SLOTS:
+            epoch = max(self.gens) + 1
             # Every handle ever issued has a generation below the new epoch,
             # so slots made afresh cannot repeat one.
             if epoch < GEN_LIMIT // 2:
@@ -155,16 +240,17 @@ class Handles:
         return out
 
     @classmethod
-    def load(cls, gens: Sequence[int], free: Iterable[int], epoch: int) -> Handles:
-        """A table with these generations and free stack (next to reuse first).
+    def load(cls, tags: Sequence[int], free: Iterable[int], epoch: int, cid: int) -> Handles:
+        """A table with these tags and free stack (next to reuse first), for container ``cid``.
 
         Every other slot below GEN_LIMIT is held.  The arguments must have
-        passed the state checks below.
+        passed the state checks below, and ``cid`` must be new
+        (``new_cid(top_cid(tags))``).
         """
-        t = cls(epoch)
-        t.gens = list(gens)
-        t.links = [NIL if g == GEN_LIMIT else LIVE for g in t.gens]
-        while t.cap < len(t.gens):
+        t = cls(cid, epoch)
+        t.handles = [tag << SLOT_BITS | slot for slot, tag in enumerate(tags)]
+        t.links = [NIL if tag & GEN_MASK == GEN_LIMIT else LIVE for tag in tags]
+        while t.cap < len(t.handles):
             t.cap = next_cap(t.cap, "")
         for slot in reversed(list(free)):
             t.release(slot)
@@ -174,43 +260,50 @@ class Handles:
 # -- state checks (both implementations load through these) ----------------
 
 
-def is_generation(value: object, epoch: int) -> bool:
-    """True for a plain int in ``[epoch, GEN_LIMIT]``."""
-    return type(value) is int and epoch <= value <= GEN_LIMIT
+def is_tag(value: object, epoch: int) -> bool:
+    """True for a plain int below TAG_LIMIT whose generation is in ``[epoch, GEN_LIMIT]``."""
+    return type(value) is int and 0 <= value < TAG_LIMIT and epoch <= value & GEN_MASK <= GEN_LIMIT
 
 
-def gens_valid(gens: Sequence[object], epoch: int) -> bool:
-    """True if there are at most MAX_SLOTS generations, each in ``[epoch, GEN_LIMIT]``."""
-    return len(gens) <= MAX_SLOTS and all(is_generation(g, epoch) for g in gens)
+def tags_valid(tags: Sequence[object], epoch: int) -> bool:
+    """True if there are at most MAX_SLOTS tags, each one valid (:func:`is_tag`)."""
+    return len(tags) <= MAX_SLOTS and all(is_tag(t, epoch) for t in tags)
 
 
-def claim(owner: bytearray, gens: Sequence[int], slot: object) -> bool:
+def top_cid(tags: Sequence[int]) -> int:
+    """The highest container id in ``tags`` (0 if none)."""
+    return max(tags, default=0) >> GEN_BITS
+
+
+def claim(owner: bytearray, tags: Sequence[int], slot: object) -> bool:
     """Mark ``slot`` as free or live; False if it is no slot, retired or taken."""
-    if type(slot) is not int or not 0 <= slot < len(gens):
+    if type(slot) is not int or not 0 <= slot < len(tags):
         return False
-    if gens[slot] == GEN_LIMIT or owner[slot]:
+    if tags[slot] & GEN_MASK == GEN_LIMIT or owner[slot]:
         return False
     owner[slot] = 1
     return True
 
 
-def all_claimed(owner: bytearray, gens: Sequence[int]) -> bool:
+def all_claimed(owner: bytearray, tags: Sequence[int]) -> bool:
     """True if every slot below GEN_LIMIT is free or live (once, by ``claim``)."""
-    return sum(owner) == len(gens) - gens.count(GEN_LIMIT)
+    retired = sum(1 for t in tags if t & GEN_MASK == GEN_LIMIT)
+    return sum(owner) == len(tags) - retired
 
 
-def check_table(gens: Sequence[int], links: Sequence[int], free: int, epoch: int,
-                held: Any) -> None:
+def check_table(tags: Sequence[int], links: Sequence[int], free: int, epoch: int,
+                held: Any, cid: int) -> None:
     """Assert the invariants of a slot table; ``held``: the slots holding items."""
-    n = len(gens)
-    assert len(links) == n and 0 <= epoch < GEN_LIMIT
+    n = len(tags)
+    assert len(links) == n and 0 <= epoch < GEN_LIMIT and 0 < cid < CID_LIMIT
     seen = set()
     slot = free
     while slot != NIL:
-        assert 0 <= slot < n and slot not in seen and gens[slot] < GEN_LIMIT
+        assert 0 <= slot < n and slot not in seen and tags[slot] & GEN_MASK < GEN_LIMIT
         seen.add(slot)
         slot = links[slot]
     for s in range(n):
-        assert epoch <= gens[s] <= GEN_LIMIT
+        gen = tags[s] & GEN_MASK
+        assert 0 <= tags[s] < TAG_LIMIT and epoch <= gen <= GEN_LIMIT
         assert (links[s] == LIVE) == (s in held)
-        assert (s in held) + (s in seen) == (gens[s] < GEN_LIMIT), s
+        assert (s in held) + (s in seen) == (gen < GEN_LIMIT), s

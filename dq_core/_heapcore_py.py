@@ -1,7 +1,8 @@
 """Keyed binary min-heap: the pure-Python twin of the compiled ``dq_core._heapcore``.
 
-Both implementations issue the same handles, give the same results and raise
-the same errors; only speed differs.  This one keeps ``(key, seq, slot)``
+Both implementations issue handles alike (``cid << 64 | gen << 32 | slot``,
+``dq_core._handles``), give the same results and raise the same errors; only
+speed differs.  This one keeps ``(key, seq, slot)``
 tuples in a :mod:`heapq` list, payloads in a list by slot, and deletes
 lazily: an entry is live while it is the very tuple recorded for its slot.
 Dead entries are dropped when they reach the top and purged wholesale once
@@ -16,8 +17,10 @@ from typing import TYPE_CHECKING, Any, Generic, Iterable, Mapping, TypeVar
 
 from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 from ._final import refuse_subclassing
-from ._handles import NIL, RESET_MIN_SLOTS, SLOT_BITS, Handles, check_table
-from ._heapstate import STATE_VERSION, check_state
+from ._handles import (
+    NIL, RESET_MIN_SLOTS, Handles, check_table, new_cid, stale_message, top_cid,
+)
+from ._heapstate import SEQ_SPAN, STATE_VERSION, check_state
 from ._pickling import copied_by_state
 from ._signature import InitSignature
 
@@ -56,7 +59,7 @@ _FULL = "a Heap holds at most 2**31 - 1 items"
 @copied_by_state(copy_doc="A new heap with the same items (not copied) and handles.  O(n).",
                  deepcopy_doc="A new heap with copies of the items, and the same handles.  O(n).")
 class Heap(Generic[T]):
-    """Binary min-heap of items keyed by real-number priorities.
+    """Min-heap of items keyed by real-number priorities.
 
     Lowest priority first, first-in first-out among equal priorities; items
     are never compared.  ``push`` returns a handle (an int) that ``update``,
@@ -95,6 +98,7 @@ class Heap(Generic[T]):
         self = super().__new__(cls)
         self._busy = False
         self._seq = 0
+        self._t = Handles(new_cid())
         self._reset_slots(0)
         return self
 
@@ -123,7 +127,7 @@ class Heap(Generic[T]):
         self._heap = []
         self._entries = []
         self._items = []
-        self._t = Handles(epoch)
+        self._t = Handles(self._t.cid, epoch)
         self._dead = 0
 
     def _take_slot(self, key: float, seq: int, item: Any) -> Entry:
@@ -149,7 +153,7 @@ class Heap(Generic[T]):
     def _slot_of(self, handle: object) -> int:
         slot = self._t.find(handle)
         if slot == NIL:
-            raise KeyError(handle)
+            raise KeyError(stale_message(handle, "heap"))
         return slot
 
     def _kill(self, slot: int) -> Any:
@@ -200,8 +204,9 @@ class Heap(Generic[T]):
         """Add ``item`` with ``priority`` and return its handle.  O(log n).
 
         >>> h = Heap()
-        >>> h.push(1.5, "a")
-        0
+        >>> job = h.push(1.5, "a")
+        >>> h.priority(job)
+        1.5
         """
         tp = type(priority)
         if tp is float and priority == priority:
@@ -215,6 +220,8 @@ class Heap(Generic[T]):
         self._busy = True
         try:
             seq = self._seq
+            if seq == SEQ_SPAN:
+                seq = self._renumber()
             self._seq = seq + 1
             t = self._t
             slot = t.take(_FULL)
@@ -229,7 +236,7 @@ class Heap(Generic[T]):
             heappush(self._heap, entry)
         finally:
             self._busy = False
-        return (t.gens[slot] << SLOT_BITS) | slot
+        return t.handles[slot]
 
     def push_many(self, /, priorities: Iterable[float], items: Iterable[T]) -> None:
         """Add every item with its priority, in order.  O(n + k) when empty.
@@ -256,11 +263,25 @@ class Heap(Generic[T]):
             take = self._take_slot
             seq = self._seq
             bulk = len(keys) >= len(heap) - self._dead
-            add = heap.append if bulk else lambda e: heappush(heap, e)
-            for key, item in zip(keys, values):
-                add(take(key, seq, item))
-                seq += 1
-            self._seq = seq
+            if len(keys) <= SEQ_SPAN - seq:
+                add = heap.append if bulk else lambda e: heappush(heap, e)
+                for key, item in zip(keys, values):
+                    add(take(key, seq, item))
+                    seq += 1
+                self._seq = seq
+            else:  # the counter runs out on the way: numbered afresh there
+                for key, item in zip(keys, values):
+                    if seq == SEQ_SPAN:
+                        self._seq = seq
+                        seq = self._renumber()
+                        heap = self._heap
+                    entry = take(key, seq, item)
+                    if bulk:
+                        heap.append(entry)
+                    else:
+                        heappush(heap, entry)
+                    seq += 1
+                    self._seq = seq
             if bulk:
                 heapify(heap)
         finally:
@@ -331,13 +352,15 @@ class Heap(Generic[T]):
         """Give the item behind ``handle`` a new priority.  O(log n).
 
         Acts as remove + push: the item goes behind equal priorities.
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         key = to_real(priority, "priority")
         self._enter()
         try:
             slot = self._slot_of(handle)
             seq = self._seq
+            if seq == SEQ_SPAN:
+                seq = self._renumber()
             self._seq = seq + 1
             self._entries[slot] = entry = (key, seq, slot)
             heap = self._heap
@@ -351,7 +374,7 @@ class Heap(Generic[T]):
     def remove(self, /, handle: int) -> T:
         """Remove the item behind ``handle`` and return it.  O(log n).
 
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         self._enter()
         try:
@@ -365,6 +388,23 @@ class Heap(Generic[T]):
             self._busy = False
         return item  # type: ignore[no-any-return]
 
+    def _renumber(self) -> int:
+        """Number the live items afresh, 0, 1, ... in pop order; return the next number.
+
+        The compiled twin keeps a sequence number in 33 bits: both do this
+        when the counter reaches SEQ_SPAN, so that their states stay equal.
+        """
+        entries = self._entries
+        live = sorted(e for e in entries if e is not None)
+        heap = []
+        for i, (key, _, slot) in enumerate(live):
+            entries[slot] = entry = (key, i, slot)
+            heap.append(entry)  # in order: a heap already
+        self._heap = heap
+        self._dead = 0
+        self._seq = len(live)
+        return self._seq
+
     def _purge(self) -> None:
         entries = self._entries
         heap = [e for e in self._heap if entries[e[2]] is e]
@@ -375,7 +415,7 @@ class Heap(Generic[T]):
     def priority(self, /, handle: int) -> float:
         """Return the priority of the item behind ``handle``.  O(1).
 
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         self._idle()
         entry = self._entries[self._slot_of(handle)]
@@ -432,7 +472,7 @@ class Heap(Generic[T]):
                 STATE_VERSION,
                 self._seq,
                 self._t.epoch,
-                list(self._t.gens),
+                list(self._t.tags),
                 self._t.free_slots()[::-1],  # the next one to reuse last
                 [(slot, key, seq, items[slot]) for key, seq, slot in live],
             )
@@ -441,9 +481,12 @@ class Heap(Generic[T]):
 
     def __setstate__(self, /, state: tuple[Any, ...]) -> None:
         """Load a state of ``__getstate__``; a bad one changes nothing."""
-        seq, epoch, gens, free, live = check_state(state)
+        seq, epoch, tags, free, live = check_state(state)
+        if seq > SEQ_SPAN:  # numbered afresh, as the compiled twin does
+            seq = len(live)
+            live = [(slot, key, i, item) for i, (slot, key, _, item) in enumerate(live)]
         # Built aside: until the swap, a finaliser may still use this heap.
-        n = len(gens)
+        n = len(tags)
         entries: list[Entry | None] = [None] * n
         items: list[Any] = [None] * n
         heap = []
@@ -452,7 +495,8 @@ class Heap(Generic[T]):
             items[slot] = item
             heap.append(entry)
         # sorted by check_state: a valid heap as it stands
-        table = Handles.load(gens, free[::-1], epoch)
+        # a new container: issues its own handles, above every id it copied
+        table = Handles.load(tags, free[::-1], epoch, new_cid(top_cid(tags)))
         self._enter()
         try:
             old = self._items
@@ -477,7 +521,7 @@ class Heap(Generic[T]):
     def _check_tables(self) -> None:
         entries, items, t = self._entries, self._items, self._t
         n = len(entries)
-        assert len(t.gens) == n == len(items)
+        assert len(t.tags) == n == len(items)
         heap = self._heap
         for i in range(1, len(heap)):
             assert not heap[i] < heap[(i - 1) >> 1], f"heap order broken at {i}"
@@ -488,6 +532,6 @@ class Heap(Generic[T]):
             e = entries[s]
             assert e is not None and e[2] == s and id(e) in in_heap
             assert e[1] < self._seq
-        check_table(t.gens, t.links, t.free, t.epoch, live)
+        check_table(t.tags, t.links, t.free, t.epoch, live, t.cid)
         for s in range(n):
             assert entries[s] is not None or items[s] is None

@@ -1,10 +1,13 @@
 """The pickled state of a Heap, shared by both implementations.
 
-``Heap.__getstate__`` returns ``(version, seq, epoch, gens, free, live)``:
+``Heap.__getstate__`` returns ``(version, seq, epoch, tags, free, live)``:
 
 - ``seq``: the next insertion sequence number;
 - ``epoch``: the generation given to slots made afresh;
-- ``gens``: the generation of every slot (``GEN_LIMIT``: retired for good);
+- ``tags``: every slot's tag, ``cid << 32 | gen``: the id of the container
+  that issued its latest occupant's handle and its generation
+  (``GEN_LIMIT``: retired for good).  Version 1 states (before container
+  ids) hold the bare generations: tags of id 0, so their handles stay valid;
 - ``free``: the free slots, the next one to reuse last;
 - ``live``: ``(slot, priority, seq, item)`` for every item, in pop order.
 
@@ -17,14 +20,21 @@ from __future__ import annotations
 
 from typing import Any, Sequence, cast
 
-from ._handles import GEN_LIMIT, MAX_SLOTS, all_claimed, claim, gens_valid
+from ._handles import GEN_LIMIT, MAX_SLOTS, all_claimed, claim, tags_valid
 
-__all__ = ["STATE_VERSION", "SEQ_LIMIT", "Live", "check_state"]
+__all__ = ["STATE_VERSION", "SEQ_LIMIT", "SEQ_SPAN", "Live", "check_state"]
 
 #: Version tag of the state shared by both implementations' pickles.
-STATE_VERSION = 1
-#: Sequence numbers stay below this, far from the compiled counter's 2**64.
+STATE_VERSION = 2
+#: The versions loaded: 1 had generations where 2 has tags (of container id 0).
+_LOADS = (1, 2)
+#: A state's sequence numbers stay below this, far from the compiled counter's 2**64.
 SEQ_LIMIT = 2**63
+#: A heap numbers its live items afresh (0, 1, ... in pop order) when its
+#: counter would pass this: the compiled core keeps a sequence number in 33
+#: bits beside the slot.  Both implementations do it at the same count, and
+#: when they load a state whose counter is past it.
+SEQ_SPAN = 2**33
 
 Live = tuple[int, float, int, Any]  # (slot, priority, seq, item)
 
@@ -42,7 +52,7 @@ def _is_int(value: object, low: int, high: int) -> bool:
 
 
 def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Live]]:
-    """Validate a Heap state; return ``(seq, epoch, gens, free, live)``, copied.
+    """Validate a Heap state; return ``(seq, epoch, tags, free, live)``, copied.
 
     Raises ``ValueError`` (or ``TypeError`` for a state that is not a
     sequence at all) naming what is wrong; nothing is changed anywhere.
@@ -52,27 +62,30 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
     fields = cast("Sequence[Any]", state)
     if len(fields) != 6:
         raise _invalid(f"expected 6 fields, got {len(fields)}")
-    version, seq, epoch, gens, free, live = fields
-    if type(version) is not int or version != STATE_VERSION:
+    version, seq, epoch, tags, free, live = fields
+    if type(version) is not int or version not in _LOADS:
         raise ValueError(f"unsupported Heap state version {version!r}")
     if not _is_int(seq, 0, SEQ_LIMIT):
         raise _invalid("seq must be an int in [0, 2**63)")
     if not _is_int(epoch, 0, GEN_LIMIT):
         raise _invalid("epoch must be an int in [0, GEN_LIMIT)")
-    for name, field in (("gens", gens), ("free", free), ("live", live)):
+    for name, field in (("tags", tags), ("free", free), ("live", live)):
         if type(field) not in _SEQUENCES:
             raise _invalid(f"{name} must be a list, not {type(field).__name__!r}")
-    gens = list(gens)
-    if len(gens) > MAX_SLOTS:
+    tags = list(tags)
+    if len(tags) > MAX_SLOTS:
         raise _invalid("too many slots")
-    if not gens_valid(gens, epoch):
+    if not tags_valid(tags, epoch):
+        raise _invalid("every tag must be an int cid << 32 | gen, cid < 2**64, "
+                       "gen in [epoch, GEN_LIMIT]")
+    if version == 1 and any(t >> 32 for t in tags):
         raise _invalid("every generation must be an int in [epoch, GEN_LIMIT]")
     # Every slot below GEN_LIMIT is either free or holds one item; a
     # retired slot is neither.
-    owner = bytearray(len(gens))
+    owner = bytearray(len(tags))
     free = list(free)
     for s in free:
-        if not claim(owner, gens, s):
+        if not claim(owner, tags, s):
             raise _invalid(f"bad free slot {s!r}")
     out: list[Live] = []
     prev: tuple[float, int] | None = None
@@ -80,7 +93,7 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
         if type(entry) not in _SEQUENCES or len(entry) != 4:
             raise _invalid(f"live[{i}] must be (slot, priority, seq, item)")
         slot, key, s, item = entry
-        if not claim(owner, gens, slot):
+        if not claim(owner, tags, slot):
             raise _invalid(f"live[{i}] has a bad slot {slot!r}")
         if type(key) is not float or key != key:
             raise _invalid(f"live[{i}] priority must be a float other than NaN")
@@ -90,6 +103,6 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
             raise _invalid(f"live[{i}] is out of order")
         prev = (key, s)
         out.append((slot, key, s, item))
-    if not all_claimed(owner, gens):
+    if not all_claimed(owner, tags):
         raise _invalid("a slot is neither free, live nor retired")
-    return seq, epoch, gens, free, out
+    return seq, epoch, tags, free, out

@@ -21,7 +21,7 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NoReturn, Optional
 
 from ._convert import to_count
-from ._exceptions import Empty, Full, ShutDown
+from ._exceptions import SHUTDOWN_PUT, Empty, Full, ShutDown
 from ._final import refuse_storage_hooks
 from ._queueprotocol import QueueProtocol
 from ._validate import check_timeout
@@ -149,7 +149,7 @@ class PriorityQueue(QueueProtocol, _Core[T]):
         self._lock()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             heap = self._heap
             if batch and 0 < self.maxsize <= len(heap) + len(batch) - 1:
                 raise Full  # the last put_nowait would find the queue full

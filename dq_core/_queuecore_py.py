@@ -26,9 +26,10 @@ from typing import (
     overload,
 )
 
-from ._exceptions import Empty, Full, ShutDown
+from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Empty, Full, ShutDown
 from ._itemheapcore_py import ItemHeap, T
 from ._lockcore_py import LockedBase
+from ._validate import check_real_maxsize
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
 SHORTCUTS: Mapping[str, bool] = types.MappingProxyType({})
@@ -49,11 +50,10 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
     """
 
     __slots__ = (
-        "_heap", "_mutex", "_owner", "maxsize", "unfinished_tasks", "is_shutdown",
+        "_heap", "_mutex", "_owner", "_maxsize", "unfinished_tasks", "is_shutdown",
         "_getters", "_putters", "_joiners",
     )
 
-    maxsize: int
     unfinished_tasks: int
     is_shutdown: bool
 
@@ -68,6 +68,18 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
         self.maxsize = maxsize
         self.unfinished_tasks = 0
         self.is_shutdown = False
+
+    # maxsize is kept as given, as the standard library keeps it (a float
+    # works); what cannot be compared with 0 is refused here, not at a put.
+    @property
+    def maxsize(self) -> int:
+        """Number of items allowed in the queue (0 or less: no bound)."""
+        return self._maxsize
+
+    @maxsize.setter
+    def maxsize(self, maxsize: int) -> None:
+        check_real_maxsize(maxsize)
+        self._maxsize = maxsize
 
     # Hooks the shared layer (dq_core._priorityqueue) provides.
     def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
@@ -106,7 +118,7 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
 
     def full(self, /) -> bool:
         """Return True if the queue is full (not reliable!).  O(1)."""
-        return 0 < self.maxsize <= len(self._heap)
+        return 0 < self._maxsize <= len(self._heap)
 
     def put(self, /, item: T, block: bool = True, timeout: Optional[float] = None) -> None:
         """Put ``item`` into the queue.  O(log n).
@@ -119,11 +131,11 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
         self._lock()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             # With room and no timeout to check, the wait is a no-op: skip the call.
             # "maxsize > 0" first, as queue.Queue.put and the compiled core
             # ask: a maxsize that is no number fails with their message
-            m = self.maxsize
+            m = self._maxsize
             if (m > 0 and len(self._heap) >= m) or (block and timeout is not None and m > 0):
                 self._wait_for_room(block, timeout)
             self._add(item)
@@ -135,8 +147,8 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
         self._lock()
         try:
             if self.is_shutdown:
-                raise ShutDown
-            m = self.maxsize
+                raise ShutDown(SHUTDOWN_PUT)
+            m = self._maxsize
             if m > 0 and len(self._heap) >= m:
                 raise Full
             self._add(item)
@@ -165,7 +177,7 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
         try:
             if not self._heap:
                 if self.is_shutdown:
-                    raise ShutDown
+                    raise ShutDown(SHUTDOWN_GET)
                 raise Empty
             return self._take()
         finally:

@@ -6,7 +6,7 @@ from collections import deque
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._exceptions import Full, ShutDown
+from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Full, ShutDown
 from ._validate import check_timeout
 from ._waiting import notify_all, wait
 
@@ -38,7 +38,7 @@ class QueueProtocol:
     def _check_drained(self) -> None:
         # What a taker meets once the queue is shut down and holds nothing.
         if self.is_shutdown and not self._held():
-            raise ShutDown
+            raise ShutDown(SHUTDOWN_GET)
 
     def _on_shutdown(self, immediate: bool) -> object:
         """Called with the lock held by shutdown: return what an immediate one drops."""
@@ -47,7 +47,7 @@ class QueueProtocol:
     def _admit(self, block: bool, timeout: Optional[float]) -> None:
         """Called with the lock held before an item goes in: ShutDown, or wait for room."""
         if self.is_shutdown:
-            raise ShutDown
+            raise ShutDown(SHUTDOWN_PUT)
         if self.maxsize > 0:
             self._wait_for_room(block, timeout)
 
@@ -60,7 +60,7 @@ class QueueProtocol:
             while self._held() >= self.maxsize:
                 wait(self, self._putters, None)
                 if self.is_shutdown:
-                    raise ShutDown
+                    raise ShutDown(SHUTDOWN_PUT)
         else:
             end = monotonic() + check_timeout(timeout)
             while self._held() >= self.maxsize:
@@ -69,7 +69,7 @@ class QueueProtocol:
                     raise Full
                 wait(self, self._putters, remaining)
                 if self.is_shutdown:
-                    raise ShutDown
+                    raise ShutDown(SHUTDOWN_PUT)
 
     def _shut_down(self, immediate: bool) -> None:
         """The work of ``shutdown``: from now on ``put`` raises ``ShutDown``; wake every waiter."""

@@ -3,7 +3,10 @@
 A compiled class's text signature holds only literals, so one whose
 ``clock`` defaults to ``time.monotonic`` carries a ``__signature__`` made by
 :func:`signature`; a pure class whose ``__new__`` takes any arguments gets
-its ``__init__``'s from :class:`InitSignature`.
+its ``__init__``'s from :class:`InitSignature`.  A compiled method's text
+signature cannot hold annotations at all, so :func:`strip_annotations`
+gives the pure twins' methods, at run time, the same signatures without
+them (the annotations stay in the source for type checkers).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import inspect
 
-__all__ = ["NO_DEFAULT", "InitSignature", "signature"]
+__all__ = ["NO_DEFAULT", "InitSignature", "signature", "strip_annotations", "STRIPPED"]
 
 #: A parameter without a default, for :func:`signature`.
 NO_DEFAULT: Any = object()
@@ -46,3 +49,30 @@ class InitSignature:
 
         sig = signature(vars(cls)["__init__"])
         return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+#: The functions whose run-time signature :func:`strip_annotations` set (the
+#: documentation, which shows the pure twins' types, gives theirs back).
+STRIPPED: list[Any] = []
+
+
+def strip_annotations(cls: type, modules: tuple[str, ...]) -> None:
+    """Give the functions of ``cls`` defined in ``modules`` their signatures without annotations.
+
+    ``inspect.signature`` and ``help()`` then show a pure twin's methods as
+    they show the compiled ones, whose text signatures hold no annotations;
+    ``__annotations__`` (what ``typing.get_type_hints`` reads) is untouched.
+    """
+    import inspect
+    from types import FunctionType
+
+    for value in vars(cls).values():
+        f = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+        if (not isinstance(f, FunctionType) or f.__module__ not in modules
+                or "__signature__" in vars(f)):
+            continue
+        sig = inspect.signature(f)
+        f.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
+            return_annotation=sig.empty)
+        STRIPPED.append(f)

@@ -167,7 +167,14 @@ class TTLDict(_Base[K, V]):
         """Remove and return the expired ``(key, value)`` pairs still held, oldest first.
 
         ``now`` defaults to ``clock()``.  O(1) when nothing is due, O(k) for
-        k expired entries (entries overwritten since count among k).
+        k expired entries (entries overwritten since count among k).  The
+        pairs returned are also passed to ``on_expire`` (when given), one
+        call each, oldest first, before this returns.
+
+        Other calls purge expired entries too, reads included (``len()``,
+        iteration and the views, ``==``), and pass them to ``on_expire`` the
+        same way: each expired entry goes to ``on_expire`` once, whichever
+        call removed it, and ``expire()`` returns only those still held.
         """
         if now is None:
             t = _reading(self._clock)

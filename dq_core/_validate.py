@@ -73,9 +73,9 @@ def check_maxsize(maxsize: object) -> int:
 
 
 def check_real_maxsize(maxsize: object) -> float:
-    """``maxsize`` of a drop-in asyncio queue: an int as an int, another real number as given.
+    """``maxsize`` of a drop-in queue: an int as an int, another real number as given.
 
-    asyncio's queues take any number (``full()`` is ``qsize() >= maxsize >
+    The standard library's queues take any number (``full()`` is ``qsize() >= maxsize >
     0``: a float 1.5 holds two items, NaN or infinity never fills); anything
     else raises ``TypeError`` naming ``maxsize``.
     """
@@ -88,4 +88,4 @@ def check_real_maxsize(maxsize: object) -> float:
             return maxsize  # type: ignore[return-value]
     except TypeError:
         pass
-    raise TypeError(f"maxsize must be a number, not {tp.__name__!r}")
+    raise TypeError(f"maxsize must be an int, not {tp.__name__!r}")  # as check_maxsize says

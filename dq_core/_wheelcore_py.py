@@ -11,7 +11,8 @@ next occupied slot, so idle time costs nothing.
 
 Timers live in a slab of parallel arrays (tick, links, generation), linked
 into per-slot doubly linked lists: schedule and cancel are O(1), and a
-handle ``gen << 32 | slot`` goes stale once its slot is reused.
+handle ``cid << 64 | gen << 32 | slot`` goes stale once its slot is reused
+and names nothing in another container (``dq_core._handles``).
 
 A deadline ``d`` belongs to tick ``floor(prev(d) / tick) + 1``, where
 ``prev(d)`` is the double just below ``d``: for every ``now < d``,
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Optional, Typ
 
 from ._convert import to_count, to_real
 from ._final import refuse_subclassing
-from ._handles import NIL, SLOT_BITS, Handles
+from ._handles import NIL, Handles, new_cid, top_cid
 from ._pickling import copied_by_state
 from ._signature import InitSignature
 from ._wheelstate import (
@@ -106,11 +107,13 @@ class TimingWheel(Generic[T]):
         __signature__ = InitSignature()
 
     _ready: bool  # __init__ or __setstate__ has run
+    _t: Handles  # the handle table; the lists of _reset_slots are by slot
 
     def __new__(cls, /, *args: object, **kwargs: object) -> TimingWheel[T]:
         # An empty wheel of 1 s ticks on time.monotonic, as the compiled
         # twin's: usable even if __init__ never runs (copy, pickle).
         self = super().__new__(cls)
+        self._t = Handles(new_cid())
         self._setup(1.0, 2, time.monotonic, 0, 0.0)
         self._ready = False
         return self
@@ -167,7 +170,7 @@ class TimingWheel(Generic[T]):
     # -- slab ---------------------------------------------------------------
 
     def _reset_slots(self, epoch: int) -> None:
-        self._t = Handles(epoch)  # the handle table; the lists below are by slot
+        self._t = Handles(self._t.cid, epoch)
         self._tk: list[int] = []
         self._next: list[int] = []
         self._prev: list[int] = []
@@ -314,7 +317,7 @@ class TimingWheel(Generic[T]):
                 self._free_slot(slot)
                 raise
             self._len += 1
-            return (self._t.gens[slot] << SLOT_BITS) | slot
+            return self._t.handles[slot]
         finally:
             self._busy = False
 
@@ -590,22 +593,23 @@ class TimingWheel(Generic[T]):
                     slot = self._next[slot]
             return (
                 STATE_VERSION, self._tick, self._size, self._clock, self._origin, self._cur,
-                self._time, self._t.epoch, list(self._t.gens), free, live, self._visited,
+                self._time, self._t.epoch, list(self._t.tags), free, live, self._visited,
                 self._cascaded,
             )
         finally:
             self._busy = False
 
     def __setstate__(self, /, state: tuple[Any, ...]) -> None:
-        (_, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+        (_, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited,
          cascaded) = check_state(state)
         # built aside, then moved in: a failure leaves this wheel as it was
         new: TimingWheel[Any] = TimingWheel.__new__(TimingWheel)
         new._setup(tick, size, clock, origin, now)
         new._ready = True
-        new._t = Handles.load(gens, free, epoch)
+        # a new container: issues its own handles, above every id it copied
+        new._t = Handles.load(tags, free, epoch, new_cid(top_cid(tags)))
         new._cur = cur
-        n = len(gens)
+        n = len(tags)
         new._tk = [FREE] * n
         new._next = [NIL] * n
         new._prev = [NIL] * n
@@ -635,7 +639,8 @@ class TimingWheel(Generic[T]):
     def _raw_now(self) -> dict[str, Any]:
         return {
             "tk": list(self._tk), "next": list(self._next), "prev": list(self._prev),
-            "gen": list(self._t.gens), "links": list(self._t.links), "items": list(self._items),
+            "tag": list(self._t.tags), "cid": self._t.cid, "links": list(self._t.links),
+            "items": list(self._items),
             "free": self._t.free, "epoch": self._t.epoch, "head": list(self._head),
             "tail": list(self._tail), "occ": list(self._occ), "far": dict(self._far),
             "cur": self._cur, "bits": self._bits, "len": self._len,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._handles import GEN_LIMIT, NIL, all_claimed, check_table, claim, gens_valid
+from ._handles import GEN_LIMIT, NIL, all_claimed, check_table, claim, tags_valid
 
 __all__ = [
     "MAX_WHEEL_SIZE", "TICK_LIMIT", "ORIGIN_LIMIT", "DUE", "FAR", "FREE", "DUE_LIST",
@@ -32,7 +32,9 @@ DUE, FAR, FREE = -1, -2, -3
 # list ids: the due list, the far list, then level * wheel_size + slot + 2
 DUE_LIST, FAR_LIST, WHEEL_LISTS = 0, 1, 2
 #: The version of the state both implementations pickle to.
-STATE_VERSION = 1
+STATE_VERSION = 2
+# 1 had generations where 2 has tags (cid << 32 | gen: dq_core._handles), of container id 0
+_LOADS = (1, 2)
 #: The counters (visited, cascaded) stay below this: 64-bit in the compiled twin.
 COUNTER_LIMIT = 2**64
 
@@ -48,11 +50,11 @@ def tick_of(d: float, tick: float) -> int:
 def check_state(state: Any) -> tuple[Any, ...]:
     """Validate a pickled TimingWheel state (both implementations load through this)."""
     try:
-        (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+        (version, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited,
          cascaded) = state
     except (TypeError, ValueError):
         raise ValueError("invalid TimingWheel state") from None
-    if not (type(version) is int and version == STATE_VERSION):
+    if not (type(version) is int and version in _LOADS):
         raise ValueError(f"unsupported TimingWheel state version {version!r}")
     if not callable(clock):
         raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
@@ -74,13 +76,13 @@ def check_state(state: Any) -> tuple[Any, ...]:
         raise bad("epoch")
     if not all(type(x) is int and 0 <= x < COUNTER_LIMIT for x in (visited, cascaded)):
         raise bad("counters")
-    if not (type(gens) is list and type(free) is list and type(live) is list):
+    if not (type(tags) is list and type(free) is list and type(live) is list):
         raise bad("slot lists")
     # Snapshots: what is checked is what gets built, whatever a finaliser
     # does to the caller's lists meanwhile.
-    gens, free = list(gens), list(free)
+    tags, free = list(tags), list(free)
     live = [tuple(e) if type(e) in (tuple, list) else e for e in list(live)]
-    if not gens_valid(gens, epoch):
+    if not tags_valid(tags, epoch) or (version == 1 and any(t >> 32 for t in tags)):
         raise bad("generations")
     slots = list(free)
     for entry in live:
@@ -96,10 +98,10 @@ def check_state(state: Any) -> tuple[Any, ...]:
         elif d is not None or not (t == DUE or cur < t < TICK_LIMIT - origin):
             raise bad("timer tick")
     # every slot below GEN_LIMIT either free or live, once
-    owner = bytearray(len(gens))
-    if not (all(claim(owner, gens, s) for s in slots) and all_claimed(owner, gens)):
+    owner = bytearray(len(tags))
+    if not (all(claim(owner, tags, s) for s in slots) and all_claimed(owner, tags)):
         raise bad("slots")
-    return (version, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+    return (version, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited,
             cascaded)
 
 
@@ -139,8 +141,8 @@ def check_raw(w: dict[str, Any]) -> None:
             assert (w["occ"][i >> bits] >> (i & mask)) & 1 == (w["head"][lst] != NIL), lst
     assert len(seen) == w["len"]
     assert set(w["far"]) == {s for s in seen if tk[s] == FAR}
-    check_table(w["gen"], w["links"], w["free"], w["epoch"], seen)
-    assert len(tk) == len(w["items"]) == len(w["gen"])
+    check_table(w["tag"], w["links"], w["free"], w["epoch"], seen, w["cid"])
+    assert len(tk) == len(w["items"]) == len(w["tag"])
     for s in range(len(tk)):
         if s not in seen:
             assert tk[s] == FREE and w["items"][s] is None

@@ -2,8 +2,9 @@
 
     python perf/compare.py heap.json
 
-Benchmarks are grouped by name without the last word (the contender); the
-baseline is the contender that is not dq_core.
+Benchmarks are grouped by name without the last word (the contender); each
+dq_core contender gets its ratio to every baseline of its group (the
+contenders that are not dq_core: the standard library, a peer).
 """
 
 from __future__ import annotations
@@ -20,14 +21,12 @@ def main(path: str) -> None:
         group, _, who = b.get_name().rpartition(" ")
         groups[group][who] = b.median()
     for group, results in groups.items():
-        base_name = next((k for k in results if not k.startswith("dq_core")), None)
+        bases = [k for k in results if not k.startswith("dq_core")]
         print(group)
         for who, med in results.items():
-            if base_name is None:
-                print(f"  {who:<14} {med * 1e9:10.1f} ns")
-            else:
-                base = results[base_name]
-                print(f"  {who:<14} {med * 1e9:10.1f} ns   {base / med:6.2f}x vs {base_name}")
+            ratios = "" if who in bases else "   ".join(
+                f"{results[b] / med:6.2f}x vs {b}" for b in bases)
+            print(f"  {who:<14} {med * 1e9:10.1f} ns   {ratios}".rstrip())
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ from dq_core._validate import check_maxsize, check_real_maxsize
 from dq_core._aiowaiting import (
     LOOP_CLOSED, WANT_ITEM, WANT_ROOM, QueueShutDown, report_unqueued, unstarted,
 )
+from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
 cdef extern from *:
     """
@@ -530,7 +531,7 @@ cdef class _AioQueueCore:
 
     cdef int _c_put_nowait(self, object item) except -1:
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if self._cap > 0:
             self._c_push_bounded(item, None)
         else:
@@ -594,7 +595,7 @@ cdef class _AioQueueCore:
         inbox._acquire()
         try:
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             if full() if full is not None else self._full():
                 raise QueueFull
             inbox.items.append(item)
@@ -720,7 +721,7 @@ cdef class _AioQueueCore:
             self._c_take_in()
         if PyList_GET_SIZE(self._heap._items) == 0:
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_GET)
             raise QueueEmpty
         item = self._heap._pop()
         if dq_size(<PyObject*>self._putters):
@@ -971,7 +972,7 @@ cdef class AioDelayCore:
         if deadline != deadline:  # inf + -inf: a loop clock at inf and a delay of -inf
             raise ValueError("deadline must not be NaN (loop.time() + delay)")
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if self._full():
             raise QueueFull
         if self._getters and (not heap._n or deadline < heap._hkey[heap._off]):
@@ -1013,7 +1014,7 @@ cdef class AioDelayCore:
                 self._c_taken()
             return item
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         return _NOT_DUE
 
     # -- the clock ----------------------------------------------------------------

@@ -28,7 +28,7 @@ import types
 from collections import deque
 
 from dq_core._convert import to_count
-from dq_core._exceptions import Empty, ShutDown
+from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Empty, ShutDown
 from dq_core._signature import signature
 from dq_core._validate import check_clock, check_maxsize, check_reading, check_timeout
 from dq_core._waiting import notify_all
@@ -219,7 +219,7 @@ cdef class DelayCore(LockedBase):
         self._acquire()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             if self._bounded:
                 self._wait_for_room(block, timeout)
             if DQ_FREE_THREADED:
@@ -298,7 +298,7 @@ cdef class DelayCore(LockedBase):
             self._wait_due(deadline - now, end)
         else:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_GET)
             if not block:
                 raise Empty
             self._wait_due(None, end)
@@ -348,7 +348,7 @@ cdef class DelayCore(LockedBase):
         self._acquire()
         try:
             if self.is_shutdown and not heap._n:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_GET)
             now = self._read()
             with cython.critical_section(heap):
                 while heap._n and len(out) < limit and heap._hkey[heap._off] <= now:

@@ -1,35 +1,41 @@
 # cython: language_level=3
 # The generation-handle slot table shared by the compiled Heap and TimingWheel.
 #
-# Every item holds a slot of a table; its handle is gen << SLOT_BITS | slot.  A
-# freed slot goes on a free stack, and taking it again moves it to the next
-# generation, so the handles of its earlier occupants go stale; a slot whose
-# generation reaches GEN_LIMIT is retired for good, so a handle is never issued
-# twice.  When the structure empties, a table of more than RESET_MIN_SLOTS slots
-# starts afresh at an epoch above every generation issued so far.
+# Every item holds a slot of a table; its handle is
+# cid << 64 | gen << SLOT_BITS | slot, cid the id of the container that issued
+# it (dq_core._handles.new_cid: one counter for the process, so a handle of
+# one container never names an item of another).  A slot keeps the cid and
+# generation of its latest occupant.  A freed slot goes on a free stack, and
+# taking it again moves it to the next generation (and to this container's
+# cid, in a copy), so the handles of its earlier occupants go stale; a slot
+# whose generation reaches GEN_LIMIT is retired for good, so a handle is never
+# issued twice.  When the structure empties, a table of more than
+# RESET_MIN_SLOTS slots starts afresh at an epoch above every generation
+# issued so far.
 #
 # This is the C half of dq_core._handles (the Python half, with the rules in
 # words): the same constants (tests/test_handles.py checks that they agree)
 # and the same rules.  Everything is inline: nothing here costs a call.
 
-from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.number cimport PyNumber_Index
 
+from _shortcuts cimport dq_long_as_u128, dq_long_from_u128
+
 cdef extern from *:
     """
-    #define DQ_SLOT_BITS 32                       /* handle = gen << SLOT_BITS | slot */
+    #define DQ_SLOT_BITS 32                       /* handle = cid << 64 | gen << SLOT_BITS | slot */
+    #define DQ_GEN_BITS 32                        /* tag = cid << GEN_BITS | gen */
     #define DQ_SLOT_MASK 0xFFFFFFFFULL            /* the slot part of a handle */
     #define DQ_GEN_LIMIT 0xFFFFFFFFU              /* a generation that retires its slot */
-    #define DQ_HANDLE_MAX 0xFFFFFFFFFFFFFFFFULL   /* the largest handle (HANDLE_LIMIT - 1) */
     #define DQ_MAX_SLOTS 0x7FFFFFFF               /* slot numbers fit a C int */
     #define DQ_MIN_SLOTS 8                        /* room of a fresh table */
     #define DQ_RESET_MIN_SLOTS 64                 /* smaller tables are kept when emptied */
     """
     const int SLOT_BITS "DQ_SLOT_BITS"
+    const int GEN_BITS "DQ_GEN_BITS"
     const unsigned long long SLOT_MASK "DQ_SLOT_MASK"
     const unsigned int GEN_LIMIT "DQ_GEN_LIMIT"
-    const unsigned long long HANDLE_MAX "DQ_HANDLE_MAX"
     const Py_ssize_t MAX_SLOTS "DQ_MAX_SLOTS"
     const Py_ssize_t MIN_SLOTS "DQ_MIN_SLOTS"
     const Py_ssize_t RESET_MIN_SLOTS "DQ_RESET_MIN_SLOTS"
@@ -44,23 +50,27 @@ cdef enum:
 
 
 ctypedef struct Slot:
-    unsigned int gen    # generation of the slot's latest occupant
-    int link            # LIVE, or the next free slot below (NIL at the bottom)
+    unsigned long long cid  # container id in the handle of the slot's latest occupant
+    unsigned int gen        # generation of the slot's latest occupant
+    int link                # LIVE, or the next free slot below (NIL at the bottom)
 
 
 ctypedef struct Handles:
     Slot* slots
-    Py_ssize_t n        # slots made
-    Py_ssize_t cap      # slots allocated
-    int free            # top of the free stack, or NIL
-    unsigned int epoch  # generation of slots made afresh
+    Py_ssize_t n            # slots made
+    Py_ssize_t cap          # slots allocated
+    int free                # top of the free stack, or NIL
+    unsigned int epoch      # generation of slots made afresh
+    unsigned long long cid  # this container's id (dq_core._handles.new_cid)
 
 
 cdef inline dict handle_constants():
     # For the test that both halves agree.
     return {
-        "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "GEN_LIMIT": GEN_LIMIT,
-        "HANDLE_LIMIT": <object>HANDLE_MAX + 1, "MAX_SLOTS": MAX_SLOTS, "MIN_SLOTS": MIN_SLOTS,
+        "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "GEN_BITS": GEN_BITS,
+        "GEN_LIMIT": GEN_LIMIT, "CID_LIMIT": dq_long_from_u128(1, 0),
+        "HANDLE_LIMIT": (dq_long_from_u128(1, 0) << GEN_BITS) << SLOT_BITS,
+        "MAX_SLOTS": MAX_SLOTS, "MIN_SLOTS": MIN_SLOTS,
         "RESET_MIN_SLOTS": RESET_MIN_SLOTS, "NIL": NIL, "LIVE": LIVE,
     }
 
@@ -72,9 +82,11 @@ cdef inline Py_ssize_t next_cap(Py_ssize_t cap, str full) except -1:
     return MAX_SLOTS if cap > MAX_SLOTS // 2 else 2 * cap
 
 
-cdef inline int handles_new(Handles* t, Py_ssize_t cap, unsigned int epoch) except -1:
-    # Fill *t with an empty table with room for cap slots; *t's old storage
-    # is the caller's to free (handles_free).  On MemoryError *t is unchanged.
+cdef inline int handles_new(Handles* t, Py_ssize_t cap, unsigned int epoch,
+                            unsigned long long cid) except -1:
+    # Fill *t with an empty table of container cid with room for cap slots;
+    # *t's old storage is the caller's to free (handles_free).  On
+    # MemoryError *t is unchanged.
     cdef Slot* slots = <Slot*>PyMem_Malloc(cap * sizeof(Slot))
     if slots is NULL:
         raise MemoryError()
@@ -83,6 +95,7 @@ cdef inline int handles_new(Handles* t, Py_ssize_t cap, unsigned int epoch) exce
     t.cap = cap
     t.free = NIL
     t.epoch = epoch
+    t.cid = cid
     return 0
 
 
@@ -114,6 +127,7 @@ cdef inline int handles_take(Handles* t) noexcept:
         t.free = S[slot].link
         gen = S[slot].gen + 1
         S[slot].gen = gen
+        S[slot].cid = t.cid  # in a copy, the slot of a copied item becomes ours
         if gen < GEN_LIMIT:
             S[slot].link = LIVE
             return slot
@@ -122,6 +136,7 @@ cdef inline int handles_take(Handles* t) noexcept:
     if t.n == t.cap:
         return NIL
     slot = <int>t.n
+    S[slot].cid = t.cid
     S[slot].gen = t.epoch
     S[slot].link = LIVE
     t.n = slot + 1
@@ -146,8 +161,9 @@ cdef inline void handles_release(Handles* t, int slot) noexcept:
     t.free = slot
 
 
-cdef inline unsigned long long handles_handle(Handles* t, int slot) noexcept:
-    return (<unsigned long long>t.slots[slot].gen << SLOT_BITS) | <unsigned long long>slot
+cdef inline object handles_handle(Handles* t, int slot):
+    return dq_long_from_u128(
+        t.slots[slot].cid, (<unsigned long long>t.slots[slot].gen << SLOT_BITS) | <unsigned long long>slot)
 
 
 cdef inline bint handles_held(Handles* t, Py_ssize_t slot) noexcept:
@@ -155,29 +171,24 @@ cdef inline bint handles_held(Handles* t, Py_ssize_t slot) noexcept:
 
 
 cdef inline int handles_find(Handles* t, object handle) except -2:
-    # The held slot behind handle, or NIL if it is stale or unknown;
+    # The held slot behind handle, or NIL if it is stale, foreign or unknown;
     # TypeError if it is not an int.  Only C-level checks: nothing here
     # runs user code, even for an int subclass (PyNumber_Index gives an
     # exact int without calling it).
-    cdef unsigned long long h
-    cdef long long v
+    cdef unsigned long long hi, lo
     cdef Py_ssize_t slot
-    cdef int overflow = 0
+    cdef Slot* S
     if type(handle) is not int:
         if not isinstance(handle, int):
             raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
         handle = PyNumber_Index(handle)
-    v = PyLong_AsLongLongAndOverflow(handle, &overflow)
-    if not overflow:
-        if v < 0:
-            return NIL
-        h = <unsigned long long>v
-    else:  # a generation of 2**31 or more, or out of range
-        if overflow < 0 or handle > HANDLE_MAX:
-            return NIL
-        h = handle
-    slot = <Py_ssize_t>(h & SLOT_MASK)
-    if slot >= t.n or t.slots[slot].link != LIVE or t.slots[slot].gen != (h >> SLOT_BITS):
+    if not dq_long_as_u128(handle, &hi, &lo):  # negative, or 2**128 or more
+        return NIL
+    slot = <Py_ssize_t>(lo & SLOT_MASK)
+    if slot >= t.n:
+        return NIL
+    S = &t.slots[slot]
+    if S.link != LIVE or S.gen != (lo >> SLOT_BITS) or S.cid != hi:
         return NIL
     return <int>slot
 
@@ -200,8 +211,9 @@ cdef inline long long handles_spent(Handles* t) noexcept:
     return NIL
 
 
-cdef inline list handles_gens(Handles* t):
-    return [t.slots[s].gen for s in range(t.n)]
+cdef inline list handles_tags(Handles* t):
+    # every slot's tag, cid << GEN_BITS | gen (Python ints: up to 96 bits)
+    return [(<object>t.slots[s].cid << GEN_BITS) | t.slots[s].gen for s in range(t.n)]
 
 
 cdef inline list handles_links(Handles* t):
@@ -218,17 +230,21 @@ cdef inline list handles_free_slots(Handles* t):
     return out
 
 
-cdef inline int handles_load(Handles* t, list gens, list free, unsigned int epoch) except -1:
-    # Fill *t (whose old storage is the caller's) with these generations and
-    # free stack (the next slot to reuse first); every other slot below
-    # GEN_LIMIT is held.  gens and free must have passed the state checks.
-    cdef Py_ssize_t n = len(gens), cap = MIN_SLOTS, i
+cdef inline int handles_load(Handles* t, list tags, list free, unsigned int epoch,
+                             unsigned long long cid) except -1:
+    # Fill *t (whose old storage is the caller's) with these tags and free
+    # stack (the next slot to reuse first), for container cid; every other
+    # slot below GEN_LIMIT is held.  tags and free must have passed the state
+    # checks, and cid must be above every id in tags.
+    cdef Py_ssize_t n = len(tags), cap = MIN_SLOTS, i
     cdef int slot
     while cap < n:
         cap = next_cap(cap, "")
-    handles_new(t, cap, epoch)
+    handles_new(t, cap, epoch, cid)
     for i in range(n):
-        t.slots[i].gen = gens[i]
+        tag = tags[i]
+        t.slots[i].cid = tag >> GEN_BITS
+        t.slots[i].gen = tag & GEN_LIMIT
         t.slots[i].link = NIL if t.slots[i].gen == GEN_LIMIT else LIVE
     t.n = n
     for i in reversed(range(len(free))):

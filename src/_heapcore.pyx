@@ -1,30 +1,41 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""Keyed binary min-heap: the compiled twin of ``dq_core._heapcore_py``.
+"""Keyed min-heap: the compiled twin of ``dq_core._heapcore_py``.
 
-Entries live in three typed arrays (key, insertion sequence, slot).  A slot
-table (array index, generation, payload) gives every item a stable home, so
-a handle ``gen << 32 | slot`` finds its item in O(1) and a stale handle is
-refused because the generation moved on.
+Entries live in two typed arrays, their keys and ``seq << 31 | slot`` (the
+insertion sequence number, then the slot), as a 4-ary heap: a node's
+children keys share a cache line and the heap is half as high as a binary
+one.  A slot table (generation, container id, payload, and the slot's live
+entry: its key and sequence number) gives every item a stable home, so a
+handle ``cid << 64 | gen << 32 | slot`` finds its item in O(1); a stale
+handle is refused because the generation moved on, and another container's
+because its id ``cid`` is not this heap's (``dq_core._handles``).
+
+No position map: nothing is written outside the heap arrays while entries
+move.  An entry is live while its sequence number is its slot's; ``remove``
+kills the entry where it stands (O(1)) and ``update`` adds a new entry and
+kills the old, as the pure twin does.  Dead entries leave from the top, and
+all at once when they outnumber the live ones; the top entry is always live.
 
 A sorted run: while every push comes in pop order (a deadline no earlier
 than the last one pushed: the usual constant delay or timeout), the entries
-stay sorted at ``[_off, _off + _n)`` of the arrays, which is a heap already:
+stay sorted at ``[_off, _off + _m)`` of the arrays, which is a heap already:
 a push appends and a pop advances ``_off``, both O(1) and touching one
 cache line, where sifting a large heap walks its height in memory.  The
-first push out of order (or an update, or a removal inside the run) moves
-the entries back to the start and the heap goes on as a binary heap
-(``_off`` 0) until it holds at most one item.  The pure twin keeps a binary
-heap throughout: the pop order, (priority, insertion sequence), is the same.
+first push out of order (or an update out of order) moves the entries back
+to the start and the heap goes on as a 4-ary heap (``_off`` 0) until it
+holds at most one entry.  The pure twin keeps a binary heap throughout: the
+pop order, (priority, insertion sequence), is the same.
 """
 
 cimport cython
 from cython.view cimport array as cvarray
-from libc.string cimport memmove
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.string cimport memcpy, memmove
 
 from _handles cimport (
-    MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free,
-    handles_free_slots, handles_gens, handles_grow, handles_handle, handles_held, handles_links,
+    MIN_SLOTS, NIL, RESET_MIN_SLOTS, Handles, handle_constants, handles_find, handles_free,
+    handles_free_slots, handles_grow, handles_handle, handles_held, handles_links, handles_tags,
     handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
@@ -35,7 +46,7 @@ import types
 
 from dq_core._convert import keys_of, to_count, to_real
 from dq_core._final import refuse_subclassing
-from dq_core._handles import check_table
+from dq_core._handles import check_table, new_cid, stale_message, top_cid
 from dq_core._heapstate import check_state
 
 __all__ = ["Heap", "adopt_methods"]
@@ -45,6 +56,7 @@ _switches = dq_shortcut_switches()
 SHORTCUTS = types.MappingProxyType({
     "method_descr": _switches["method_descr"],
     "list_append": _switches["list_append"],
+    "long_digits": _switches["long_digits"],
 })
 del _switches
 
@@ -55,8 +67,24 @@ DEBUG_BUILD = bool(DQ_DEBUG_BUILD)
 HANDLE_CONSTANTS = handle_constants()
 
 # Shared with the pure twin; see dq_core._heapstate.
-cdef int STATE_VERSION = 1
+cdef int STATE_VERSION = 2
 cdef Py_ssize_t MIN_CAP = 8
+
+cdef enum:
+    # Children a node has.  4: a node's children keys share a cache line
+    # and the heap is half as high as a binary one (2 and 8 measured slower).
+    ARITY = 4
+    # An entry's second word is seq << SLOT_SHIFT | slot (slots < 2**31).
+    SLOT_SHIFT = 31
+    # Entries a buffer holds beyond its capacity, for the root to move to
+    # (_root_in: at most ARITY - 1 of them)
+    ALIGN_SLACK = ARITY
+
+cdef u64 SLOT_FIELD = (1ULL << SLOT_SHIFT) - 1
+#: Sequence numbers stay below this (shared with the pure twin, _heapstate).
+cdef u64 SEQ_SPAN = 1ULL << 33
+#: The seq of a slot that holds no item: no entry has it.
+cdef u64 DEAD_SEQ = 0xFFFFFFFFFFFFFFFFULL
 _REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 _FULL = "a Heap holds at most 2**31 - 1 items"
 
@@ -102,6 +130,14 @@ cdef inline bint _before(double ka, u64 sa, double kb, u64 sb) noexcept nogil:
     return ka < kb or (ka == kb and sa < sb)
 
 
+cdef inline Py_ssize_t _root_in(Entry* e) noexcept:
+    # The index of a 4-ary heap's root in a buffer at e, so that every
+    # node's children (root + 4i + 1 to + 4i + 4) share one cache line.
+    cdef size_t block = ARITY * sizeof(Entry)
+    cdef size_t first = <size_t>&e[1]
+    return <Py_ssize_t>(((block - first % block) % block) // sizeof(Entry))
+
+
 cdef cvarray _new_array(Py_ssize_t n, Py_ssize_t itemsize, str fmt):
     return cvarray(shape=(n,), itemsize=itemsize, format=fmt, mode="c")
 
@@ -119,7 +155,7 @@ cdef class Heap:
     """Heap()
 --
 
-Binary min-heap of items keyed by real-number priorities.
+Min-heap of items keyed by real-number priorities.
 
     Lowest priority first, first-in first-out among equal priorities; items
     are never compared.  ``push`` returns a handle (an int) that ``update``,
@@ -146,12 +182,15 @@ Binary min-heap of items keyed by real-number priorities.
         self._seq = 0
         self._busy = False
         self._off = 0
+        self._m = 0
         self._sorted = True
         self._alloc_heap(MIN_CAP)
+        self._t.cid = new_cid()
         self._reset_slots(0)
 
     def __dealloc__(self):
         handles_free(&self._t)
+        PyMem_Free(self._slive)
 
     @cython.embedsignature(False)
     def __init__(self, *args, **kwargs):
@@ -194,47 +233,37 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef int _alloc_heap(self, Py_ssize_t cap) except -1:
-        # new arrays of cap (>= _n) entries, the entries moved to their start
-        cdef double[::1] k = _new_array(cap, sizeof(double), "d")
-        cdef u64[::1] s = _new_array(cap, sizeof(u64), "Q")
-        cdef long long[::1] l = _new_array(cap, sizeof(long long), "q")
-        cdef Py_ssize_t n = self._n, off = self._off, i
-        cdef long long* P
-        if n:
-            k[:n] = self._hkey[off:off + n]
-            s[:n] = self._hseq[off:off + n]
-            l[:n] = self._hslot[off:off + n]
-        self._hkey, self._hseq, self._hslot = k, s, l
+        # a new buffer of cap (>= _m) entries, the entries moved to the root
+        # (see _root_in); _hkey views its keys for the delay queues' cores
+        cdef Py_ssize_t m = self._m, root
+        cdef object buf = _new_array(2 * (cap + ALIGN_SLACK), sizeof(u64), "Q")
+        cdef u64[::1] raw = buf
+        cdef Entry* e = <Entry*>&raw[0]
+        root = _root_in(e)
+        if m:
+            memcpy(&e[root], &self._e[self._off], m * sizeof(Entry))
+        self._hkey = (<double[:2 * (cap + ALIGN_SLACK)]><double*>e)[::2]
+        self._buf = buf
+        self._e = e
+        self._root = root
         self._hcap = cap
-        self._off = 0
-        if off and n:
-            P = &self._spos[0]
-            for i in range(n):
-                P[l[i]] = i
+        self._off = root
         return 0
 
     @cython.final
     cdef void _move_down(self) noexcept:
-        # the entries of a sorted run moved to the start of the arrays
-        cdef Py_ssize_t off = self._off, n = self._n, i
-        cdef long long* L
-        cdef long long* P
-        if not off:
+        # the entries of a sorted run moved to the root
+        cdef Py_ssize_t off = self._off, m = self._m
+        if off == self._root:
             return
-        self._off = 0
-        if not n:
-            return
-        memmove(&self._hkey[0], &self._hkey[off], n * sizeof(double))
-        memmove(&self._hseq[0], &self._hseq[off], n * sizeof(u64))
-        memmove(&self._hslot[0], &self._hslot[off], n * sizeof(long long))
-        L = &self._hslot[0]
-        P = &self._spos[0]
-        for i in range(n):
-            P[L[i]] = i
+        self._off = self._root
+        if m:
+            memmove(&self._e[self._root], &self._e[off], m * sizeof(Entry))
 
     @cython.final
     cdef void _unsort(self) noexcept:
-        # leave the sorted run: from here on a binary heap at [0, _n)
+        # leave the sorted run: from here on a d-ary heap at [_root, _root + _m)
+        # (a sorted array is one already)
         if self._sorted:
             self._move_down()
             self._sorted = False
@@ -242,29 +271,35 @@ Initialize self.  See help(type(self)) for accurate signature."""
     @cython.final
     cdef int _alloc_slots(self, Py_ssize_t cap) except -1:
         # everything that can fail (or run the GC) first, then the table
-        cdef long long[::1] p = _new_array(cap, sizeof(long long), "q")
-        cdef Py_ssize_t n = self._t.n
-        if n:
-            p[:n] = self._spos[:n]
+        cdef SlotEntry* e = <SlotEntry*>PyMem_Realloc(self._slive, cap * sizeof(SlotEntry))
+        if e is NULL:
+            raise MemoryError()
+        self._slive = e
         handles_grow(&self._t, cap)
-        self._spos = p
         return 0
 
     @cython.final
     cdef int _reset_slots(self, unsigned int epoch) except -1:
         cdef Handles t
-        cdef long long[::1] p = _new_array(MIN_SLOTS, sizeof(long long), "q")
         cdef list items = []
-        handles_new(&t, MIN_SLOTS, epoch)
+        cdef SlotEntry* e = <SlotEntry*>PyMem_Malloc(MIN_SLOTS * sizeof(SlotEntry))
+        if e is NULL:
+            raise MemoryError()
+        try:
+            handles_new(&t, MIN_SLOTS, epoch, self._t.cid)
+        except MemoryError:
+            PyMem_Free(e)
+            raise
         handles_free(&self._t)
+        PyMem_Free(self._slive)
         self._t = t
-        self._spos = p
+        self._slive = e
         self._items = items
         return 0
 
     @cython.final
     cdef inline int _shrink_heap(self) except -1:
-        if self._hcap > MIN_CAP and self._n * 4 <= self._hcap:
+        if self._hcap > MIN_CAP and self._m * 4 <= self._hcap:
             self._alloc_heap(self._hcap // 2)
         return 0
 
@@ -280,7 +315,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
     @cython.final
     cdef int _on_empty(self) except -1:
         cdef long long epoch = handles_spent(&self._t)
-        self._off = 0
+        self._off = self._root
+        self._m = 0
         self._sorted = True
         if epoch != NIL:
             self._reset_slots(<unsigned int>epoch)
@@ -288,90 +324,162 @@ Initialize self.  See help(type(self)) for accurate signature."""
         return 0
 
     # -- sifting ------------------------------------------------------------
+    #
+    # A d-ary heap (ARITY children a node) of (key, seq << SLOT_SHIFT | slot)
+    # entries in two arrays; the pop order is (key, seq) whatever the arity,
+    # so the pure twin's binary heapq pops in exactly the same order.  No
+    # position map: an entry is live while its seq is its slot's (_slive), and
+    # update and remove leave the old entry dead in place (see _purge).
 
     @cython.final
     cdef void _sift_up(self, Py_ssize_t pos, Py_ssize_t start) noexcept:
-        cdef double* K = &self._hkey[0]
-        cdef u64* S = &self._hseq[0]
-        cdef long long* L = &self._hslot[0]
-        cdef long long* P = &self._spos[0]
-        cdef double k = K[pos]
-        cdef u64 s = S[pos]
-        cdef long long sl = L[pos]
+        # pos and start (no higher than it): from the root
+        cdef Entry* E = self._e + self._off
+        cdef Entry x = E[pos]
         cdef Py_ssize_t parent
         while pos > start:
-            parent = (pos - 1) >> 1
-            if not _before(k, s, K[parent], S[parent]):
+            parent = (pos - 1) // ARITY
+            if not _before(x.key, x.ss, E[parent].key, E[parent].ss):
                 break
-            K[pos] = K[parent]
-            S[pos] = S[parent]
-            L[pos] = L[parent]
-            P[L[pos]] = pos
+            E[pos] = E[parent]
             pos = parent
-        K[pos] = k
-        S[pos] = s
-        L[pos] = sl
-        P[sl] = pos
+        E[pos] = x
 
     @cython.final
     cdef void _sift_down(self, Py_ssize_t pos) noexcept:
         # Floyd's variant (as heapq): walk the hole down to a leaf along the
-        # smaller children, then sift the displaced entry back up.  The
+        # smallest children, then sift the displaced entry back up.  The
         # entry moved in from the end is usually large, so this saves a
-        # comparison per level.
-        cdef double* K = &self._hkey[0]
-        cdef u64* S = &self._hseq[0]
-        cdef long long* L = &self._hslot[0]
-        cdef long long* P = &self._spos[0]
-        cdef Py_ssize_t n = self._n, start = pos, child
-        cdef double k = K[pos]
-        cdef u64 s = S[pos]
-        cdef long long sl = L[pos]
-        child = 2 * pos + 1
-        while child < n:
-            if child + 1 < n and _before(K[child + 1], S[child + 1], K[child], S[child]):
-                child += 1
-            K[pos] = K[child]
-            S[pos] = S[child]
-            L[pos] = L[child]
-            P[L[pos]] = pos
-            pos = child
-            child = 2 * pos + 1
-        K[pos] = k
-        S[pos] = s
-        L[pos] = sl
-        P[sl] = pos
-        self._sift_up(pos, start)
+        # comparison per level.  pos: from the root.
+        cdef Entry* E = self._e + self._off
+        cdef Py_ssize_t m = self._m, start = pos, child, c, last, best
+        cdef Entry x = E[pos]
+        cdef double bk
+        cdef u64 bs
+        child = ARITY * pos + 1
+        while child < m:
+            best = child
+            bk = E[child].key
+            bs = E[child].ss
+            last = child + ARITY if child + ARITY <= m else m
+            for c in range(child + 1, last):
+                if E[c].key < bk or (E[c].key == bk and E[c].ss < bs):
+                    best = c
+                    bk = E[c].key
+                    bs = E[c].ss
+            E[pos] = E[best]
+            pos = best
+            child = ARITY * pos + 1
+        E[pos] = x
+        self._sift_up(pos, start)  # back up, no higher than where it started
+
+    @cython.final
+    cdef void _heapify(self) noexcept:
+        cdef Py_ssize_t i
+        if self._m > 1:
+            for i in reversed(range((self._m - 2) // ARITY + 1)):
+                self._sift_down(i)
+
+    @cython.final
+    cdef inline bint _live_at(self, Py_ssize_t pos) noexcept:
+        # the entry at array index pos is its slot's live entry: the slot is
+        # held and its live entry has the entry's seq (a released slot's seq
+        # is left as it was: a pop writes nothing more than it must)
+        cdef u64 s = self._e[pos].ss
+        cdef Py_ssize_t slot = s & SLOT_FIELD
+        return handles_held(&self._t, slot) and self._slive[slot].seq == s >> SLOT_SHIFT
+
+    @cython.final
+    cdef int _renumber(self) except -1:
+        # Sequence numbers share 64 bits with the slot: before they run out,
+        # the live entries are numbered afresh in pop order (the pure twin
+        # does the same at the same count, so their states stay equal).
+        cdef list live = self._live_in_order()
+        cdef Py_ssize_t i, n = len(live), slot
+        cdef u64 s
+        self._move_down()
+        for i in range(n):
+            s = live[i]
+            slot = s & SLOT_FIELD
+            self._e[self._root + i].key = self._slive[slot].key
+            self._e[self._root + i].ss = (<u64>i << SLOT_SHIFT) | <u64>slot
+            self._slive[slot].seq = i
+        self._m = n
+        self._seq = n  # (in pop order now: a sorted run, or a heap all the same)
+        return 0
+
+    @cython.final
+    cdef list _live_in_order(self):
+        # the (seq << SLOT_SHIFT | slot) of the live entries, in pop order
+        cdef Py_ssize_t i, off = self._off
+        cdef list out = []
+        if self._sorted:
+            for i in range(off, off + self._m):
+                if self._live_at(i):
+                    out.append(self._e[i].ss)
+            return out
+        order = sorted([i for i in range(off, off + self._m) if self._live_at(i)],
+                       key=lambda i: (self._e[i].key, self._e[i].ss))
+        return [self._e[i].ss for i in order]
 
     @cython.final
     cdef inline long long _insert(self, double key, object item) except -1:
         # Appends after the last entry; the caller sifts (or keeps the run
         # sorted: it left it first if key comes before the last entry).
         cdef long long slot
-        cdef Py_ssize_t pos = self._off + self._n
-        if pos == self._hcap:
-            if self._off >= self._n:  # at least half of it popped: paid for
+        cdef Py_ssize_t pos = self._off + self._m
+        if self._seq == SEQ_SPAN:
+            self._renumber()
+            pos = self._off + self._m
+        if pos >= self._hcap:
+            if self._off - self._root >= self._m:  # at least half of it popped: paid for
                 self._move_down()
             else:
                 self._alloc_heap(2 * self._hcap)
-            pos = self._off + self._n
+            pos = self._off + self._m
         slot = self._take_slot(item)
-        self._hkey[pos] = key
-        self._hseq[pos] = self._seq
-        self._hslot[pos] = slot
-        self._spos[slot] = pos
+        self._e[pos].key = key
+        self._e[pos].ss = (self._seq << SLOT_SHIFT) | <u64>slot
+        self._slive[slot].key = key
+        self._slive[slot].seq = self._seq
         self._seq += 1
+        self._m += 1
         self._n += 1
         return slot
 
     @cython.final
+    cdef int _append_entry(self, double key, long long slot) except -1:
+        # a new live entry for the held slot (update): the old one is dead
+        cdef Py_ssize_t pos = self._off + self._m
+        if self._seq == SEQ_SPAN:
+            self._renumber()
+        if self._sorted and self._m and not key >= self._e[self._off + self._m - 1].key:
+            self._unsort()
+        pos = self._off + self._m
+        if pos >= self._hcap:
+            if self._off - self._root >= self._m:
+                self._move_down()
+            else:
+                self._alloc_heap(2 * self._hcap)
+            pos = self._off + self._m
+        self._e[pos].key = key
+        self._e[pos].ss = (self._seq << SLOT_SHIFT) | <u64>slot
+        self._slive[slot].key = key
+        self._slive[slot].seq = self._seq
+        self._seq += 1
+        self._m += 1
+        if not self._sorted:
+            self._sift_up(pos - self._off, 0)
+        return 0
+
+    @cython.final
     cdef int _reserve(self, Py_ssize_t extra) except -1:
         cdef Py_ssize_t cap = self._hcap
-        while cap < self._n + extra:
+        while cap < self._m + extra + ARITY:  # room whatever the root
             cap *= 2
         if cap != self._hcap:
             self._alloc_heap(cap)
-        elif self._off + self._n + extra > cap:
+        elif self._off + self._m + extra > cap:
             self._move_down()
         cap = self._t.cap
         while cap < self._t.n + extra:
@@ -381,42 +489,80 @@ Initialize self.  See help(type(self)) for accurate signature."""
         return 0
 
     @cython.final
-    cdef object _delete_at(self, Py_ssize_t pos):
-        # Unlinks the entry at array index pos and returns its item; no user
-        # code runs until the caller drops the item.  In a sorted run, pos is
-        # its first or its last entry (_remove_handle leaves it otherwise).
-        cdef long long slot = self._hslot[pos]
-        cdef Py_ssize_t last = self._n - 1
+    cdef void _drop_top(self) noexcept:
+        # takes the entry at the top out of the array (live or dead)
+        cdef Py_ssize_t last = self._m - 1
+        self._m = last
+        if self._sorted:
+            self._off += 1
+        elif last:
+            self._e[self._off] = self._e[self._off + last]
+            self._sift_down(0)
+
+    @cython.final
+    cdef void _clean_top(self) noexcept:
+        # dead entries off the top: the top is live whenever _n > 0 (the
+        # delay queues' cores read the head's key at _hkey[_off])
+        while self._m > self._n and not self._live_at(self._off):
+            self._drop_top()
+
+    @cython.final
+    cdef int _purge(self) except -1:
+        # every dead entry out at once, once they outnumber the live ones
+        cdef Py_ssize_t i, off = self._off, j = self._root
+        for i in range(off, off + self._m):
+            if self._live_at(i):
+                self._e[j] = self._e[i]
+                j += 1
+        self._off = self._root
+        self._m = j - self._root
+        if not self._sorted:
+            self._heapify()
+        return 0
+
+    @cython.final
+    cdef inline int _after_kill(self) except -1:
+        # after an entry died in place (remove, update): keep the top live,
+        # the dead entries few, and an empty heap's memory small
+        if not self._n:
+            self._on_empty()
+            return 0
+        self._clean_top()
+        if self._m - self._n > self._n + RESET_MIN_SLOTS:
+            self._purge()
+            self._shrink_heap()
+        return 0
+
+    @cython.final
+    cdef object _kill(self, long long slot):
+        # Releases a held slot and returns its item; its entry is dead from
+        # now on.  No user code runs until the caller drops the item.
         cdef object item = self._items[slot]  # owned: it outlives the next line
         self._items[slot] = None
-        handles_release(&self._t, <int>slot)
-        self._n = last
-        if self._sorted:
-            if pos == self._off:
-                self._off = pos + 1
-        elif pos != last:
-            self._hkey[pos] = self._hkey[last]
-            self._hseq[pos] = self._hseq[last]
-            self._hslot[pos] = self._hslot[last]
-            self._spos[self._hslot[pos]] = pos
-            if pos > 0 and _before(self._hkey[pos], self._hseq[pos],
-                                   self._hkey[(pos - 1) >> 1], self._hseq[(pos - 1) >> 1]):
-                self._sift_up(pos, 0)
-            else:
-                self._sift_down(pos)
-        if last <= 1:
-            self._sorted = True  # one item is a sorted run (at _off, 0 here)
-        if last == 0:
+        handles_release(&self._t, <int>slot)  # its entry is dead from now on (_live_at)
+        self._n -= 1
+        return item
+
+    @cython.final
+    cdef object _pop_top(self):
+        # the live entry at the top out, its item returned
+        cdef long long slot = self._e[self._off].ss & SLOT_FIELD
+        cdef object item = self._kill(slot)
+        if not self._n:
             self._on_empty()
-        else:
-            self._shrink_heap()
+            return item
+        self._drop_top()
+        self._clean_top()
+        if self._m <= 1:
+            self._sorted = True  # one entry is a sorted run (at _off, _root in a heap)
+        self._shrink_heap()
         return item
 
     @cython.final
     cdef inline long long _slot_of(self, object handle) except -2:
         cdef int slot = handles_find(&self._t, handle)
         if slot == NIL:
-            raise KeyError(handle)
+            raise KeyError(stale_message(handle, "heap"))
         return slot
 
     @cython.final
@@ -432,8 +578,9 @@ Initialize self.  See help(type(self)) for accurate signature."""
         """Add ``item`` with ``priority`` and return its handle.  O(log n).
 
         >>> h = Heap()
-        >>> h.push(1.5, "a")
-        0
+        >>> job = h.push(1.5, "a")
+        >>> h.priority(job)
+        1.5
         """
         return self._push_key(_real(priority, "priority"), item)
 
@@ -443,11 +590,11 @@ Initialize self.  See help(type(self)) for accurate signature."""
         with cython.critical_section(self):
             self._enter()
             try:
-                if self._sorted and self._n and not key >= self._hkey[self._off + self._n - 1]:
+                if self._sorted and self._m and not key >= self._e[self._off + self._m - 1].key:
                     self._unsort()  # `not >=`: a NaN key (never one a caller checked) too
                 slot = self._insert(key, item)
                 if not self._sorted:
-                    self._sift_up(self._n - 1, 0)
+                    self._sift_up(self._m - 1, 0)
                 return self._handle(slot)
             finally:
                 self._busy = False
@@ -509,17 +656,16 @@ Initialize self.  See help(type(self)) for accurate signature."""
             self._reserve(k)
             if self._sorted and not self._in_order(&keys[0], k):
                 self._unsort()
-            bulk = k >= self._n and not self._sorted
+            bulk = k >= self._m and not self._sorted
             try:
                 for i in range(k):
                     self._insert(keys[i], values[i])  # MemoryError: no slot for it
                     if not bulk and not self._sorted:
-                        self._sift_up(self._n - 1, 0)
+                        self._sift_up(self._m - 1, 0)
             finally:
                 # after a MemoryError too: the items inserted so far form a heap
-                if bulk and self._n > 1:
-                    for i in reversed(range(self._n // 2)):
-                        self._sift_down(i)
+                if bulk:
+                    self._heapify()
         finally:
             self._busy = False
 
@@ -528,7 +674,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         # keys K[:k], pushed after the entries of the sorted run, keep it sorted
         cdef Py_ssize_t i
         # `not >=`: a NaN key breaks the run too
-        if k and self._n and not K[0] >= self._hkey[self._off + self._n - 1]:
+        if k and self._m and not K[0] >= self._e[self._off + self._m - 1].key:
             return False
         for i in range(1, k):
             if not K[i] >= K[i - 1]:
@@ -549,7 +695,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             try:
                 if not self._n:
                     raise IndexError("pop from an empty heap")
-                return self._delete_at(self._off)
+                return self._pop_top()
             finally:
                 self._busy = False
 
@@ -564,8 +710,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
         try:
             if not self._n:
                 raise IndexError("pop from an empty heap")
-            key = self._hkey[self._off]
-            return key, self._delete_at(self._off)
+            key = self._e[self._off].key
+            return key, self._pop_top()
         finally:
             self._busy = False
 
@@ -585,7 +731,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         try:
             k = self._n if count >= self._n else count
             for i in range(k):
-                out.append(self._delete_at(self._off))
+                out.append(self._pop_top())
             return out
         finally:
             self._busy = False
@@ -599,7 +745,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._idle()
         if not self._n:
             raise IndexError("peek at an empty heap")
-        return self._items[self._hslot[self._off]]
+        return self._items[self._e[self._off].ss & SLOT_FIELD]
 
     @cython.critical_section
     def peekitem(self):
@@ -611,37 +757,27 @@ Initialize self.  See help(type(self)) for accurate signature."""
         if not self._n:
             raise IndexError("peek at an empty heap")
         # both read before the tuple (an allocation) is made
-        return self._hkey[self._off], self._items[self._hslot[self._off]]
+        return self._e[self._off].key, self._items[self._e[self._off].ss & SLOT_FIELD]
 
     def update(self, handle, priority):
         """Give the item behind ``handle`` a new priority.  O(log n).
 
         Acts as remove + push: the item goes behind equal priorities.
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         self._update_key(handle, _real(priority, "priority"))
 
     @cython.final
     cdef int _update_key(self, object handle, double key) except -1:
         cdef long long slot
-        cdef Py_ssize_t pos
-        cdef double old
         with cython.critical_section(self):
             self._enter()
             try:
                 slot = self._slot_of(handle)
-                self._unsort()
-                pos = self._spos[slot]
-                old = self._hkey[pos]
-                self._hkey[pos] = key
-                self._hseq[pos] = self._seq
-                self._seq += 1
-                # A new sequence number puts it behind its equals, so an equal
-                # key can only move down.
-                if key < old:
-                    self._sift_up(pos, 0)
-                else:
-                    self._sift_down(pos)
+                # A new entry with a new sequence number (behind its equals);
+                # the old one is dead where it stands.
+                self._append_entry(key, slot)
+                self._after_kill()
             finally:
                 self._busy = False
         return 0
@@ -649,23 +785,20 @@ Initialize self.  See help(type(self)) for accurate signature."""
     def remove(self, handle):
         """Remove the item behind ``handle`` and return it.  O(log n).
 
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         return self._remove_handle(handle)
 
     @cython.final
     cdef object _remove_handle(self, object handle):
-        cdef long long slot
-        cdef Py_ssize_t pos
+        cdef object item
         with cython.critical_section(self):
             self._enter()
             try:
-                slot = self._slot_of(handle)
-                pos = self._spos[slot]
-                if self._sorted and pos != self._off and pos != self._off + self._n - 1:
-                    self._unsort()  # inside the run
-                    pos = self._spos[slot]
-                return self._delete_at(pos)
+                # its entry is dead where it stands (O(1)); the top stays live
+                item = self._kill(self._slot_of(handle))
+                self._after_kill()
+                return item
             finally:
                 self._busy = False
 
@@ -673,10 +806,10 @@ Initialize self.  See help(type(self)) for accurate signature."""
     def priority(self, handle):
         """Return the priority of the item behind ``handle``.  O(1).
 
-        Raises ``KeyError`` if the handle is stale.
+        Raises ``KeyError`` if the handle is stale or another container's.
         """
         self._idle()
-        return self._hkey[self._spos[self._slot_of(handle)]]
+        return self._slive[self._slot_of(handle)].key
 
     @cython.critical_section
     def clear(self):
@@ -692,7 +825,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
                     handles_release(&self._t, <int>s)
             self._items = fresh
             self._n = 0
-            self._on_empty()
+            self._on_empty()  # the entries, every one dead, go too
         finally:
             self._busy = False
         del old  # payload finalisers run only now, with the heap consistent
@@ -721,7 +854,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             n = self._n
             if n:
                 self._idle()
-                key = self._hkey[self._off]
+                key = self._e[self._off].key
         if not n:
             return f"<{type(self).__name__} len=0>"
         return f"<{type(self).__name__} len={n} next_priority={key!r}>"
@@ -739,61 +872,68 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef tuple _state(self):
-        cdef Py_ssize_t i, n = self._n
         cdef list free = handles_free_slots(&self._t)
         free.reverse()  # the next one to reuse last
-        cdef Py_ssize_t off = self._off
-        if self._sorted:
-            order = range(off, off + n)
-        else:
-            order = sorted(range(n), key=lambda i: (self._hkey[i], self._hseq[i]))
-        return (
-            STATE_VERSION,
-            self._seq,
-            self._t.epoch,
-            handles_gens(&self._t),
-            free,
-            [(self._hslot[i], self._hkey[i], self._hseq[i], self._items[self._hslot[i]])
-             for i in order],
-        )
+        cdef list live = self._live_in_order()
+        cdef u64 e
+        cdef Py_ssize_t slot
+        out = []
+        for e in live:
+            slot = e & SLOT_FIELD
+            out.append((slot, self._slive[slot].key, e >> SLOT_SHIFT, self._items[slot]))
+        return (STATE_VERSION, self._seq, self._t.epoch, handles_tags(&self._t), free, out)
 
     def __setstate__(self, state):
         """Load a state of ``__getstate__``; a bad one changes nothing."""
-        seq, epoch, gens, free, live = check_state(state)
-        cdef Py_ssize_t n = len(live), i
-        cdef Py_ssize_t hcap = _cap_for(n)
-        cdef long long slot
+        seq, epoch, tags, free, live = check_state(state)
+        cdef Py_ssize_t n = len(live)
+        cdef Py_ssize_t hcap = _cap_for(n + ARITY), root  # room whatever the root
         cdef Handles t
+        cdef SlotEntry* e
+        cdef Entry* entries
+        cdef u64[::1] raw
         cdef list old
+        if seq > SEQ_SPAN:  # numbered afresh, as the pure twin does
+            seq = n
+            live = [(slot, key, i, item) for i, (slot, key, _, item) in enumerate(live)]
         free.reverse()  # the next one to reuse first
         # Built aside: until the swap, a finaliser may still use this heap.
-        handles_load(&t, gens, free, epoch)
+        # A new container: issues its own handles, above every id it copied.
+        handles_load(&t, tags, free, epoch, new_cid(top_cid(tags)))
+        e = <SlotEntry*>PyMem_Malloc(t.cap * sizeof(SlotEntry))
         try:
-            spos = _new_array(t.cap, sizeof(long long), "q")
-            hkey = _new_array(hcap, sizeof(double), "d")
-            hseq = _new_array(hcap, sizeof(u64), "Q")
-            hslot = _new_array(hcap, sizeof(long long), "q")
+            if e is NULL:
+                raise MemoryError()
+            buf = _new_array(2 * (hcap + ALIGN_SLACK), sizeof(u64), "Q")
+            raw = buf
+            entries = <Entry*>&raw[0]
+            root = _root_in(entries)
             items = [None] * t.n
-            self._load_live(live, spos, hkey, hseq, hslot, items)
+            self._load_live(live, e, t.n, entries + root, items)
         except BaseException:
             handles_free(&t)
+            PyMem_Free(e)
             raise
         with cython.critical_section(self):
             try:
                 self._enter()
             except BaseException:
                 handles_free(&t)
+                PyMem_Free(e)
                 raise
             try:
                 old = self._items
-                self._hkey, self._hseq, self._hslot = hkey, hseq, hslot
-                self._spos = spos
+                self._hkey = (<double[:2 * (hcap + ALIGN_SLACK)]><double*>entries)[::2]
+                self._buf = buf
+                self._e = entries
+                self._root = self._off = root
+                PyMem_Free(self._slive)
+                self._slive = e
                 self._items = items
                 handles_free(&self._t)
                 self._t = t
                 self._hcap = hcap
-                self._n = n
-                self._off = 0
+                self._n = self._m = n
                 self._sorted = True  # live comes in pop order
                 self._seq = seq
             finally:
@@ -801,16 +941,20 @@ Initialize self.  See help(type(self)) for accurate signature."""
         del old  # the replaced payloads' finalisers run only now
 
     @cython.final
-    cdef int _load_live(self, list live, long long[::1] spos, double[::1] hkey, u64[::1] hseq,
-                        long long[::1] hslot, list items) except -1:
+    cdef int _load_live(self, list live, SlotEntry* e, Py_ssize_t slots, Entry* out,
+                        list items) except -1:
         cdef Py_ssize_t i
         cdef long long slot
+        cdef u64 sq
+        for i in range(slots):
+            e[i].seq = DEAD_SEQ
+            e[i].key = 0.0
         for i in range(len(live)):
-            slot, key, s, item = live[i]
-            hkey[i] = key
-            hseq[i] = s
-            hslot[i] = slot
-            spos[slot] = i
+            slot, key, sq, item = live[i]
+            out[i].key = key
+            out[i].ss = (sq << SLOT_SHIFT) | <u64>slot
+            e[slot].key = key
+            e[slot].seq = sq
             items[slot] = item
         return 0
 
@@ -836,26 +980,37 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef _check_tables(self):
-        cdef Py_ssize_t i, s, off = self._off
+        cdef Py_ssize_t i, s, off = self._off, root = self._root
+        cdef u64 e
+        cdef Entry* E = self._e
         assert len(self._items) == self._t.n <= self._t.cap
-        assert 0 <= off and off + self._n <= self._hcap and self._t.cap <= self._spos.shape[0]
+        assert 0 <= root <= off and off + self._m <= self._hcap
+        assert 0 <= self._n <= self._m and self._seq <= SEQ_SPAN
+        assert &self._hkey[off] == &E[off].key, "the keys' view is the entries'"
         if self._sorted:
-            for i in range(off + 1, off + self._n):
-                assert _before(self._hkey[i - 1], self._hseq[i - 1], self._hkey[i], self._hseq[i]), \
+            for i in range(off + 1, off + self._m):
+                assert _before(E[i - 1].key, E[i - 1].ss, E[i].key, E[i].ss), \
                     f"sorted run broken at {i}"
         else:
-            assert off == 0, "a binary heap starts at the start of the arrays"
-            for i in range(1, self._n):
-                p = (i - 1) >> 1
-                assert not _before(self._hkey[i], self._hseq[i], self._hkey[p], self._hseq[p]), \
+            assert off == root, "a heap starts at the root"
+            assert (<size_t>&E[root + 1]) % (ARITY * sizeof(Entry)) == 0, "children share a line"
+            for i in range(1, self._m):
+                p = (i - 1) // ARITY
+                assert not _before(E[root + i].key, E[root + i].ss, E[root + p].key, E[root + p].ss), \
                     f"heap order broken at {i}"
+        assert not self._n or self._live_at(off), "the top is live"
         held = set()
-        for i in range(off, off + self._n):
-            s = self._hslot[i]
-            assert 0 <= s < self._t.n and self._spos[s] == i and s not in held
-            assert self._hseq[i] < self._seq
-            held.add(s)
-        check_table(handles_gens(&self._t), handles_links(&self._t), self._t.free,
-                    self._t.epoch, held)
+        for i in range(off, off + self._m):
+            e = E[i].ss
+            s = e & SLOT_FIELD
+            assert 0 <= s < self._t.n and (e >> SLOT_SHIFT) < self._seq
+            if self._live_at(i):
+                assert handles_held(&self._t, s) and s not in held
+                assert self._slive[s].key == E[i].key
+                held.add(s)
+        assert len(held) == self._n
+        assert self._m - self._n <= self._n + RESET_MIN_SLOTS, "dead entries are purged"
+        check_table(handles_tags(&self._t), handles_links(&self._t), self._t.free,
+                    self._t.epoch, held, self._t.cid)
         for s in range(self._t.n):
             assert s in held or self._items[s] is None

@@ -21,9 +21,10 @@ import types
 from collections import deque
 from collections.abc import Sequence
 
-from dq_core._exceptions import Empty, Full, ShutDown
+from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT, Empty, Full, ShutDown
 from dq_core._itemheapcore cimport ItemHeap
 from dq_core._lockcore cimport LockedBase
+from dq_core._validate import check_real_maxsize
 
 __all__ = ["QueueCore", "QueueView"]
 
@@ -64,12 +65,15 @@ cdef class _LockedCore(LockedBase):
         self.is_shutdown = False
 
 
-    # maxsize is any object, as in the standard library, and assignable
-    # while other threads run: without a GIL, reading the field while
-    # another thread replaces it could take a reference to a freed object,
-    # so both happen in a critical section (nothing on a GIL build).
+    # maxsize is kept as given, as the standard library keeps it (a float
+    # works); what cannot be compared with 0 is refused here, not at a put.
+    # It is assignable while other threads run: without a GIL, reading the
+    # field while another thread replaces it could take a reference to a
+    # freed object, so both happen in a critical section (nothing on a GIL
+    # build).
     @property
     def maxsize(self):
+        """Number of items allowed in the queue (0 or less: no bound)."""
         return self._get_maxsize()
 
     @maxsize.setter
@@ -92,6 +96,8 @@ cdef class _LockedCore(LockedBase):
                 limit = <Py_ssize_t>v
             elif not overflow and v < 0:
                 limit = 0  # never full, as for 0
+        else:
+            check_real_maxsize(maxsize)
         with cython.critical_section(self):
             old = self._maxsize
             self._maxsize = maxsize
@@ -155,7 +161,7 @@ cdef class _LockedCore(LockedBase):
         self._acquire()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             # With room and no timeout to check, the wait is a no-op: skip the call.
             if self._full() or (block and timeout is not None and self._get_maxsize() > 0):
                 self._wait_for_room(block, timeout)
@@ -168,7 +174,7 @@ cdef class _LockedCore(LockedBase):
         self._acquire()
         try:
             if self.is_shutdown:
-                raise ShutDown
+                raise ShutDown(SHUTDOWN_PUT)
             if self._full():
                 raise Full
             self._add(item)
@@ -197,7 +203,7 @@ cdef class _LockedCore(LockedBase):
         try:
             if PyList_GET_SIZE(self._heap._items) == 0:
                 if self.is_shutdown:
-                    raise ShutDown
+                    raise ShutDown(SHUTDOWN_GET)
                 raise Empty
             return self._take()
         finally:

@@ -19,6 +19,7 @@ cdef extern from "dq_shortcuts.h":
     bint DQ_SC_METHOD_DESCR
     bint DQ_SC_LIST_APPEND
     bint DQ_SC_LIST_HOLE
+    bint DQ_SC_LONG_DIGITS
     bint DQ_SC_MONOTONIC_CLOCK_GETTIME
     bint DQ_MARK_COROUTINE_FUNCTION
 
@@ -29,5 +30,8 @@ cdef extern from "dq_shortcuts.h":
     ctypedef struct PyMethodDef:
         pass
     PyMethodDef* DQ_METHOD_DEF(object descr)
+    # the int hi * 2**64 + lo (a handle), and back: 1 if 0 <= v < 2**128, else 0
+    object dq_long_from_u128(unsigned long long hi, unsigned long long lo)
+    int dq_long_as_u128(object v, unsigned long long* hi, unsigned long long* lo) except -1
     # time.monotonic(), read in C
     int dq_monotonic(double* out) except -1

@@ -16,7 +16,7 @@ from libc.math cimport INFINITY, floor, nextafter
 
 from _handles cimport (
     MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free, handles_free_slots,
-    handles_gens, handles_grow, handles_handle, handles_links, handles_load, handles_new,
+    handles_tags, handles_grow, handles_handle, handles_links, handles_load, handles_new,
     handles_put, handles_release, handles_spent, handles_take, next_cap,
 )
 from _number cimport _real
@@ -27,6 +27,7 @@ import types
 
 from dq_core._convert import to_count, to_real
 from dq_core._final import refuse_subclassing
+from dq_core._handles import new_cid, top_cid
 from dq_core._wheelstate import check_raw, check_state  # one validator for both twins
 
 __all__ = ["TimingWheel"]
@@ -35,6 +36,7 @@ _switches = dq_shortcut_switches()
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes, name -> on.
 SHORTCUTS = types.MappingProxyType({
     "list_append": _switches["list_append"],
+    "long_digits": _switches["long_digits"],
     "monotonic_clock_gettime": _switches["monotonic_clock_gettime"],
 })
 del _switches
@@ -53,7 +55,7 @@ cdef double ORIGIN_LIMIT_D = <double>(2 ** 61)
 cdef i64 DUE = -1, FAR = -2, FREE = -3
 cdef Py_ssize_t DUE_LIST = 0, FAR_LIST = 1, WHEEL_LISTS = 2
 # The version of the state both implementations pickle to.
-STATE_VERSION = 1
+STATE_VERSION = 2
 REENTERED = "the wheel was re-entered while it was changing (from a __del__ or GC finaliser)"
 _FULL = "a TimingWheel holds at most 2**31 - 1 timers"
 
@@ -188,6 +190,7 @@ cdef class TimingWheel:
         self._words = 1
         self._clock = MONOTONIC
         self._far = {}
+        self._t.cid = new_cid()
         self._reset_slots(0)
 
     __init_subclass__ = refuse_subclassing("TimingWheel")
@@ -263,7 +266,7 @@ cdef class TimingWheel:
         if nodes is NULL:
             raise MemoryError()
         try:
-            handles_new(&t, MIN_SLOTS, epoch)
+            handles_new(&t, MIN_SLOTS, epoch, self._t.cid)
         except MemoryError:
             PyMem_Free(nodes)
             raise
@@ -275,12 +278,13 @@ cdef class TimingWheel:
         return 0
 
     @cython.final
-    cdef int _load_slots(self, list gens, list free, unsigned int epoch) except -1:
+    cdef int _load_slots(self, list tags, list free, unsigned int epoch) except -1:
         # the table of a state (checked): every slot free, retired or held
         cdef Handles t
         cdef Py_ssize_t i
         cdef Node* nodes
-        handles_load(&t, gens, free, epoch)
+        # a new container: issues its own handles, above every id it copied
+        handles_load(&t, tags, free, epoch, new_cid(top_cid(tags)))
         try:
             items = [None] * t.n
             nodes = <Node*>PyMem_Realloc(self._nodes, t.cap * sizeof(Node))
@@ -792,7 +796,7 @@ cdef class TimingWheel:
                     slot = self._nodes[slot].next
             return (
                 STATE_VERSION, self._tick, self._size, self._clock, self._origin, self._cur,
-                self._time, self._t.epoch, handles_gens(&self._t), free, live, self._visited,
+                self._time, self._t.epoch, handles_tags(&self._t), free, live, self._visited,
                 self._cascaded,
             )
         finally:
@@ -800,12 +804,12 @@ cdef class TimingWheel:
 
     @cython.critical_section
     def __setstate__(self, state):
-        (_, tick, size, clock, origin, cur, now, epoch, gens, free, live, visited,
+        (_, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited,
          cascaded) = check_state(state)
         # built aside, then moved in: a failure leaves this wheel as it was
         cdef TimingWheel new = TimingWheel.__new__(TimingWheel)
         new._setup(tick, size, clock, origin, now)
-        new._load_slots(gens, free, epoch)
+        new._load_slots(tags, free, epoch)
         new._cur = cur
         for slot, t, d, item in live:
             new._items[slot] = item
@@ -875,7 +879,7 @@ cdef class TimingWheel:
         nl = WHEEL_LISTS + self._levels * self._size
         return {
             "tk": [self._nodes[i].tick for i in range(n)], "next": [self._nodes[i].next for i in range(n)],
-            "prev": [self._nodes[i].prev for i in range(n)], "gen": handles_gens(&self._t),
+            "prev": [self._nodes[i].prev for i in range(n)], "tag": handles_tags(&self._t), "cid": self._t.cid,
             "links": handles_links(&self._t), "items": list(self._items), "free": self._t.free,
             "epoch": self._t.epoch, "head": [self._head[i] for i in range(nl)],
             "tail": [self._tail[i] for i in range(nl)], "occ": occ, "far": dict(self._far),

@@ -3,11 +3,17 @@
 ``impl.name`` is ``"c"`` (compiled) or ``"py"`` (pure twin).  The compiled
 variant is skipped when it is not built, unless DQ_CORE_REQUIRE_EXTENSIONS
 is set (CI sets it), which turns that skip into a failure.
+
+The Redis tests run a real redis-server (tests/redis_server.py).  Without one
+on PATH, every test that needs it is skipped, from here and with one reason,
+so that pytest's summary says so in one line; DQ_CORE_REQUIRE_REDIS (CI sets
+it) turns that skip into a failure.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from types import SimpleNamespace
 from typing import Iterator
@@ -19,6 +25,13 @@ import dq_core
 from dq_core._assemble import aio_classes, classes, cores
 
 REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
+REQUIRE_REDIS = bool(os.environ.get("DQ_CORE_REQUIRE_REDIS"))
+#: The fixtures that start Redis servers (tests/redis_server.py,
+#: tests/test_redis_cluster.py), and what each needs on PATH besides redis-server.
+REDIS_FIXTURES = {"redis_server": (), "own_server": (), "sentinel": ("redis-sentinel",),
+                  "cluster": ("redis-cli",)}
+NO_REDIS = ("the Redis tests need redis-server on PATH, not found: install it to run them "
+            "(Debian/Ubuntu: apt-get install redis-server redis-sentinel; macOS: brew install redis)")
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -71,6 +84,21 @@ def switch_often() -> Iterator[None]:
         yield
     finally:
         sys.setswitchinterval(old)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip (or fail) a test that needs a Redis server when none is on PATH."""
+    needs = [REDIS_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in REDIS_FIXTURES]
+    if not needs:
+        return
+    reason = NO_REDIS if shutil.which("redis-server") is None else None
+    missing = sorted({p for programs in needs for p in programs if shutil.which(p) is None})
+    if reason is None and missing:
+        reason = f"this Redis test needs {' and '.join(missing)} on PATH, not found"
+    if reason is not None:
+        if REQUIRE_REDIS:
+            pytest.fail(f"{reason} (DQ_CORE_REQUIRE_REDIS is set)", pytrace=False)
+        pytest.skip(reason)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import inspect
 import pydoc
+import re
 import threading
 import tracemalloc
 from contextlib import contextmanager
@@ -155,3 +156,173 @@ def run_together(targets: Iterable[Callable[[], Any]], timeout: float) -> None:
     assert not any(t.is_alive() for t in threads), "a thread hung"
     if errors:
         raise errors[0]
+
+
+class Bounded:
+    """Calls run on one worker thread, each given ``limit`` seconds to return.
+
+    For code that must never deadlock (a queue re-entered under its lock
+    must raise): a call still running after ``limit`` fails the test at
+    once instead of hanging it, and every later call fails at once too,
+    since the worker is stuck.  Exceptions come back as raised.  The worker
+    is a daemon thread: a stuck one does not hold the interpreter's exit.
+    """
+
+    def __init__(self, limit: float = 10.0) -> None:
+        import queue
+
+        self.limit = limit
+        self.stuck: str | None = None
+        self.calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.worker: threading.Thread | None = None
+        self.result: tuple[bool, Any] | None = None
+
+    def _serve(self) -> None:
+        # The worker keeps no reference to a call's result or exception once
+        # it is handed over: what they hold dies where the caller drops it,
+        # on the caller's thread, as it would have without the worker.
+        while True:
+            fn, done = self.calls.get()
+            try:
+                result: tuple[bool, Any] = (True, fn())
+            except BaseException as exc:  # noqa: BLE001 -- handed back to the caller
+                result = (False, exc)
+            del fn
+            self.result = result
+            del result
+            done.set()
+
+    def __call__(self, fn: Callable[[], Any]) -> Any:
+        if self.stuck:
+            raise AssertionError(self.stuck)
+        if self.worker is None:
+            self.worker = threading.Thread(target=self._serve, name="bounded", daemon=True)
+            self.worker.start()
+        done = threading.Event()
+        self.calls.put((fn, done))
+        del fn
+        if not done.wait(self.limit):
+            self.stuck = f"a call never returned within {self.limit} s: deadlocked?"
+            raise AssertionError(self.stuck)
+        (ok, value), self.result = self.result, None
+        if ok:
+            return value
+        try:
+            raise value
+        finally:
+            del value
+
+
+def bounded(fn: Callable[[], Any], limit: float = 10.0) -> Any:
+    """``fn()`` on another thread, failing the test if it has not returned within ``limit`` s."""
+    return Bounded(limit)(fn)
+
+
+# -- handles: cid << 64 | gen << 32 | slot (dq_core._handles) ---------------------
+
+#: A handle's generation and slot, without the id of the container that issued it.
+LOCAL = (1 << 64) - 1
+_STALE_NUMBER = re.compile(r"handle -?\d+")
+
+
+def local_handle(handle: int) -> int:
+    """``handle`` without its container id: what twins fed alike issue alike."""
+    return handle & LOCAL
+
+
+def comparable_tags(tags: list[int], copied: Iterable[int] = ()) -> list[tuple[object, int]]:
+    """A state's slot tags with the holder's own id named "own".
+
+    Two twins fed alike hold the same tags but for their own ids, which the
+    process gives out one by one; ``copied``: the ids of a state they both
+    loaded, kept as they are.
+    """
+    kept = set(copied) | {0}
+    return [(t >> 32 if t >> 32 in kept else "own", t & 0xFFFFFFFF) for t in tags]
+
+
+def comparable_state(state: tuple[Any, ...], tags_at: int,
+                     copied: Iterable[int] = ()) -> tuple[Any, ...]:
+    """``state`` with its tags (field ``tags_at``) made comparable between twins."""
+    return state[:tags_at] + (comparable_tags(state[tags_at], copied),) + state[tags_at + 1:]
+
+
+def comparable_error(exc: BaseException) -> tuple[type, tuple[object, ...]]:
+    """An exception's type and args, a handle's number in a message made ``handle N``."""
+    return type(exc), tuple(_STALE_NUMBER.sub("handle N", a) if isinstance(a, str) else a
+                            for a in exc.args)
+
+
+@contextmanager
+def twin_ids() -> Iterator[None]:
+    """Within the block, each implementation gives container ids from its own counter.
+
+    Both counters start at the same id, so twins made in the same order get
+    the same ids, and so issue the very same handles: a lockstep test can
+    compare them as they are.  Ids stay unique within each implementation,
+    and the process's own counter moves past every id given here.
+    """
+    import importlib
+
+    from dq_core import _handles
+
+    base = _handles.new_cid()
+    top = [base]
+    saved = []
+    for impl in ("", "_py"):
+        last = [base]
+
+        def fake(above: int = 0, last: list[int] = last) -> int:
+            last[0] = max(last[0], above) + 1
+            top[0] = max(top[0], last[0])
+            return last[0]
+
+        for core in ("_heapcore", "_wheelcore"):
+            try:
+                module = importlib.import_module(f"dq_core.{core}{impl}")
+            except ImportError:
+                continue
+            saved.append((module, module.new_cid))
+            module.new_cid = fake
+    try:
+        yield
+    finally:
+        for module, original in saved:
+            module.new_cid = original
+        _handles.new_cid(above=top[0])
+
+
+class IdMatch:
+    """Pairs the container ids of two twins fed alike: an id of one stands for one of the other.
+
+    Twins issue the same handles but for the ids in them, which the process
+    gives out one by one (and a pickle loads on the implementation in use,
+    whichever twin made it): results match if one consistent pairing of ids
+    explains them.
+    """
+
+    def __init__(self) -> None:
+        self.fwd = {0: 0}
+        self.back = {0: 0}
+
+    def pair(self, a: int, b: int) -> bool:
+        """Pair id ``a`` (first twin) with ``b``; False if either has another partner."""
+        if self.fwd.get(a, b) != b or self.back.get(b, a) != a:
+            return False
+        self.fwd[a] = b
+        self.back[b] = a
+        return True
+
+    def same_handles(self, a: int, b: int) -> bool:
+        return a & LOCAL == b & LOCAL and self.pair(a >> 64, b >> 64)
+
+    def same_tags(self, a: list[int], b: list[int]) -> bool:
+        return len(a) == len(b) and all(
+            x & 0xFFFFFFFF == y & 0xFFFFFFFF and self.pair(x >> 32, y >> 32) for x, y in zip(a, b))
+
+    def for_second(self, handle: object) -> object:
+        """The second twin's handle for the first twin's ``handle`` (anything else as it is)."""
+        if type(handle) is not int or handle < 0:
+            return handle
+        cid = handle >> 64
+        return (self.fwd.get(cid, cid) << 64) | (handle & LOCAL)

@@ -6,10 +6,13 @@ It forwards bytes both ways, one thread per connection, and on request:
   script's SHA) passes, the server's reply to it is swallowed, ``hook()`` runs
   (the world moves on meanwhile), and the connection is closed: the client
   sees its reply lost and may send the command again on a new connection.
-- ``half_open(marker)``: connections that sent ``marker`` (``SUBSCRIBE``) stop
-  receiving anything, and nothing tells them: a NAT or load balancer that
-  forgot the connection.
+- ``half_open(marker, later=True)``: connections that sent ``marker``
+  (``SUBSCRIBE``) stop receiving anything, and nothing tells them: a NAT or
+  load balancer that forgot the connection; with ``later=False`` only those
+  open now (a single fault), else every one that sends it from now on too.
 - ``kill_all()``: close every connection.
+- ``refuse(True)``: close every connection and refuse new ones (as a server
+  that is down), until ``refuse(False)``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class Proxy:
         self.dropped = 0
         self.errors: List[BaseException] = []
         self.half_open_marker: Optional[bytes] = None
+        self.refusing = False
         self.closed = False
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
@@ -43,14 +47,19 @@ class Proxy:
         with self.lock:
             self.drop_marker, self.drop_hook = marker, hook
 
-    def half_open(self, marker: bytes) -> int:
+    def half_open(self, marker: bytes, later: bool = True) -> int:
         """Black-hole the server's bytes to connections that sent ``marker``; how many."""
         with self.lock:
-            self.half_open_marker = marker
-            hit = [c for c in self.conns if marker in c.sent]
+            self.half_open_marker = marker if later else None
+            hit = [c for c in self.conns if marker in c.sent and not c.done]
             for c in hit:
                 c.deaf = True
         return len(hit)
+
+    def refuse(self, on: bool) -> None:
+        self.refusing = on
+        if on:
+            self.kill_all()
 
     def kill_all(self) -> None:
         with self.lock:
@@ -69,6 +78,9 @@ class Proxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if self.refusing:
+                client.close()
+                continue
             try:
                 server = socket.create_connection(self.target)
             except OSError:

@@ -194,6 +194,23 @@ def test_earlier_put_wakes_the_waiting_getter(impl, run):
     run(main())
 
 
+def test_another_queue_s_handles_cancel_and_reschedule_nothing(impl, run):
+    async def main():
+        d1, d2 = impl.aio.DelayQueue(), impl.aio.DelayQueue()
+        h1 = [d1.put_nowait(f"one{i}", 0.001 * i) for i in range(4)]
+        h2 = [d2.put_nowait(f"two{i}", 0.001 * i) for i in range(4)]
+        for h in h1:
+            assert d2.cancel(h) is False and d2.reschedule(h, 60) is False
+        for h in h2:
+            assert d1.cancel(h) is False and d1.reschedule(h, 60) is False
+        assert len(d1) == len(d2) == 4
+        got = [await asyncio.wait_for(d2.get(), 10) for _ in range(4)]
+        assert got == [f"two{i}" for i in range(4)]
+        assert d1.cancel(h1[0]) is True and len(d1) == 3  # its own still work
+
+    run(main())
+
+
 def test_cancel_of_the_head_rearms_for_the_next(impl, run):
     async def main():
         dq = impl.aio.DelayQueue()

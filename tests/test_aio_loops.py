@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from typing import Any, Callable, Coroutine, TypeVar
 
 import pytest
@@ -24,6 +25,11 @@ except ImportError:  # pragma: no cover - Windows
 
 LOOPS = ("asyncio", "uvloop")
 
+#: How long a test's coroutine may run: far beyond the slowest (a few
+#: seconds on a loaded 2-core machine), far below pytest-timeout's 120 s,
+#: so a wait that never ends (a getter never woken) fails within seconds.
+LIMIT = 30.0
+
 
 def new_loop(kind: str) -> asyncio.AbstractEventLoop:
     if kind == "uvloop":
@@ -35,16 +41,40 @@ def new_loop(kind: str) -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
-def run_on(kind: str, coro: Coroutine[Any, Any, R]) -> R:
-    """Run ``coro`` on a fresh loop of ``kind``; cancel leftover tasks; close the loop."""
+def run_on(kind: str, coro: Coroutine[Any, Any, R], limit: float = LIMIT) -> R:
+    """Run ``coro`` on a fresh loop of ``kind``; cancel leftover tasks; close the loop.
+
+    A coroutine still running after ``limit`` seconds is cancelled and the
+    test fails, naming the limit.  The watchdog is a thread, not a loop
+    timer, so tests that count the loop's timers see none of it.
+    """
     try:
         loop = new_loop(kind)
+        task = loop.create_task(coro)
     except BaseException:
         coro.close()
         raise
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        try:
+            loop.call_soon_threadsafe(task.cancel)
+        except RuntimeError:  # the loop closed meanwhile: nothing to stop
+            pass
+
+    watchdog = threading.Timer(limit, expire)
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        return loop.run_until_complete(coro)
+        return loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        if expired.is_set():
+            raise AssertionError(f"still waiting after {limit} s: a wait that never ends") from None
+        raise
     finally:
+        watchdog.cancel()
+        watchdog.join()  # gone, and with it its hold on the loop
         try:
             left = asyncio.all_tasks(loop)
             for task in left:

@@ -296,6 +296,39 @@ def test_a_start_granted_then_cancelled_frees_the_slot(impl, run):
     run(main())
 
 
+@pytest.mark.parametrize("priority, error, message", [
+    (math.nan, ValueError, "^priority must not be NaN$"),
+    ("1", TypeError, "^priority must be a real number, not 'str'$"),
+    (2**60, OverflowError, "priority"),
+])
+def test_a_refused_coroutine_is_closed(impl, run, priority, error, message):
+    # Refused, it will never run: closed now, or Python would warn later that
+    # it was never awaited.  The pool is left as it was.
+    async def main():
+        rec = Recorder()
+        pool = impl.aio.PriorityTaskPool(1)
+        coro = rec.job("refused")
+        with pytest.raises(error, match=message):
+            pool.submit(coro, priority=priority)
+        assert inspect.getcoroutinestate(coro) == inspect.CORO_CLOSED
+        assert len(pool) == 0
+        assert await pool.submit(rec.job("next")) == "next"
+        assert rec.names() == ["next"]
+
+    run(main())
+
+
+def test_a_coroutine_submitted_outside_its_loop_is_closed(impl):
+    async def job():
+        return 1
+
+    pool = impl.aio.PriorityTaskPool(1)
+    coro = job()
+    with pytest.raises(RuntimeError):
+        pool.submit(coro)  # no running loop
+    assert inspect.getcoroutinestate(coro) == inspect.CORO_CLOSED
+
+
 # -- close and async with -------------------------------------------------------------------------
 
 
@@ -472,7 +505,35 @@ def test_a_rate_limited_pool_starts_every_job_under_any_task_factory(impl, facto
         loop.close()
 
 
-def test_a_coroutine_the_loop_cannot_make_a_task_of_fails_alone(impl, run):
+def test_the_wait_for_a_token_is_no_task_of_the_loop_s_factory(impl, run):
+    # The pool's own wait for a token is a plain Task: a custom factory (on
+    # every Python, not only 3.12's eager one) sees the submitted coroutines only.
+    seen = []
+
+    def factory(loop, coro, **kwargs):
+        seen.append(coro.__name__)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    async def main():
+        asyncio.get_running_loop().set_task_factory(factory)
+        rec = Recorder()
+        pool = impl.aio.PriorityTaskPool(1, rate=100, burst=1)
+        futures = [pool.submit(rec.job(i)) for i in range(3)]  # two wait for tokens
+        try:
+            _, stuck = await asyncio.wait(futures, timeout=5)
+            assert not stuck
+        finally:
+            pool.close(cancel_pending=True)
+        assert rec.names() == [0, 1, 2]
+        assert seen == ["job"] * 3
+
+    run(main())
+
+
+# With one token an hour, the refused coroutine took the only one there is:
+# given back, the next job starts at once; kept, it would wait an hour.
+@pytest.mark.parametrize("rate, jobs", [(1000.0, 3), (1 / 3600, 1)])
+def test_a_coroutine_the_loop_cannot_make_a_task_of_fails_alone(impl, run, rate, jobs):
     def factory(loop, coro, **kwargs):
         if coro.__name__ == "refused":
             raise RuntimeError("no task for this one")
@@ -484,17 +545,17 @@ def test_a_coroutine_the_loop_cannot_make_a_task_of_fails_alone(impl, run):
     async def main():
         asyncio.get_running_loop().set_task_factory(factory)
         rec = Recorder()
-        pool = impl.aio.PriorityTaskPool(1, rate=1000, burst=1)
+        pool = impl.aio.PriorityTaskPool(1, rate=rate, burst=1)
         bad = pool.submit(refused(), priority=0)
-        good = [pool.submit(rec.job(i), priority=1) for i in range(3)]
+        good = [pool.submit(rec.job(i), priority=1) for i in range(jobs)]
         try:
             _, stuck = await asyncio.wait([bad, *good], timeout=5)  # a hang fails
-            assert not stuck, "the one slot was lost"
+            assert not stuck, "the one slot, or the token, was lost"
         finally:
             pool.close(cancel_pending=True)
         with pytest.raises(RuntimeError, match="no task for this one"):
             bad.result()
-        assert rec.names() == [0, 1, 2]
+        assert rec.names() == list(range(jobs))
         assert pool._running == 0
         pool._check()
 

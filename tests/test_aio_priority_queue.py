@@ -120,11 +120,11 @@ def test_any_number_is_a_maxsize_as_in_asyncio(impl, maxsize):
 
 
 def test_bad_maxsize_names_it(impl):
-    with pytest.raises(TypeError, match="^maxsize must be a number, not 'str'$"):
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'str'$"):
         impl.aio.PriorityQueue("3")
-    with pytest.raises(TypeError, match="^maxsize must be a number, not 'complex'$"):
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'complex'$"):
         impl.aio.PriorityQueue(1j)
-    with pytest.raises(TypeError, match="^maxsize must be a number, not 'NoneType'$"):
+    with pytest.raises(TypeError, match="^maxsize must be an int, not 'NoneType'$"):
         impl.aio.PriorityQueue(None)
     with pytest.raises(TypeError, match="max_items must be an int"):
         impl.aio.PriorityQueue().get_many("2")
@@ -192,6 +192,47 @@ def test_put_many_and_get_many(impl):
     assert q.get_many(0) == [] and q.get_many() == [9]
     with pytest.raises(QueueShutDown):
         q.get_many()
+
+
+@pytest.mark.parametrize("kind", ["PriorityQueue", "DelayQueue"])
+def test_shut_down_says_so(impl, run, kind):
+    # asyncio raises QueueShutDown with no message at all.
+    refused = "^the queue is shut down: it takes no more items$"
+    drained = "^the queue is shut down and holds no more items$"
+
+    async def main():
+        q = getattr(impl.aio, kind)(maxsize=1)
+        q.put_nowait(1)
+        blocked_put = asyncio.ensure_future(q.put(2))
+        await until_waiting(q, putters=1)
+        q.shutdown()
+        with pytest.raises(QueueShutDown, match=refused):
+            await asyncio.wait_for(blocked_put, 5)
+        with pytest.raises(QueueShutDown, match=refused):
+            q.put_nowait(3)
+        with pytest.raises(QueueShutDown, match=refused):
+            await asyncio.wait_for(q.put(3), 5)
+        if kind == "PriorityQueue":
+            with pytest.raises(QueueShutDown, match=refused):
+                q.put_many([3])
+        else:
+            with pytest.raises(QueueShutDown, match=refused):
+                q.put_at_nowait(3, 0.0)
+        assert q.get_nowait() == 1
+        with pytest.raises(QueueShutDown, match=drained):
+            q.get_nowait()
+        with pytest.raises(QueueShutDown, match=drained):
+            q.get_many()
+        with pytest.raises(QueueShutDown, match=drained):
+            await asyncio.wait_for(q.get(), 5)
+        q = getattr(impl.aio, kind)()
+        blocked_get = asyncio.ensure_future(q.get())
+        await until_waiting(q, getters=1)
+        q.shutdown(immediate=True)
+        with pytest.raises(QueueShutDown, match=drained):
+            await asyncio.wait_for(blocked_get, 5)
+
+    run(main())
 
 
 def test_get_many_and_put_many_wake_waiters(impl, run):

@@ -335,6 +335,25 @@ def test_cancelled_timers_leave_the_wheel_at_once(impl, run):
     run(main())
 
 
+def test_a_timer_s_wheel_takes_no_key_of_another_wheel(impl, run):
+    # each Timer's wheel issues its own keys: a key of one (the same slot and
+    # generation as the other's timer) cancels nothing on the other
+    async def main():
+        t1, t2 = impl.aio.Timer(), impl.aio.Timer()
+        fired = []
+        h2 = t2.call_later(0.001, fired.append, "t2")
+        key = t1._wheel.schedule_at("t1's", asyncio.get_running_loop().time() + 60)
+        assert t2._wheel.cancel(key) is False
+        assert len(t2) == 1 and not h2.cancelled()
+        await asyncio.sleep(0.05)
+        assert fired == ["t2"]
+        assert t1._wheel.cancel(key) is True
+        t1.close()
+        t2.close()
+
+    run(main())
+
+
 # -- cancel racing the firing ------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from clocks import FakeClock
 import dq_core
 from dq_core import Empty, Full, ShutDown
-from helpers import check_the_run_s_head, take_first_without_waiting, traced_growth
+from helpers import bounded, check_the_run_s_head, take_first_without_waiting, traced_growth
 
 
 def start(fn, *args):
@@ -97,6 +97,24 @@ def test_cancel_and_reschedule(impl):
     assert dq.cancel(a) is False  # delivered
     with pytest.raises(TypeError, match="handle"):
         dq.cancel("a")
+
+
+def test_another_queue_s_handles_cancel_and_reschedule_nothing(impl):
+    # two queues fed alike hold their items in the same heap slots: only the
+    # container id in a handle tells whose it is
+    clock = FakeClock(100.0)
+    d1, d2 = impl.DelayQueue(clock=clock), impl.DelayQueue(clock=clock)
+    h1 = [d1.put(f"one{i}", i) for i in range(5)]
+    h2 = [d2.put(f"two{i}", i) for i in range(5)]
+    for h in h1:
+        assert d2.cancel(h) is False and d2.reschedule(h, 50) is False
+    for h in h2:
+        assert d1.cancel(h) is False and d1.reschedule(h, 50) is False
+    assert len(d1) == len(d2) == 5 and d1.next_deadline() == d2.next_deadline() == 100.0
+    clock.now = 104
+    assert d2.get_many() == [f"two{i}" for i in range(5)]
+    assert d1.cancel(h1[2]) is True and d1.reschedule(h1[3], 0) is True  # its own still work
+    assert d1.get_many() == ["one0", "one1", "one4", "one3"]
 
 
 def test_maxsize_bounds_held_items(impl):
@@ -264,8 +282,11 @@ def test_shutdown_wakes_waiting_getters(impl):
 
 
 def test_one_leader_among_many_waiting_getters(impl):
-    dq = impl.DelayQueue()
-    dq.put("x", 0.3)
+    # A fake clock: the getters wait (in real time) until the state below
+    # is reached, however slowly a loaded machine starts them.
+    clock = FakeClock(0.0)
+    dq = impl.DelayQueue(clock=clock)
+    dq.put_at("x", 5.0)  # due within the getters' timeout: one leads
     got = []
 
     def getter():
@@ -275,13 +296,12 @@ def test_one_leader_among_many_waiting_getters(impl):
             pass
 
     threads = [start(getter) for _ in range(6)]
-    time.sleep(0.1)
+    wait_for(lambda: len(dq._getters) == 6 and dq._leader is not None)
     assert dq._leader is not None  # exactly one sleeps until the head ...
     assert len(dq._getters) == 6  # ... the other five until woken
-    dq.put("y", 0.2)
-    for t in threads[:]:
-        t.join(0.01)
-    time.sleep(0.5)
+    clock.now = 6.0
+    dq.put_at("y", 4.0)  # an earlier head wakes the leader: both are due now
+    wait_for(lambda: len(got) == 2)
     assert sorted(got) == ["x", "y"]
     dq.shutdown(immediate=True)
     for t in threads:
@@ -700,9 +720,9 @@ def test_a_clock_that_reenters_the_queue_is_refused(impl):
     dq = impl.DelayQueue(clock=clock)
     dq.put_at("a", 0.0)
     with pytest.raises(RuntimeError, match="re-entered"):
-        dq.get_nowait()
+        bounded(dq.get_nowait)  # a deadlock fails in seconds
     with pytest.raises(RuntimeError, match="re-entered"):
-        dq.get_many()
+        bounded(dq.get_many)
     dq._check()
     assert len(dq) == 1
 
@@ -718,7 +738,7 @@ def test_repr_from_the_queues_own_clock(impl):
 
     dq = impl.DelayQueue(clock=clock)
     dq.put_at("a", 5.0)
-    assert dq.get_nowait() == "a"
+    assert bounded(dq.get_nowait) == "a"  # a deadlock fails in seconds
     assert seen[-1] == "<DelayQueue len=1 next_deadline=5.0>"
     assert repr(dq) == "<DelayQueue len=0>"
     dq._check()

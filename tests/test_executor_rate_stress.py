@@ -31,8 +31,9 @@ def test_many_submitters_never_exceed_the_rate(impl):
     n = n_threads * per_thread
     assert len(starts) == n and all(f.done() and f.exception() is None for f in futures)
     starts.sort()
-    # A start is recorded a little after its permit; allow 50 ms of such lag.
-    slack = rate * 0.05 + 1
+    # A start is recorded a little after its permit: on a loaded 2-core
+    # machine a worker can be held that long in between; allow 200 ms.
+    slack = rate * 0.2 + 1
     for i in range(n):
         for j in range(i + 1, n):
             assert j - i + 1 <= rate * (starts[j] - starts[i]) + burst + slack, (i, j)

@@ -7,13 +7,20 @@ the same guards to both structures.
 
 from __future__ import annotations
 
+import copy
+import gc
 import importlib
+import pickle
+import threading
 
 import pytest
 from clocks import FakeClock
+from helpers import LOCAL, run_together
 
 from dq_core import _handles
-from dq_core._handles import GEN_LIMIT, LIVE, MAX_SLOTS, MIN_SLOTS, NIL, SLOT_BITS, Handles
+from dq_core._handles import (
+    GEN_BITS, GEN_LIMIT, LIVE, MAX_SLOTS, MIN_SLOTS, NIL, SLOT_BITS, Handles, new_cid,
+)
 
 from conftest import _load, compiled_or_skip
 
@@ -50,8 +57,10 @@ def test_compiled_constants_are_the_python_ones():
 
 def test_constants_describe_the_handle_layout():
     assert _handles.SLOT_MASK == (1 << SLOT_BITS) - 1
-    assert GEN_LIMIT <= _handles.SLOT_MASK  # a generation fits above the slot
-    assert _handles.HANDLE_LIMIT == 1 << (2 * SLOT_BITS)
+    assert GEN_LIMIT == _handles.GEN_MASK == (1 << GEN_BITS) - 1  # a generation fits above the slot
+    assert SLOT_BITS + GEN_BITS == 64 and _handles.CID_LIMIT == 1 << 64
+    assert _handles.TAG_LIMIT == _handles.CID_LIMIT << GEN_BITS
+    assert _handles.HANDLE_LIMIT == 1 << 128 == _handles.TAG_LIMIT << SLOT_BITS
     assert MAX_SLOTS == 2**31 - 1 and MAX_SLOTS <= _handles.SLOT_MASK
     assert MIN_SLOTS < _handles.RESET_MIN_SLOTS
 
@@ -102,17 +111,19 @@ def test_handles_go_stale_and_slots_are_reused(impl, kind):
     s = make(impl, kind)
     a = add(s, 1)
     b = add(s, 2)
-    assert (a, b) == (0, 1)  # generation 0, slots 0 and 1
+    cid = a >> 64  # the container's id, above the generation and the slot
+    assert cid > 0 and (a, b) == (cid << 64 | 0, cid << 64 | 1)  # generation 0, slots 0 and 1
     drop(s, a)
     assert a not in s and b in s
     c = add(s, 3)
-    assert c == (1 << SLOT_BITS) | 0  # slot 0 again, next generation
+    assert c == (cid << 64) | (1 << SLOT_BITS) | 0  # slot 0 again, next generation
     assert a not in s and c in s
     s._check()
 
 
 @pytest.mark.parametrize("kind", ["Heap", "TimingWheel"])
-@pytest.mark.parametrize("handle", [-1, 2**64, 2**64 + 1, -(2**64), 2**200, 1 << SLOT_BITS, 5])
+@pytest.mark.parametrize("handle", [-1, 2**64, 2**64 + 1, -(2**64), 2**128, 2**128 + 1, 2**200,
+                                    1 << SLOT_BITS, 5, 0])
 def test_unknown_handles_are_refused_alike(impl, kind, handle):
     s = make(impl, kind)
     add(s, 1)
@@ -128,8 +139,9 @@ def test_slot_at_the_generation_limit_is_retired(impl, kind):
     state[gi], state[gi + 1] = [GEN_LIMIT - 1], [0]
     s.__setstate__(tuple(state))
     h = add(s, 1)
-    assert h == 1  # slot 0 retired on the way, slot 1 made afresh
-    assert s.__getstate__()[gi] == [GEN_LIMIT, 0]
+    cid = h >> 64  # the loaded container's own id
+    assert h & LOCAL == 1  # slot 0 retired on the way, slot 1 made afresh
+    assert s.__getstate__()[gi] == [cid << GEN_BITS | GEN_LIMIT, cid << GEN_BITS]
     s._check()
 
 
@@ -149,7 +161,7 @@ def test_an_emptied_big_table_starts_a_new_epoch(impl, kind):
         s.drain()
     epoch = s.__getstate__()[2 if kind == "Heap" else 7]
     assert epoch == 2
-    assert add(s, 5) == 2 << SLOT_BITS
+    assert add(s, 5) == (handles[0] >> 64 << 64) | (2 << SLOT_BITS)
     assert all(h not in s for h in handles)
     s._check()
 
@@ -158,36 +170,50 @@ def test_an_emptied_big_table_starts_a_new_epoch(impl, kind):
 
 
 def test_table_take_release_find():
-    t = Handles()
+    t = Handles(7)
     assert [t.take("") for _ in range(3)] == [0, 1, 2]
     assert t.links == [LIVE] * 3
     t.release(1)
     t.release(0)
-    assert t.free_slots() == [0, 1] and t.find(0) == NIL and t.find(2) == 2
-    assert t.take("") == 0 and t.gens[0] == 1 and t.handle(0) == 1 << SLOT_BITS
-    assert t.find(1 << SLOT_BITS) == 0 and t.find(0) == NIL
+    base = 7 << 64
+    assert t.free_slots() == [0, 1] and t.find(base) == NIL and t.find(base | 2) == 2
+    assert t.find(2) == NIL  # slot 2 and generation 0, but no container id
+    assert t.take("") == 0 and t.gens[0] == 1 and t.handle(0) == base | 1 << SLOT_BITS
+    assert t.find(base | 1 << SLOT_BITS) == 0 and t.find(base) == NIL
+    assert t.find(8 << 64 | 1 << SLOT_BITS) == NIL  # another container's
     with pytest.raises(TypeError, match="handle must be an int, not 'float'"):
         t.find(0.0)
     assert t.find(True) == NIL  # an int subclass: its value, slot 1 is free
-    _handles.check_table(t.gens, t.links, t.free, t.epoch, {0, 2})
+    _handles.check_table(t.tags, t.links, t.free, t.epoch, {0, 2}, t.cid)
 
 
 def test_table_load_round_trips():
-    t = Handles.load([3, GEN_LIMIT, 4, 3], [2, 3], 3)
+    # ids 0 (a version 1 state) and 5 (a copied item) in the tags, loaded by 9
+    tags = [3, GEN_LIMIT, 4, 5 << GEN_BITS | 3]
+    t = Handles.load(tags, [2, 3], 3, 9)
     assert t.free_slots() == [2, 3] and t.links[0] == LIVE and t.links[1] == NIL
-    assert t.take("") == 2 and t.gens[2] == 5
-    _handles.check_table(t.gens, t.links, t.free, t.epoch, {0, 2})
+    assert t.find(3 << SLOT_BITS) == 0  # the copied handle still names its item
+    assert t.take("") == 2 and t.gens[2] == 5 and t.tags[2] == 9 << GEN_BITS | 5
+    assert t.take("") == 3 and t.tags[3] == 9 << GEN_BITS | 4  # ours from now on
+    _handles.check_table(t.tags, t.links, t.free, t.epoch, {0, 2, 3}, t.cid)
 
 
 def test_spent_only_for_big_tables_with_room_for_an_epoch():
-    t = Handles()
+    t = Handles(1)
     for _ in range(_handles.RESET_MIN_SLOTS):
         t.take("")
     assert t.spent() == NIL
     t.take("")
     assert t.spent() == 1
-    t.gens[0] = GEN_LIMIT // 2
+    t.handles[0] = (1 << GEN_BITS | GEN_LIMIT // 2) << SLOT_BITS
     assert t.spent() == NIL
+
+
+def test_container_ids_are_never_given_twice():
+    a, b = new_cid(), new_cid()
+    assert 0 < a < b
+    assert new_cid(above=b + 10) == b + 11  # past the ids of a loaded state
+    assert new_cid() == b + 12
 
 
 def test_state_checks_claim_each_slot_once():
@@ -199,5 +225,125 @@ def test_state_checks_claim_each_slot_once():
     assert not _handles.claim(owner, gens, 3) and not _handles.claim(owner, gens, True)
     assert not _handles.all_claimed(owner, gens)
     assert _handles.claim(owner, gens, 2) and _handles.all_claimed(owner, gens)
-    assert _handles.gens_valid([0, GEN_LIMIT], 0) and not _handles.gens_valid([1], 2)
-    assert not _handles.gens_valid([GEN_LIMIT + 1], 0)
+    assert _handles.tags_valid([0, GEN_LIMIT], 0) and not _handles.tags_valid([1], 2)
+    assert _handles.tags_valid([3 << GEN_BITS | GEN_LIMIT], 0)
+    assert not _handles.tags_valid([-1], 0) and not _handles.tags_valid([_handles.TAG_LIMIT], 0)
+
+
+# -- a handle names an item of the container that issued it, and of no other --------
+
+
+def fill_alike(impl, kind, n=20):
+    """A container fed ``n`` items, every third one taken out again: its handles."""
+    s = make(impl, kind)
+    handles = [add(s, i) for i in range(n)]
+    for h in handles[::3]:
+        drop(s, h)
+    handles += [add(s, 100 + i) for i in range(3)]  # slots reused: later generations
+    return s, handles
+
+
+def untouched(s):
+    return sorted(map(repr, s.__getstate__()[5 if type(s).__name__ == "Heap" else 10]))
+
+
+def refuse_all(s, handles):
+    """Every handle is refused by ``s`` the way a stale one is, and ``s`` stays as it was."""
+    before = untouched(s)
+    for h in handles:
+        assert h not in s
+        if type(s).__name__ == "Heap":
+            for call in (s.remove, s.priority, lambda h: s.update(h, -1)):
+                with pytest.raises(KeyError, match="stale or foreign handle"):
+                    call(h)
+        else:
+            assert s.cancel(h) is False
+    assert untouched(s) == before
+    s._check()
+
+
+@pytest.mark.parametrize("kind", ["Heap", "TimingWheel"])
+def test_another_container_s_handles_name_nothing_here(impl, kind):
+    # two containers fed alike hold their items in the same slots and
+    # generations; only the container id in a handle tells them apart
+    a, mine = fill_alike(impl, kind)
+    b, theirs = fill_alike(impl, kind)
+    assert [h & LOCAL for h in mine] == [h & LOCAL for h in theirs]
+    refuse_all(a, theirs)
+    refuse_all(b, mine)
+    live = [h for h in mine if h in a]
+    assert len(live) == len(a) == 16
+    for h in live:
+        drop(a, h)  # a's own handles still work, every one
+    assert len(a) == 0 and len(b) == 16
+
+
+@pytest.mark.parametrize("kind", ["Heap", "TimingWheel"])
+def test_a_dead_container_s_handles_name_nothing_in_a_new_one(impl, kind):
+    # ids are never given twice: a container made after another died is no heir
+    s, old = fill_alike(impl, kind)
+    del s
+    gc.collect()
+    new, _ = fill_alike(impl, kind)
+    refuse_all(new, old)
+
+
+def test_handles_do_not_cross_between_kinds_or_implementations(both):
+    # one id counter for every structure of both implementations
+    containers = []
+    for impl in both:
+        for kind in ("Heap", "TimingWheel"):
+            containers.append(fill_alike(impl, kind))
+    for i, (s, _) in enumerate(containers):
+        refuse_all(s, [h for j, (_, hs) in enumerate(containers) if j != i for h in hs])
+
+
+@pytest.mark.parametrize("kind", ["Heap", "TimingWheel"])
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_a_copy_keeps_the_old_handles_and_issues_its_own(impl, kind, how):
+    s, handles = fill_alike(impl, kind)
+    c = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+         "pickle": lambda x: pickle.loads(pickle.dumps(x))}[how](s)
+    live = [h for h in handles if h in s]
+    assert [h in c for h in handles] == [h in s for h in handles]
+    # both go on from the same slots and generations, under ids of their own
+    new_s = [add(s, 200 + i) for i in range(8)]
+    new_c = [add(c, 200 + i) for i in range(8)]
+    assert [h & LOCAL for h in new_s] == [h & LOCAL for h in new_c]
+    refuse_all(s, new_c)
+    refuse_all(c, new_s)
+    for h in live:  # an old handle takes out the item from each, separately
+        drop(c, h)
+        assert h not in c and h in s
+    s._check()
+    c._check()
+
+
+def test_the_stale_or_foreign_message_is_the_same_on_both(both):
+    messages = []
+    for impl in both:
+        h = impl.Heap()
+        gone = h.push(1, "x")
+        h.pop()
+        out = []
+        for handle in (gone & LOCAL, 12345, -1, 2**200):
+            with pytest.raises(KeyError) as info:
+                h.remove(handle)
+            out.append(info.value.args[0])
+        messages.append(out)
+        assert out[0] == (f"stale or foreign handle {gone & LOCAL}: its item has left this heap, "
+                          "or another container issued it")
+    assert messages[0] == messages[1]
+
+
+def test_container_ids_are_unique_across_threads():
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def take():
+        mine = [new_cid() for _ in range(2000)]
+        with lock:
+            got.extend(mine)
+
+    run_together([take] * 4, timeout=30)
+    assert len(set(got)) == len(got) == 8000

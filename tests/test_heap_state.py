@@ -7,7 +7,8 @@ import pickle
 
 import pytest
 
-from dq_core._handles import GEN_LIMIT
+from dq_core._handles import GEN_LIMIT, TAG_LIMIT
+from helpers import comparable_state, local_handle
 
 
 def sample(impl):
@@ -34,14 +35,15 @@ def with_entry(st, j, **changes):
     return with_field(st, 5, [tuple(e) for e in live])
 
 
-# state: (version, seq, epoch, gens, free, live); the sample has slots 0..4,
+# state: (version, seq, epoch, tags, free, live); the sample has slots 0..4,
 # free [3, 4], live [(1, 2.0, 1), (2, 2.0, 2), (0, 4.0, 0)]
 BAD_STATES = {
     "not a tuple": lambda st: None,
     "a string": lambda st: "abcdef",
     "too short": lambda st: st[:5],
     "too long": lambda st: st + (0,),
-    "version 2": lambda st: with_field(st, 0, 2),
+    "version 3": lambda st: with_field(st, 0, 3),
+    "version 1 with container ids": lambda st: with_field(st, 0, 1),
     "version True": lambda st: with_field(st, 0, True),
     "version '1'": lambda st: with_field(st, 0, "1"),
     "seq float": lambda st: with_field(st, 1, 5.0),
@@ -53,8 +55,9 @@ BAD_STATES = {
     "gens not a list": lambda st: with_field(st, 3, 5),
     "gen not an int": lambda st: with_field(st, 3, [0, 0, 0, "0", 0]),
     "gen bool": lambda st: with_field(st, 3, [0, 0, 0, True, 0]),
-    "gen beyond the limit": lambda st: with_field(st, 3, [0, 0, 0, GEN_LIMIT + 1, 0]),
-    "gen huge int": lambda st: with_field(st, 3, [0, 0, 0, 2**70, 0]),
+    "tag beyond the limit": lambda st: with_field(st, 3, [0, 0, 0, TAG_LIMIT, 0]),
+    "tag negative": lambda st: with_field(st, 3, [0, 0, 0, -1, 0]),
+    "tag huge int": lambda st: with_field(st, 3, [0, 0, 0, 2**200, 0]),
     "live slot at the limit": lambda st: with_field(st, 3, [GEN_LIMIT, 0, 0, 0, 0]),
     "free slot at the limit": lambda st: with_field(st, 3, [0, 0, 0, GEN_LIMIT, 0]),
     "free slot out of range": lambda st: with_field(st, 4, [3, 99]),
@@ -127,27 +130,72 @@ def test_bad_state_on_a_fresh_heap(both):
         assert h.pop_many(2000) == list(range(1000))
 
 
-@pytest.mark.parametrize("name", ["inf keys", "retired slot", "empty", "max values"])
+@pytest.mark.parametrize("name", ["inf keys", "retired slot", "empty", "max values", "version 1",
+                                  "far container ids"])
 def test_unusual_but_valid_states_load_alike(both, name):
-    st = (1, 10, 3, [3, 4, 5, GEN_LIMIT], [2], [(1, -float("inf"), 7, "a"), (0, float("inf"), 2, "b")])
+    cid = 5 << 32  # a container id in a tag
+    st = (2, 10, 3, [cid | 3, 4, cid | 5, GEN_LIMIT], [2],
+          [(1, -float("inf"), 7, "a"), (0, float("inf"), 2, "b")])
     if name == "retired slot":
-        st = (1, 5, 0, [GEN_LIMIT, 7], [], [(1, 1.5, 4, "x")])
+        st = (2, 5, 0, [cid | GEN_LIMIT, 7], [], [(1, 1.5, 4, "x")])
     elif name == "empty":
-        st = (1, 0, 0, [], [], [])
+        st = (2, 0, 0, [], [], [])
     elif name == "max values":
-        st = (1, 2**63 - 1, GEN_LIMIT - 1, [GEN_LIMIT - 1], [], [(0, 0.0, 2**63 - 2, "z")])
+        st = (2, 2**63 - 1, GEN_LIMIT - 1, [TAG_LIMIT - 2], [], [(0, 0.0, 2**63 - 2, "z")])
+    elif name == "version 1":  # bare generations: tags of container id 0
+        st = (1, 10, 3, [3, 4, 5, GEN_LIMIT], [2], [(1, 1.0, 7, "a"), (0, 2.0, 2, "b")])
+    elif name == "far container ids":  # made in another process: ids this one never gave
+        st = (2, 10, 0, [2**40 << 32 | 1, 2**39 << 32], [], [(0, 1.0, 7, "a"), (1, 2.0, 2, "b")])
     outcomes = []
     for impl in both:
         h = impl.Heap()
         h.push(1, "old")
         h.__setstate__(list(st))  # a list is accepted as well as a tuple
         h._check()
-        assert h.__getstate__() == st
-        trace = [h.push(0, "new"), h.push(0, "new2"), len(h), h.__getstate__()]
+        if name == "max values":  # a counter past SEQ_SPAN: numbered afresh, in pop order
+            assert h.__getstate__() == (2, 1) + st[2:5] + ([(0, 0.0, 0, "z")],)
+        else:
+            assert h.__getstate__() == (2,) + st[1:]
+        for slot, _, _, item in st[5]:  # the handles of the state's items name them
+            handle = st[3][slot] << 32 | slot
+            assert handle in h and h.priority(handle) == dict(
+                (e[3], e[1]) for e in st[5])[item]
+        new = [h.push(0, "new"), h.push(0, "new2")]
+        copied = {t >> 32 for t in st[3]}
+        assert all(n >> 64 not in copied and n not in impl.Heap() for n in new)  # an id of its own
+        trace = [[local_handle(n) for n in new], len(h),
+                 comparable_state(h.__getstate__(), 3, copied)]
         trace.append(h.pop_many(10))
         h._check()
         outcomes.append(trace)
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("how", ["push", "push_many", "update"])
+def test_sequence_numbers_run_out_alike_and_keep_fifo(both, how):
+    # The compiled core keeps a sequence number in 33 bits: at SEQ_SPAN both
+    # twins number the live items afresh, in pop order, and go on alike.
+    span = 2**33
+    st = (2, span - 2, 0, [0, 0, 0], [2], [(1, 1.0, span - 5, "b"), (0, 1.0, span - 3, "c")])
+    outcomes = []
+    for impl in both:
+        h = impl.Heap()
+        h.__setstate__(st)
+        if how == "push":
+            [h.push(1.0, x) for x in "def"]
+        elif how == "push_many":
+            h.push_many([1.0, 0.5, 1.0, 1.0], "dxef")
+        else:
+            h.update(st[3][0] << 32 | 0, 1.0)  # "c" goes behind its equals (id 0: version 1)
+            h.update(st[3][1] << 32 | 1, 1.0)  # and "b" behind it
+            h.push(1.0, "d")
+        h._check()
+        state = h.__getstate__()
+        assert state[1] < 10  # numbered afresh
+        outcomes.append((comparable_state(state, 3, {0}), h.pop_many(10)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] == {"push": list("bcdef"), "push_many": list("xbcdef"),
+                              "update": list("cbd")}[how]
 
 
 def test_setstate_replaces_a_nonempty_heap_and_drops_old_payloads_last(impl):
@@ -214,7 +262,10 @@ def test_pickle_round_trip_and_across_implementations_both_ways(both):
         other._check()
         assert type(other) is dst.Heap
         assert other.__getstate__() == st
-        assert other.push(0, "x") == h.push(0, "x")
+        mine, theirs = other.push(0, "x"), h.push(0, "x")
+        # the same slot and generation, each under its own container's id
+        assert local_handle(mine) == local_handle(theirs)
+        assert mine not in h and theirs not in other
         loaded = pickle.loads(pickle.dumps(h, protocol=pickle.HIGHEST_PROTOCOL))
         loaded._check()
         assert loaded.__getstate__() == h.__getstate__()

@@ -66,6 +66,59 @@ def test_missing_compiled_core_warns_with_the_reason():
     assert "DQ_CORE_NO_EXTENSIONS" in out.stderr
 
 
+def _unbuilt_checkout(tmp_path: Path) -> Path:
+    """A source checkout's layout whose compiled cores are not built: setup.py and dq_core/."""
+    import shutil
+
+    package = Path(dq_core.__file__).parent
+    shutil.copytree(package, tmp_path / "dq_core",
+                    ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "PURE_BUILD"))
+    (tmp_path / "setup.py").write_text("")
+    return tmp_path
+
+
+def _fallback_warning(cwd: Path, pythonpath: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("DQ_CORE_NO_EXTENSIONS", "PYTHONPATH")}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    code = ("import warnings\nwith warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n    import dq_core\n"
+            "print(dq_core.implementation, dq_core.__file__)\nprint(*[str(x.message) for x in w])")
+    # -S: no site-packages, so no editable install's finder that maps dq_core elsewhere
+    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=str(cwd), env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_an_unbuilt_source_checkout_says_what_to_run(tmp_path):
+    root = _unbuilt_checkout(tmp_path)
+    out = _fallback_warning(root, None)
+    assert out.startswith(f"python {root / 'dq_core' / '__init__.py'}"), out
+    assert f"this source tree ({root / 'dq_core'}) has no compiled cores built" in out
+    assert f"'pip install -e .' (or 'python setup.py build_ext --inplace') in {root}" in out
+    assert "or run Python from another directory" in out
+
+
+def test_a_source_checkout_built_for_other_sources_says_so(tmp_path):
+    root = _unbuilt_checkout(tmp_path)
+    (root / "dq_core" / "_heapcore.cpython-39-x86_64-linux-gnu.so").write_bytes(b"")  # another Python's
+    out = _fallback_warning(root, None)
+    assert out.startswith("python "), out
+    assert f"the compiled cores in this source tree ({root / 'dq_core'}) do not match its sources" in out
+    assert f"'pip install -e .' (or 'python setup.py build_ext --inplace') in {root}" in out
+
+
+def test_a_source_checkout_shadowing_an_installed_build_says_so(tmp_path):
+    compiled_or_skip()
+    installed = Path(dq_core.__file__).parent  # built: where the tests import dq_core from
+    root = _unbuilt_checkout(tmp_path)
+    out = _fallback_warning(root, str(installed.parent))
+    assert out.startswith("python "), out  # the checkout, first on sys.path, was imported
+    assert f"this source tree ({root / 'dq_core'}) shadows the installed build in {installed}" in out
+    assert f"'pip install -e .' (or 'python setup.py build_ext --inplace') in {root}" in out
+
+
 def test_deliberate_pure_python_does_not_warn():
     out = _import_with_blocked_core("1")
     assert out.returncode == 0, out.stderr
@@ -168,11 +221,32 @@ def test_test_matrix_in_workflow_covers_the_operating_systems():
 def test_bench_quick_runs_and_prints_a_table(capsys):
     from dq_core import bench
 
-    assert bench.main(["--quick"]) == 0
-    out = capsys.readouterr().out
+    readings = iter([0.5])  # quiet at the start, busy from then on
+    assert bench.main(["--quick"], read_load=lambda: next(readings, 9.0), cores=2) == 0
+    out, err = capsys.readouterr()
     assert "ratio" in out
-    for label, *_ in bench.rows(quick=True):
-        assert label in out
+    table = bench.rows(quick=True)
+    for row in table:
+        # what the baseline was, in words, not the workload's function name
+        assert f"{row.label} " in out and out.split(row.label, 1)[1].split("\n")[0].endswith(
+            f"x  {row.baseline}")
+        assert row.base.__name__ not in out
+        assert f"{row.label}: {row.baseline}" in err  # progress goes to stderr
+    assert f"[{len(table) + 1}/{len(table) + 1}] TimingWheel memory" in err
+    assert "[1/" not in out
+    assert out.rstrip().endswith("run again when the machine is quiet, or use perf/ (pyperf) for "
+                                 "careful numbers")
+    assert "load average (9.0) exceeded the 2 cores" in out
+
+
+def test_bench_says_when_the_ratios_are_unreliable():
+    from dq_core.benchmarks.table import overload_note
+
+    assert overload_note(None, 2) is None  # no load average (Windows)
+    assert overload_note(2.0, 2) is None
+    note = overload_note(2.5, 2)
+    assert note is not None and "load average (2.5) exceeded the 2 cores" in note
+    assert "ratios are unreliable" in note
 
 
 @pytest.mark.parametrize("script, args, expect", [
@@ -194,6 +268,22 @@ def test_examples_run(script, args, expect):
 def _needs_source_tree() -> None:
     if not (ROOT / "setup.py").is_file():
         pytest.skip("no source tree next to the tests")
+
+
+def test_changelog_has_the_keep_a_changelog_shape():
+    _needs_source_tree()
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    blocks = re.split(r"^## ", text, flags=re.M)[1:]
+    assert blocks and blocks[0].startswith("[Unreleased]\n"), "the first section is [Unreleased]"
+    kinds = ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")
+    for block in blocks:
+        title = block.splitlines()[0]
+        assert title == "[Unreleased]" or re.fullmatch(
+            r"\[\d+\.\d+\.\d+\] - (\d{4}-\d\d-\d\d|not yet released)", title), title
+        sections = re.findall(r"^### (.+)$", block, flags=re.M)
+        assert sections, f"{title}: no Added / Changed / Fixed / Removed section"
+        assert set(sections) <= set(kinds) and len(sections) == len(set(sections)), (title, sections)
+        assert [k for k in kinds if k in sections] == sections, f"{title}: sections out of order"
 
 
 def test_licence_is_in_the_metadata():

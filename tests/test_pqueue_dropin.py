@@ -278,22 +278,32 @@ def test_copy_and_pickle_are_refused(impl, dup):
     assert q.get_nowait() == (1, "a")  # untouched
 
 
-@pytest.mark.parametrize("call", ["put", "put_nowait", "put-block-timeout", "full"])
-def test_a_maxsize_that_is_no_number_fails_as_the_stdlib_s_in_both(both, call):
-    # The stdlib accepts any maxsize and fails at the first comparison:
-    # both implementations fail there with its message.
-    def attempt(cls):
-        q = cls(maxsize="10")
-        try:
-            {"put": lambda: q.put(1), "put_nowait": lambda: q.put_nowait(1),
-             "put-block-timeout": lambda: q.put(1, timeout=1), "full": q.full}[call]()
-        except TypeError as exc:
-            return str(exc)
-        return "no error"
+@pytest.mark.parametrize("bad", ["10", None, 1j, [1]])
+def test_a_maxsize_that_is_no_number_is_refused_with_one_message_everywhere(impl, bad):
+    # The stdlib accepts any maxsize and fails at the first put, with
+    # "'>' not supported between instances of 'str' and 'int'"; every dq_core
+    # queue refuses it at once, in the same words, and the setter too.
+    message = f"^maxsize must be an int, not {type(bad).__name__!r}$"
+    for make in (impl.PriorityQueue, impl.DelayQueue, impl.aio.PriorityQueue, impl.aio.DelayQueue):
+        with pytest.raises(TypeError, match=message):
+            make(maxsize=bad)
+    for q in (impl.PriorityQueue(3), impl.DelayQueue(3)):
+        with pytest.raises(TypeError, match=message):
+            q.maxsize = bad
+        assert q.maxsize == 3  # left as it was
 
-    c, py = both
-    expected = attempt(queue.PriorityQueue)
-    assert attempt(c.PriorityQueue) == attempt(py.PriorityQueue) == expected
+
+def test_a_maxsize_that_is_a_number_is_kept_as_the_stdlib_keeps_it(impl):
+    for value, room in ((2.5, 3), (True, 1), (-1, None), (0, None)):
+        ours, ref = impl.PriorityQueue(value), queue.PriorityQueue(value)
+        assert ours.maxsize is value and ref.maxsize is value
+        for i in range(room or 5):
+            ours.put_nowait(i)
+            ref.put_nowait(i)
+        assert ours.full() == ref.full() == (room is not None)
+        q = impl.PriorityQueue()
+        q.maxsize = value
+        assert q.maxsize is value
 
 
 def test_item_heap_refuses_pickle_in_both(impl):

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dq_core
+from helpers import bounded
 
 HAS_STDLIB_SHUTDOWN = hasattr(queue.Queue, "shutdown")
 
@@ -266,6 +267,52 @@ def test_join_waits_for_task_done(impl):
     t.join(5)
 
 
+REFUSED = "^the queue is shut down: it takes no more items$"
+DRAINED = "^the queue is shut down and holds no more items$"
+
+
+@pytest.mark.parametrize("kind", ["PriorityQueue", "DelayQueue"])
+def test_shut_down_says_so(impl, kind):
+    # The standard library raises ShutDown with no message at all.
+    q = getattr(impl, kind)(maxsize=1)
+    q.put((1, "a"))
+    outcome = []
+
+    def blocked(fn):
+        try:
+            fn()
+        except dq_core.ShutDown as exc:
+            outcome.append(str(exc))
+
+    t = start(blocked, lambda: q.put((2, "b")))  # waits for room until the shutdown
+    end = time.monotonic() + 10
+    while not q._putters:
+        assert time.monotonic() < end, "the put never waited"
+        time.sleep(0.001)
+    q.shutdown()
+    t.join(5)
+    assert outcome == ["the queue is shut down: it takes no more items"]
+    for put in (lambda: q.put((3, "c")), lambda: q.put((3, "c"), block=False),
+                lambda: q.put_nowait((3, "c")) if kind == "PriorityQueue" else q.put((3, "c"), 0),
+                lambda: q.put_many([(3, "c")]) if kind == "PriorityQueue" else q.put_at((3, "c"), 0)):
+        with pytest.raises(dq_core.ShutDown, match=REFUSED):
+            put()
+    assert q.get_nowait() == (1, "a")  # a plain shutdown lets what is held out
+    for get in (q.get_nowait, lambda: q.get(timeout=5), lambda: q.get(block=False), q.get_many):
+        with pytest.raises(dq_core.ShutDown, match=DRAINED):
+            get()
+
+    q = getattr(impl, kind)()
+    t = start(blocked, q.get)  # waits for an item until the shutdown
+    end = time.monotonic() + 10
+    while not q._getters:
+        assert time.monotonic() < end, "the get never waited"
+        time.sleep(0.001)
+    q.shutdown(immediate=True)
+    t.join(5)
+    assert outcome[1:] == ["the queue is shut down and holds no more items"]
+
+
 @pytest.mark.parametrize("immediate", [False, True])
 def test_shutdown_wakes_blocked_getters_and_putters(impl, immediate):
     q = impl.PriorityQueue(1)
@@ -363,7 +410,7 @@ def test_comparison_that_reenters_the_queue(impl):
 
     q.put(Meddler(2))
     with pytest.raises(RuntimeError, match="re-entered"):
-        q.put(Meddler(1))
+        bounded(lambda: q.put(Meddler(1)))  # a deadlock fails in seconds
     assert seen and q.qsize() == 1
     q2 = q.get()
     assert q2.key == 2

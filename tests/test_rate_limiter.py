@@ -82,13 +82,43 @@ def test_bad_token_counts():
 
 def test_acquire_returns_false_at_once_when_the_wait_exceeds_timeout():
     clock = Clock()
-    lim = RateLimiter(1, clock=clock)
+    lim = RateLimiter(0.05, clock=clock)  # a token every 20 s
     assert lim.acquire()
-    t0 = time.monotonic()
-    assert lim.acquire(timeout=0.5) is False  # would need 1 s
-    assert time.monotonic() - t0 < 0.4
-    clock.now = 1.0
+    # It returns at once: a waiting acquire would sleep the 10 s timeout
+    # (the fake clock never moves), so the join below would find it alive.
+    result = []
+    t = threading.Thread(target=lambda: result.append(lim.acquire(timeout=10)), daemon=True)
+    t.start()
+    t.join(5)
+    assert result == [False]  # would need 20 s, more than the 10 s allowed
+    clock.now = 20.0
     assert lim.acquire(timeout=0)
+
+
+def test_acquire_timeout_counts_the_tokens_of_the_waiters_ahead(monkeypatch):
+    from dq_core import _waiting
+
+    monkeypatch.setattr(_waiting, "MAX_WAIT", 0.01)  # waiters re-read the fake clock often
+    clock = Clock()
+    lim = RateLimiter(1, burst=5, clock=clock)
+    assert lim.acquire(5)  # empty now; a token a second
+    ahead = threading.Thread(target=lim.acquire, args=(5,), daemon=True)  # 5 s of tokens
+    ahead.start()
+    end = time.monotonic() + 10
+    while not lim._line:
+        assert time.monotonic() < end, "the first waiter never queued"
+        time.sleep(0.001)
+    # Alone, 1 token would come within 3 s; behind the 5 s of the waiter
+    # ahead, it takes 6: refused at once (a wait would outlast the join).
+    result = []
+    late = threading.Thread(target=lambda: result.append(lim.acquire(1, timeout=3)), daemon=True)
+    late.start()
+    late.join(5)
+    assert result == [False]
+    clock.now = 5.0
+    ahead.join(5)
+    assert not ahead.is_alive()
+    assert not lim.try_acquire()  # the waiter ahead took the five
 
 
 def test_acquire_waits_in_real_time_and_serves_in_arrival_order():

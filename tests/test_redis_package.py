@@ -49,3 +49,14 @@ def test_the_sdist_and_the_wheel_built_from_it_carry_every_lua_file(tmp_path):
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
     assert wanted - names == set(), "the wheel lacks some"
+
+
+def test_without_redis_py_the_import_names_the_extra():
+    # sys.modules["redis"] = None: "import redis" fails as if it were not installed
+    code = ("import sys; sys.modules['redis'] = None\n"
+            "try:\n    import dq_core.redis\n"
+            "except ModuleNotFoundError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("dq_core.redis needs redis-py, which the 'redis' extra "
+                                  'installs: pip install "dq_core[redis]"')

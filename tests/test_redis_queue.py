@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Coroutine, Iterator
 
 import pytest
-import redis
 import redis.asyncio as aredis
 
 from dq_core.redis import AsyncRedisDelayQueue, Job, RedisDelayQueue
+from redis_queues import keep_alive, subscribed
 from redis_server import RedisServer, own_server, redis_server  # noqa: F401 (fixtures)
 
 CONSUMER = str(Path(__file__).with_name("redis_consumer.py"))
@@ -324,6 +324,41 @@ def test_nack_with_backoff_then_dead_after_max_attempts(kind, redis_server):
     run(scenario())
 
 
+def test_a_nack_wakes_a_waiting_get(kind, redis_server):
+    # another consumer gives its job back, due again 0.2 s later: a get waiting
+    # in this process is told at once, and gets it then
+    async def scenario():
+        async with opened(kind, redis_server) as q:
+            other = RedisDelayQueue(q.name, redis_server.client())
+            await subscribed(q.queue)  # waiting, idle
+            other.put(b"x")
+            job = other.get(timeout=0)
+            timer = threading.Timer(0.2, other.nack, (job, 0.2))
+            timer.start()
+            got = await q.get(timeout=3)
+            timer.join()
+            assert got is not None and (got.id, got.attempts) == (job.id, 2)
+            assert q.server_time() - got.deadline < 1.0
+            assert await q.ack(got)
+            other.close()
+    run(scenario())
+
+
+def test_dead_max_trims_at_each_death(kind, redis_server):
+    async def scenario():
+        async with opened(kind, redis_server, max_attempts=1, dead_max=2) as q:
+            deaths = []
+            for i in range(3):
+                deaths.append(await q.put(b"%d" % i))
+                assert await q.nack(await q.get(0))
+                # right after the death, before any other call runs a script
+                assert redis_server.client().zcard(q.queue.keys[4]) == min(i + 1, 2)
+            assert [j.id for j in await q.dead()] == deaths[1:]  # the oldest went
+            assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 2}
+            assert redis_server.client().hlen(q.queue.keys[2]) == 2  # its payload too
+    run(scenario())
+
+
 def test_lease_ending_past_max_attempts_goes_dead(kind, redis_server):
     async def scenario():
         async with opened(kind, redis_server, lease=0.4, max_attempts=1) as q:
@@ -446,11 +481,14 @@ def test_waiting_get_woken_from_another_thread_is_not_late(redis_server):
     worker.join(30)
     assert not worker.is_alive() and len(lateness) == 40
     assert min(lateness) >= 0.0
-    assert sorted(lateness)[20] < 0.05  # generous; perf/bench_redis.py measures it
+    # woken when due, not by a waiter standing by (2 to 3 s later): generous
+    # enough for a machine whose cores are busy; perf/bench_redis.py measures it
+    assert sorted(lateness)[20] < 0.5
     q.close()
 
 
 # ---------------------------------------------------------------- the server goes away
+# (its outages, ridden out: test_redis_outage.py)
 
 def test_server_restart_with_aof_loses_nothing(kind, own_server):
     async def scenario():
@@ -474,39 +512,6 @@ def test_server_restart_with_aof_loses_nothing(kind, own_server):
             assert sorted(j.id for j in jobs) == sorted(due[101:] + later)
             assert await q.ack_many(jobs) == [True] * 499
             assert await q.qsize() == 1
-    run(scenario())
-
-
-def test_server_down_for_a_second_then_the_same_object_works(kind, own_server):
-    async def scenario():
-        async with opened(kind, own_server) as q:
-            await q.put(b"before")
-            own_server.shutdown()
-            with pytest.raises(redis.ConnectionError):
-                await q.put(b"lost?")
-            with pytest.raises(redis.ConnectionError):
-                await q.get(timeout=1)
-            await asyncio.sleep(1.0)
-            own_server.start()
-            assert [j.payload for j in await q.get_many(10)] == [b"before"]  # and not "lost?"
-            await q.put(b"after", 0.1)
-            assert (await q.get(timeout=5)).payload == b"after"
-    run(scenario())
-
-
-def test_a_waiting_get_raises_when_the_server_goes_down(kind, own_server):
-    async def scenario():
-        async with opened(kind, own_server) as q:
-            await q.put(b"x", 60)
-            stopper = threading.Timer(0.3, own_server.kill)
-            stopper.start()
-            try:
-                with pytest.raises(redis.ConnectionError):
-                    await q.get(timeout=10)
-            finally:
-                stopper.join()
-            own_server.start()  # AOF fsync always: the put survived even a kill
-            assert await q.stats() == {"delayed": 1, "due": 0, "leased": 0, "dead": 0}
     run(scenario())
 
 
@@ -744,13 +749,7 @@ def test_keep_alive_extends_the_lease_while_the_handler_runs(kind, redis_server)
         async with opened(kind, redis_server, lease=0.3) as q:
             await q.put(b"long")
             job = await q.get(0)
-            if kind == "sync":
-                with q.queue.keep_alive(job) as lost:
-                    await asyncio.sleep(1.0)
-            else:
-                async with q.queue.keep_alive(job) as lost:
-                    await asyncio.sleep(1.0)
-            assert not lost.is_set()
+            assert not await keep_alive(q.queue, job, 1.0)  # the lease kept, not lost
             assert await q.get(0) is None  # never due again meanwhile
             assert await q.ack(job)
     run(scenario())

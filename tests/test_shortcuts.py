@@ -47,13 +47,13 @@ def expected() -> dict[str, dict[str, bool]]:
         },
         "_aiotimercore": {"context_snapshot": on, "untrack_pending": on},
         "_delaycore": {"monotonic_clock_gettime": monotonic},
-        "_heapcore": {"method_descr": on, "list_append": on},
+        "_heapcore": {"method_descr": on, "list_append": on, "long_digits": on},
         "_itemheapcore": {"list_hole": on},
         "_lockcore": {},
         "_queuecore": {},
         "_ringcore": {},
         "_ttldictcore": {},
-        "_wheelcore": {"list_append": on, "monotonic_clock_gettime": monotonic},
+        "_wheelcore": {"list_append": on, "long_digits": on, "monotonic_clock_gettime": monotonic},
     }
 
 

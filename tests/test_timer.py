@@ -277,6 +277,27 @@ def test_a_dropped_timer_goes_once_its_callbacks_are_cancelled(impl):
     assert not thread.is_alive()
 
 
+def test_a_dropped_timer_runs_the_callbacks_already_due_when_another_is_cancelled(impl):
+    # Taken from the wheel, "second" waits its turn while "first" runs; the
+    # wheel is empty once "far" is cancelled, but the Timer must stay (its
+    # thread holds it) until "second" has run.
+    go, started, second = threading.Event(), threading.Event(), threading.Event()
+    t = impl.Timer(tick=0.001)
+    when = time.monotonic() + 0.01
+    t.call_at(when, lambda: (started.set(), go.wait(SOON)))
+    h2 = t.call_at(when, second.set)
+    far = t.call_later(3600, print)
+    ref = weakref.ref(t)
+    del t
+    assert started.wait(SOON)
+    assert h2._state == "due"  # in the thread's batch, not in the wheel
+    assert far.cancel()
+    gc.collect()
+    assert ref() is not None, "dropped with a callback still due"
+    go.set()
+    assert second.wait(SOON), "the callback already due never ran"
+
+
 def test_a_stopped_timer_is_not_kept(impl):
     t = impl.Timer(tick=0.01)
     h = t.call_later(3600, print)

@@ -2,10 +2,11 @@
 
 For each public class of ``dq_core`` and ``dq_core.aio``: the class's
 signature (``inspect.signature(cls)``), and for each method both twins
-have, its signature without annotations (compiled text signatures hold
-none) and its docstring.  A compiled ``__init__`` is a slot wrapper whose
-signature says ``(self, /, *args, **kwargs)``: the class's own signature is
-the one to compare, and it is.
+have, its signature, annotations included (a compiled text signature holds
+none, so the pure twins' run-time signatures carry none either:
+``dq_core._signature.strip_annotations``), and its docstring.  A compiled
+``__init__`` is a slot wrapper whose signature says ``(self, /, *args,
+**kwargs)``: the class's own signature is the one to compare, and it is.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import inspect
 
 import pytest
-
-from helpers import bare
 
 from dq_core._assemble import AioClasses, Classes
 
@@ -24,7 +23,7 @@ DUNDERS = ("__len__", "__contains__", "__getitem__", "__iter__", "__bool__", "__
 
 def _signature(obj: object) -> str:
     try:
-        return bare(inspect.signature(obj))
+        return str(inspect.signature(obj))
     except (TypeError, ValueError) as exc:
         return f"<no signature: {type(exc).__name__}>"
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from clocks import FakeClock
 import dq_core
-from helpers import traced_growth
+from helpers import LOCAL, comparable_state, traced_growth
 
 
 def _filled(m, clock=None):
@@ -61,12 +61,17 @@ def test_pickle_roundtrip_and_across_implementations(both):
             other._check()
             assert other.__getstate__() == state
             assert [h in other for h in hs] == [h in w for h in hs]
-            assert other.schedule("new", 3) == w.schedule("new", 3)
+            mine, theirs = other.schedule("new", 3), w.schedule("new", 3)
+            # the same slot and generation, each under its own container's id
+            assert mine & LOCAL == theirs & LOCAL and mine not in w and theirs not in other
             assert other.cancel(hs[0]) and w.cancel(hs[0])
             loaded = pickle.loads(pickle.dumps(w))
             loaded._check()
             assert type(loaded) is dq_core.TimingWheel
-            assert loaded.__getstate__() == w.__getstate__() == other.__getstate__()
+            assert loaded.__getstate__() == w.__getstate__()
+            # alike but for the ids in the tags: w and other issued "new" each under its own
+            gens = [comparable_state(x.__getstate__(), 8, ()) for x in (w, other)]
+            assert gens[0] == gens[1]
             assert loaded.advance(1e301) == other.advance(1e301) == w.advance(1e301)
 
 
@@ -102,7 +107,8 @@ def _corruptions(state):
     slot, t, _, item = live[wheel]
     yield "not a tuple", 5, ValueError
     yield "short", tuple(s[:-1]), ValueError
-    yield "version", with_(0, 2), ValueError
+    yield "version", with_(0, 3), ValueError
+    yield "version 1 with container ids", with_(0, 1), ValueError
     yield "version type", with_(0, 1.0), ValueError
     yield "clock", with_(3, 5), TypeError
     for i, bad in [(1, -0.5), (1, math.nan), (1, math.inf), (1, 1), (2, 3), (2, 2**17), (2, 4.0),
@@ -111,8 +117,9 @@ def _corruptions(state):
                    (9, "free"), (10, None)]:
         yield f"field {i} = {bad!r}", with_(i, bad), ValueError
     yield "gen type", with_(8, gens[:-1] + ["x"]), ValueError
-    yield "gen too big", with_(8, [0xFFFFFFFF + 1] * len(gens)), ValueError
-    yield "gen below epoch", with_(7, max(gens) + 1), ValueError
+    yield "tag too big", with_(8, [1 << 96] * len(gens)), ValueError
+    yield "tag negative", with_(8, [-1] * len(gens)), ValueError
+    yield "gen below epoch", with_(7, max(g & 0xFFFFFFFF for g in gens) + 1), ValueError
     yield "slot retired", with_(8, [0xFFFFFFFF] + gens[1:]), ValueError
     yield "slot missing", with_(8, gens + [0]), ValueError
     yield "free out of range", with_(9, free + [len(gens)]), ValueError

@@ -29,6 +29,7 @@ from .._aiowaiting import (
     LOOP_CLOSED, WANT_ITEM, WANT_ROOM, QueueShutDown, delay_get, wakeup_all, wakeup_next,
 )
 from .._convert import to_count, to_real
+from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from ._base import LoopBound, park
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class DelayQueue(LoopBound, _Core[T]):
         took = False
         while 0 < self._maxsize <= len(self._heap):
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             if self._must_look(WANT_ROOM, took):
                 took = True
                 self._take_calls()  # a thread's cancel may make room, its shutdown end the wait
@@ -214,7 +215,7 @@ class DelayQueue(LoopBound, _Core[T]):
         now = loop.time()
         heap = self._heap
         if self._is_shutdown and not heap:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         out: list[T] = []
         while heap and (limit is None or len(out) < limit) and heap.peekitem()[0] <= now:
             out.append(heap.pop())

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from .._aiowaiting import QueueShutDown, queue_get, wakeup_all, wakeup_next
 from .._convert import to_count
+from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from .._final import refuse_storage_hooks
 from ._base import LoopBound, park
 
@@ -110,7 +111,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         # put() once the queue was full: asyncio's wait for a free slot
         while self.full():
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_PUT)
             await park(self._get_loop(), self._putters, self._has_room)
         return self.put_nowait(item)
 
@@ -123,7 +124,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         """
         batch = list(items)
         if self._is_shutdown:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_PUT)
         if not batch:
             return
         if 0 < self._maxsize <= sys.maxsize:
@@ -170,7 +171,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         # get() once the queue was empty: asyncio's wait for an item
         while self.empty():
             if self._is_shutdown:
-                raise QueueShutDown
+                raise QueueShutDown(SHUTDOWN_GET)
             loop = self._get_loop()
             # the next put_threadsafe wakes the loop, unless one came meanwhile
             if self._inbox.listen():
@@ -194,7 +195,7 @@ class PriorityQueue(LoopBound, _Core[T]):
         if self._inbox.items:
             self._take_in()
         if self._is_shutdown and not heap:
-            raise QueueShutDown
+            raise QueueShutDown(SHUTDOWN_GET)
         k = len(heap) if limit is None else min(limit, len(heap))
         out: list[T] = []
         pop = self._heap.pop
@@ -302,7 +303,7 @@ def _put_nowait_asking_full(self: Any, item: Any) -> None:
     the queue has been shut down.
     """
     if self._is_shutdown:
-        raise QueueShutDown
+        raise QueueShutDown(SHUTDOWN_PUT)
     self._push_bounded(item, self.full)
     self._unfinished_tasks += 1
     if self._getters:

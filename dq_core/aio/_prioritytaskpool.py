@@ -169,17 +169,22 @@ class PriorityTaskPool(LoopBound):
 
         The Future is what a Task would be to the caller: cancelling it before
         the start removes the coroutine (closed, never run), after it cancels
-        the task running it.  O(log n).  Raises ``RuntimeError`` (and closes
-        ``coro``) once the pool is closed.
+        the task running it.  O(log n).  Raises ``RuntimeError`` once the
+        pool is closed; a coroutine refused, for that or a bad ``priority``,
+        is closed (it will never run, and Python does not warn that it was
+        never awaited).
         """
-        p = priority if type(priority) is float and priority == priority else to_real(
-            priority, "priority")
         if not asyncio.iscoroutine(coro):
             raise TypeError(f"coro must be a coroutine, not {type(coro).__name__!r}")
-        loop = self._get_loop()
-        if self._closed:
+        try:
+            p = priority if type(priority) is float and priority == priority else to_real(
+                priority, "priority")
+            loop = self._get_loop()
+            if self._closed:
+                raise RuntimeError("cannot submit to a closed PriorityTaskPool")
+        except BaseException:
             coro.close()
-            raise RuntimeError("cannot submit to a closed PriorityTaskPool")
+            raise
         future: PoolFuture[R] = PoolFuture(self, coro, loop=loop)
         future._handle = self._pending.push(p, future)
         self._unfinished += 1

@@ -18,32 +18,48 @@ Design, in the discipline of the Redis queue libraries that got it right:
   sequence number followed by the job id, so equal deadlines come out
   first-in first-out.  Claimed jobs move to a second sorted set scored by the
   end of their lease, and their state (one hash field per job) becomes a
-  lease string with a fresh token from the same sequence: an ``ack`` from a
-  consumer whose lease ended finds another string (or none) and returns
-  False, so a job never has two live leases.
-- A waiting ``get`` subscribes to the queue's pub/sub channel *before* it
-  looks for a due job, then sleeps on that socket until the earliest
-  deadline (or lease end) the script reported, timed on the client; a
-  script that makes an earlier job due publishes on the channel.  Pub/sub
-  rather than a notification list with BLPOP: every waiter learns of a new
-  head at once (a list wakes one waiter and must be trimmed when nobody
-  waits), nothing accumulates when nobody listens, and the sleep itself is
-  a ``select`` on the client with sub-millisecond precision, where Redis's
-  own blocking timeouts follow its event loop's clock.
+  lease string whose token is random: the claiming call's random nonce and
+  the job's place in its reply (not the sequence number), so tokens are never
+  reused, whatever happens to the keys.  An ``ack`` from a consumer whose
+  lease ended finds another string (or none) and returns False, so a job
+  never has two live leases.
+- A waiting ``get`` subscribes to the queue's pub/sub channel (and to its
+  own) *before* it looks for a due job, then sleeps on that socket until it
+  is told to look, timed on the client.  A script that makes a job due
+  names the one waiter that looks for it (an idle one for a job due now,
+  the "watcher" for a job due later), so a job costs one look however many
+  processes wait; the others stand by and look only if that one is not
+  heard from.  Pub/sub rather than a notification list with BLPOP: nothing
+  accumulates when nobody listens, and the sleep itself is a ``select`` on
+  the client with sub-millisecond precision, where Redis's own blocking
+  timeouts follow its event loop's clock.  A silent subscription is pinged:
+  a half-open one is replaced.
+- A lost connection is ridden out: a waiting ``get`` until its timeout, the
+  other calls for ``retry_for`` seconds (then :class:`Unavailable`); a
+  retried call carries the same nonce, so it acts once.
 
 The package, one job per module: ``lua/`` the scripts (``_scripts`` reads
-them), ``_serializer`` the payloads' bytes, ``_job`` the Job, ``_protocol``
+them), ``_serializer`` the payloads' bytes, ``_job`` the Job, ``_errors``
+Unavailable, ``_wakeups`` what a waiter knows of the wake-ups, ``_protocol``
 the protocol written once as generators of steps (run a script, subscribe,
 wait) and the driver that carries them out, ``_sync`` and ``_asyncio`` the
 two faces, which only supply their I/O (a script call, a subscription) as
 coroutines.
 """
 
+try:
+    import redis as _redis  # noqa: F401
+except ImportError as exc:  # pragma: no cover - tested in a subprocess
+    raise ModuleNotFoundError(
+        "dq_core.redis needs redis-py, which the 'redis' extra installs: "
+        'pip install "dq_core[redis]"', name=exc.name, path=exc.path) from exc
+
 from ._asyncio import AsyncRedisDelayQueue
+from ._errors import Unavailable
 from ._job import Job
 from ._protocol import IfExists
 from ._scripts import SOURCES
 from ._serializer import Payload, Serializer
 from ._sync import RedisDelayQueue
 
-__all__ = ["AsyncRedisDelayQueue", "Job", "RedisDelayQueue", "Serializer"]
+__all__ = ["AsyncRedisDelayQueue", "Job", "RedisDelayQueue", "Serializer", "Unavailable"]

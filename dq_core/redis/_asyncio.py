@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator, Deque, Iterable, List, Optional, TypeVar,
 import redis.asyncio as _aredis
 
 from ._job import Job
-from ._protocol import _LOST_REPLY, _TICKET_MS, IfExists, _Protocol, _PubSub
+from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Protocol, _PubSub
 from ._serializer import Payload, Serializer
 
 T = TypeVar("T")
@@ -24,8 +24,11 @@ class _AsyncPubSub(_PubSub):
     async def message(self, timeout: float) -> Any:
         return await self.raw.get_message(timeout=timeout)
 
-    async def send_subscribe(self, channel: str) -> None:
-        await self.raw.subscribe(channel)
+    async def send_subscribe(self, channels: List[str]) -> None:
+        await self.raw.subscribe(*channels)
+
+    async def ping(self) -> None:
+        await self.raw.ping(_PING_DATA)
 
     async def close(self) -> None:
         await self.raw.aclose()
@@ -47,16 +50,16 @@ class _AsyncClusterPubSub(_AsyncPubSub):
         self.cluster = cluster
         self.node: Optional[_aredis.Redis] = None
 
-    async def send_subscribe(self, channel: str) -> None:
+    async def send_subscribe(self, channels: List[str]) -> None:
         await self.cluster.initialize()
-        where = self.cluster.get_node_from_key(channel)
+        where = self.cluster.get_node_from_key(channels[0])  # all in one slot
         if where is None:
-            raise _aredis.ConnectionError(f"no cluster node serves {channel!r}")
+            raise _aredis.ConnectionError(f"no cluster node serves {channels[0]!r}")
         pool = _aredis.ConnectionPool(connection_class=where.connection_class,
                                       **where.connection_kwargs)
         self.node = _aredis.Redis.from_pool(pool)  # closing it closes the pool
         self.raw = self.node.pubsub()
-        await self.raw.subscribe(channel)
+        await self.raw.subscribe(*channels)
 
     async def close(self) -> None:
         try:
@@ -123,7 +126,10 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     nothing: cancelled while it sleeps, it has claimed nothing; cancelled
     while its claim script runs, the jobs that script claimed come back
     when their lease ends, as from a consumer that died.  ``client`` is a
-    ``redis.asyncio.Redis`` or a ``redis.asyncio.RedisCluster``.
+    ``redis.asyncio.Redis`` (also one from
+    ``redis.asyncio.sentinel.Sentinel.master_for``) or a
+    ``redis.asyncio.RedisCluster``.  Outages are ridden out as
+    :class:`RedisDelayQueue` rides them out.
     """
 
     __slots__ = ()
@@ -134,34 +140,37 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
                  client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
 
     @overload
     def __init__(self: "AsyncRedisDelayQueue[T]", name: str,
                  client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
 
     def __init__(self, name: str, client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0,
                  max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max)
+                         dead_ttl, dead_max, retry_for)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return await self._scripts[op](keys=keys, args=args)
 
-    async def _eviction_policy(self) -> Any:
+    async def _config_get_policy(self) -> Any:
         return await self.client.config_get("maxmemory-policy")
 
-    async def _ticket(self, key: str) -> bool:
-        return bool(await self.client.set(key, self._me, nx=True, px=_TICKET_MS))
+    async def _info_memory(self) -> Any:
+        return await self.client.info("memory")
 
-    async def _ticket_holder(self, key: str) -> Any:
-        return await self.client.get(key)
+    async def _register(self, score: int) -> None:
+        await self.client.zadd(self.keys[7], {self._me: score})
+
+    async def _sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
     def _new_listener(self) -> "_Baton":
         return _Baton()
@@ -232,7 +241,9 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
             await asyncio.sleep(seconds)
             return True
 
-        task = asyncio.ensure_future(self._beat(pause, lambda: self.extend(job), lost.set))
+        task = asyncio.ensure_future(
+            self._beat(pause, lambda until: self._drive(self._extend_flow(job, None, until)),
+                       lost.set))
         try:
             yield lost
         finally:
@@ -277,6 +288,14 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
         await self._drive(self._run("clear"))
 
     async def aclose(self) -> None:
-        """Close the subscriptions kept for waiting; the queue stays usable."""
+        """Close the subscriptions kept for waiting; the queue stays usable.
+
+        As :meth:`RedisDelayQueue.close`, it takes the queue object out of
+        the idle waiters."""
         for pubsub in self._idle_subscriptions():
             await pubsub.close()
+        if self._unregistering():
+            try:
+                await self.client.zrem(self.keys[7], self._me)
+            except _aredis.RedisError:
+                pass  # the server is away: it drops this waiter when it names it

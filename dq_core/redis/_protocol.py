@@ -3,16 +3,23 @@ replies, the flows of steps each method takes, and the driver that carries
 a flow's steps out with the I/O a face supplies as coroutines.
 
 A flow is a generator: it yields a step (run a script, become the listener,
-subscribe, wait for a wake-up) and receives the step's outcome.  The driver
-(``_Protocol._carry_out``) is written once for both faces; the blocking
-face's coroutines never suspend, so it runs the driver to its end with one
-``send``.
+subscribe, register as idle, wait for a wake-up) and receives the step's
+outcome.  The driver (``_Protocol._carry_out``) is written once for both
+faces; the blocking face's coroutines never suspend (their sleeps block), so
+it runs the driver to its end with one ``send``.  The driver rides out a
+lost connection: a step that fails for one is sent again at once (a lost
+reply), then with backoff until the step's deadline (a waiting get's
+timeout; ``retry_for`` seconds for the others), then ``Unavailable`` is
+thrown into the flow.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import random
+import sys
 import threading
 import warnings
 from time import monotonic
@@ -27,9 +34,11 @@ from .._convert import to_count, to_real
 from .._pickling import Uncopyable
 from .._validate import check_timeout
 from .._waiting import MAX_WAIT
+from ._errors import Unavailable
 from ._job import Job
-from ._scripts import CHUNK, KEY_NAMES, READ_ONLY, SOURCES
+from ._scripts import CHUNK, KEY_NAMES, READ_ONLY, REPLAY_MS, SOURCES
 from ._serializer import Serializer, check_serializer, decode, encode
+from ._wakeups import Wakeups
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -47,13 +56,17 @@ _FAST_SECONDS = 1e9
 
 
 class _Run:
-    """Step: run the named script with these arguments; the flow gets its reply."""
+    """Step: run the named script with these arguments; the flow gets its reply.
 
-    __slots__ = ("op", "args")
+    Retried until ``until`` (monotonic; None: ``retry_for`` seconds after its
+    first failure), then ``Unavailable`` is thrown into the flow."""
 
-    def __init__(self, op: str, args: List[Any]) -> None:
+    __slots__ = ("op", "args", "until")
+
+    def __init__(self, op: str, args: List[Any], until: Optional[float] = None) -> None:
         self.op = op
         self.args = args
+        self.until = until
 
 
 class _Wait:
@@ -67,39 +80,66 @@ class _Wait:
 
 class _Listen:
     """Step: become the queue object's listener, waiting up to ``seconds`` for
-    the one before to leave, and hold its subscription (-> False: not in time)."""
+    the one before to leave, and hold its subscription (-> False: not in
+    time).  Subscribing is tried as _Subscribe does."""
 
-    __slots__ = ("seconds",)
+    __slots__ = ("seconds", "until")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, until: float) -> None:
         self.seconds = seconds
+        self.until = until
 
 
-#: What an idle subscription may raise once the server restarted.
-_IDLE_ERRORS = (_redis.ConnectionError, _redis.TimeoutError, OSError)
-#: What a script call may raise when its reply was lost: it is sent once more,
-#: with the same nonce, so that the script returns its first reply.
-_LOST_REPLY = (_redis.ConnectionError, _redis.TimeoutError)
-#: A waiting get looks again at least this often (seconds), whatever the
-#: subscription says: a half-open subscription costs at most this much delay.
-_RECHECK = 2.0
-#: How long a wake-up's ticket is kept (milliseconds): past any replay of its SET.
-_TICKET_MS = 10_000
+class _Subscribe:
+    """Step: the listener's subscription broke: subscribe anew, trying until
+    ``until`` but for a few seconds at most (_RESUBSCRIBE).  Not subscribed
+    by then, the listener looks (claims may work where subscriptions fail),
+    and its next wait tries again."""
+
+    __slots__ = ("until",)
+
+    def __init__(self, until: float) -> None:
+        self.until = until
+
+
+class _Register:
+    """Step: put the listener among the idle ones, trying until ``until``."""
+
+    __slots__ = ("until",)
+
+    def __init__(self, until: float) -> None:
+        self.until = until
+
+
+#: What a lost connection raises: a step that fails with one is retried
+#: (redis-py's AuthenticationError, a ConnectionError, is not: it never heals).
+_LOST = (_redis.ConnectionError, _redis.TimeoutError, OSError)
+#: After this many seconds without a message, a waiting listener pings its
+#: subscription; without an answer within _PONG seconds the subscription is
+#: dead (half-open: a NAT or load balancer forgot it) and is replaced.
+_PING_AFTER = 2.0
+_PONG = 1.0
+#: A SUBSCRIBE is confirmed within this many seconds, or the connection is replaced.
+_SUBSCRIBE_WAIT = 10.0
+#: How long a listener tries to subscribe before it looks for jobs meanwhile.
+_RESUBSCRIBE = 2.0
+#: A call retried longer than this after its first send gets a new nonce: the
+#: server keeps a reply for a replay REPLAY_MS, counted from when the call ran.
+_REPLAY_SAFE = REPLAY_MS / 1000 - 10.0
+#: Reconnection backoff (seconds): doubling from the first to the last, less up to a half at random.
+_BACKOFF = (0.05, 1.0)
 #: Jobs per put or claim script: each holds the server a few milliseconds at most.
 _BATCH = 500
+#: How long a call that does not wait retries a lost connection by default (seconds).
+RETRY_FOR = 10.0
 
-_SUBSCRIBE = "subscribe"  # step: the listener subscribes anew (its subscription broke)
-# what a wait tells the flow besides True (look) and False (broken): look as the
-# one listener that took a due time's ticket (and tell the others what is due
-# next), or leave the look to the listener that took it
-_WON = "won"
-_PASS = "pass"
 _TAKE_IDLE = "take idle"  # step: become the listener if free and subscribed already (-> bool)
 #: Wake-ups read from an idle subscription before it is cheaper to subscribe anew.
 _STALE = 64
-_Step = Union[_Run, _Wait, _Listen, str]
+_Step = Union[_Run, _Wait, _Listen, _Subscribe, _Register, str]
 _Flow = Generator[_Step, Any, T]
 _POLICY = ("max_attempts", "dead_ttl", "dead_max")
+_log = logging.getLogger("dq_core.redis")
 
 
 def _seconds(us: Any) -> float:
@@ -133,14 +173,13 @@ class _Protocol(Uncopyable, Generic[T, C]):
     steps out with the face's I/O (``_script``, ``_new_pubsub``)."""
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
-                 "channel", "keys", "_prefix", "_head", "_scripts", "_idle", "_idle_lock",
-                 "_pid", "_checked", "_listener", "_quiet", "_ticket_for", "_ticket_next", "_offset", "_seen",
-                 "_me")
+                 "retry_for", "channel", "keys", "_prefix", "_head", "_scripts", "_idle",
+                 "_idle_lock", "_pid", "_checked", "_listener", "_me", "_wake", "_down")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
     def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
                  serializer: Optional[Serializer[T]], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
         expected = self._client_class
         if not isinstance(client, expected):
             module = expected[0].__module__.split(".client")[0]
@@ -171,8 +210,13 @@ class _Protocol(Uncopyable, Generic[T, C]):
             dead_max = to_count(dead_max, "dead_max")
             if dead_max < 1:
                 raise ValueError("dead_max must be at least 1 (or None: no limit)")
+        retry_for = to_real(retry_for, "retry_for")
+        if not 0.0 <= retry_for <= _REPLAY_SAFE:
+            raise ValueError(f"retry_for must be from 0 to {_REPLAY_SAFE:g} seconds (a call "
+                             f"retried later could act twice), got {retry_for!r}")
         check_serializer(serializer)
         self.name, self.lease, self.serializer = name, lease, serializer
+        self.retry_for = retry_for
         # the policy as this client states it (None: the queue's stored one)
         self.max_attempts, self.dead_ttl, self.dead_max = max_attempts, dead_ttl, dead_max
         prefix = f"dq:{{{name}}}:"
@@ -186,25 +230,10 @@ class _Protocol(Uncopyable, Generic[T, C]):
         self._idle: List[_PubSub] = []  # subscriptions kept between two waits
         self._pid = os.getpid()  # whose they are: a forked child subscribes anew
         self._listener = self._new_listener()  # held by the one waiter that listens
-        # Until this monotonic time no job can be due, as a look made while
-        # subscribed found; any wake-up since resets it.  A waiter arriving
-        # while another listens then waits for it without a look of its own.
-        self._quiet = 0.0
-        # (time, ticket key) when _quiet is the due time a wake-up announced:
-        # then at that time only the listener (of all processes) that takes
-        # the ticket looks
-        self._ticket_for: Optional[Tuple[float, str]] = None
-        # the earliest due time announced after _quiet: what a listener that
-        # left a look to another waits for next
-        self._ticket_next: Optional[Tuple[float, str]] = None
-        # this process's monotonic clock minus the server's (as a look found it,
-        # taken when its reply came: a due time is then never reached early)
-        self._offset: Optional[float] = None
-        # the server's time (microseconds) of the latest look that left no job
-        # due: a wake-up published before it tells nothing new
-        self._seen = -1
-        self._me = os.urandom(8).hex()  # who takes a wake-up's ticket
+        self._me = os.urandom(8).hex()  # the listener's id (its own channel: channel:id)
+        self._wake = Wakeups(self._me)  # what the listener knows: when to look
         self._checked = False  # the server's eviction policy, looked at on first contact
+        self._down: Optional[float] = None  # since when the server is unreachable
         # the blocking face's threads share _idle; the asyncio face holds it
         # across no await, so the lock never blocks its loop
         self._idle_lock = threading.Lock()
@@ -212,6 +241,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
     def __repr__(self) -> str:
         extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("dead_ttl", "dead_max")
                         if getattr(self, k) is not None)
+        if self.retry_for != RETRY_FOR:
+            extra += f", retry_for={self.retry_for!r}"
         return (f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
                 f"max_attempts={self.max_attempts!r}{extra})")
 
@@ -235,19 +266,20 @@ class _Protocol(Uncopyable, Generic[T, C]):
         return _micros(to_real(delay, name), name)
 
     def _claimed(self, flat: List[Any]) -> Tuple[List[Job[T]], List[Any]]:
-        """The jobs of a claim's reply, and (id, lease, reason) for those that cannot run."""
-        datas = flat[3::5]
+        """The jobs of a claim's reply (after its three heads), and (id, lease,
+        reason) for those that cannot run."""
+        datas = flat[4::5]
         if self.serializer is None and None not in datas:
             try:  # in bulk; a payload that fails sends every job the long way
                 payloads = [d[1:].decode() if d[0] == 115 else d[1:] for d in datas]  # b"s"
-                deadlines = [float(d) / _US for d in flat[4::5]]
-                return list(map(Job, map(bytes.decode, flat[2::5]), payloads, deadlines,
-                                flat[5::5], map(bytes.decode, flat[6::5]))), []
+                deadlines = [float(d) / _US for d in flat[5::5]]
+                return list(map(Job, map(bytes.decode, flat[3::5]), payloads, deadlines,
+                                flat[6::5], map(bytes.decode, flat[7::5]))), []
             except Exception:
                 pass
         jobs: List[Job[T]] = []
         bad: List[Any] = []
-        for i in range(2, len(flat), 5):
+        for i in range(3, len(flat), 5):
             job_id, data, token = flat[i].decode(), flat[i + 1], flat[i + 4].decode()
             if data is None:  # a replayed claim whose payload went meanwhile
                 bad += (job_id, token, "payload missing")
@@ -340,69 +372,61 @@ class _Protocol(Uncopyable, Generic[T, C]):
             raise ValueError(f"max_items must be at least 1, got {max_items!r}")
         end = math.inf if timeout is None else monotonic() + check_timeout(timeout)
         lease = _micros(self.lease, "lease")
-        # One waiter per queue object listens (holds the subscription, looks
-        # on each wake-up); the others wait for it to leave, so a wake-up
-        # costs one claim per process, not one per waiter.  A subscription
-        # left by an earlier wait costs nothing to take: then the first look
-        # already counts, saving a round trip when it must wait.
-        listening = end > monotonic() and (yield _TAKE_IDLE)
         jobs: List[Job[T]] = []
-        look = not (end > monotonic() and monotonic() < self._quiet)
-        announce = ""  # '1': this look took a ticket, so it tells the others what is due next
-        while True:
-            if not look:
-                look = True
-                reply = [0, -1]  # as an empty look: no jobs, nothing to time
-            else:
-                # in scripts of _BATCH jobs at most, until enough or none left due
-                want = min(n - len(jobs), _BATCH)
-                reply = yield from self._run("claim", want, lease, announce)
-                came = monotonic()
-                announce = ""
-                now, wake = reply[0], reply[1]
-                self._offset = came - now / _US
-                if (wake < 0 or wake > now) and now > self._seen:
-                    self._seen = now  # nothing left due: it saw every job due by now
-                if listening:  # a look made while subscribed: it stays true until a wake-up
-                    self._quiet = math.inf if wake < 0 else came + (wake - now) / _US
-                    # every listener that knows of that time races for its ticket
-                    self._ticket_for = (self._quiet, f"{self._prefix}t:{wake}")
-                    self._ticket_next = None
-            got = (len(reply) - 2) // 5
-            if got:
-                more, bad = self._claimed(reply)
-                jobs += more
-                if bad:  # undecodable: dead with the reason, the others delivered
-                    yield from self._run("bury", *bad)
-                if len(jobs) < n and got == want:
+        if not end > monotonic():  # no wait: claims, retried for retry_for at most
+            yield from self._claim(jobs, n, lease, False, None)
+            return jobs
+        # One waiter per queue object listens (holds the subscription, looks
+        # when told to); the others wait for it to leave.  A subscription left
+        # by an earlier wait costs nothing to take, and what was heard on it
+        # meanwhile says whether to look.  A lost connection is ridden out
+        # until the timeout: then Unavailable ends the wait with what it has.
+        wake = self._wake
+        try:
+            listening = yield _TAKE_IDLE
+            while True:
+                now = monotonic()
+                if wake.should_look(now, listening):
+                    if (yield from self._claim(jobs, n, lease, listening, end)):
+                        return jobs
                     continue
-                if jobs:
+                if not end > now:
                     return jobs
-                continue  # every one was bad: look again
+                if not listening:
+                    # subscribed before looking again: no put can slip between
+                    listening = yield _Listen(min(end - now, MAX_WAIT), end)
+                elif not wake.registered:  # named, or busy before: idle again now
+                    yield _Register(end)
+                # until a look is due (clocks apart: never a negative wait)
+                elif not (yield _Wait(max(0.0, min(end, wake.next_time()) - now))):
+                    yield _Subscribe(end)  # it broke: subscribe anew; look
+        except Unavailable:  # the server stayed away until the timeout
+            return jobs
+
+    def _claim(self, jobs: List[Job[T]], n: int, lease: int, listening: bool,
+               until: Optional[float]) -> _Flow[bool]:
+        """Claim due jobs into ``jobs``, in scripts of _BATCH jobs at most, until
+        ``n`` or none left due; whether to return them (False: none, look again
+        or wait).  ``listening``: this is the listener's look (it waits if none);
+        ``until``: the retries' deadline (None: ``retry_for``)."""
+        while True:
+            want = min(n - len(jobs), _BATCH)
+            me, flags = (self._me, self._wake.flags(monotonic())) if listening else ("", "")
+            reply = yield _Run("claim", [want, lease, me, flags], until)
+            came = monotonic()
+            got = (len(reply) - 3) // 5
+            self._wake.looked(int(reply[0]), int(reply[1]), reply[2], got, came, listening)
+            if not got:
+                return bool(jobs)
+            more, bad = self._claimed(reply)
+            jobs += more
+            if bad:  # undecodable: dead with the reason, the others delivered
+                yield from self._run("bury", *bad)
+            if len(jobs) < n and got == want:
+                continue  # a full batch: there may be more due
             if jobs:
-                return jobs
-            left = end - monotonic()
-            if left <= 0.0:
-                return []
-            if not listening:
-                # subscribed before looking again: no put can slip between
-                if not (yield _Listen(min(left, MAX_WAIT))):
-                    if end - monotonic() <= 0.0:
-                        return []  # the listener looks for due jobs meanwhile
-                    continue
-                listening = True
-                look = not monotonic() < self._quiet
-                continue
-            # until something may be due (clocks apart: never a negative wait)
-            left = max(0.0, min(left, self._quiet - monotonic()))
-            # never trust the subscription for long: it may be half-open
-            waited = yield _Wait(min(left, _RECHECK))
-            if not waited:
-                yield _SUBSCRIBE  # it broke: subscribe anew, then look
-            elif waited is _PASS:
-                look = False  # another listener looks, and tells what is due next
-            elif waited is _WON:
-                announce = "1"
+                return True
+            # every one was bad: look again
 
     def _get_flow(self, timeout: object) -> _Flow[Optional[Job[T]]]:
         jobs = yield from self._claim_flow(1, timeout)
@@ -426,12 +450,14 @@ class _Protocol(Uncopyable, Generic[T, C]):
         job_id, token = self._lease_of(job)
         return bool((yield from self._run("nack", job_id, token, self._delay(delay))))
 
-    def _extend_flow(self, job: object, lease: object) -> _Flow[bool]:
+    def _extend_flow(self, job: object, lease: object,
+                     until: Optional[float] = None) -> _Flow[bool]:
         job_id, token = self._lease_of(job)
         seconds = self.lease if lease is None else to_real(lease, "lease")
         if not seconds > 0.0:
             raise ValueError(f"lease must be a positive number of seconds, got {seconds!r}")
-        return bool((yield from self._run("extend", job_id, token, _micros(seconds, "lease"))))
+        us = _micros(seconds, "lease")
+        return bool((yield _Run("extend", [job_id, token, us], until)))
 
     def _by_id_flow(self, op: str, job_id: object, *args: Any) -> _Flow[bool]:
         return bool((yield from self._run(op, self._id(job_id), *args)))
@@ -482,16 +508,35 @@ class _Protocol(Uncopyable, Generic[T, C]):
             raise TypeError(f"job must be a Job, not {type(job).__name__!r}")
 
     async def _beat(self, pause: Callable[[float], Awaitable[bool]],
-                    extend: Callable[[], Awaitable[bool]], lost: Callable[[], None]) -> None:
-        """Extend a lease after every pause of ``lease``/3 (a pause returning False
-        ends it) until an extend finds the lease lost: then call ``lost``."""
-        while await pause(self.lease / 3):
-            try:
-                if not await extend():
-                    lost()
-                    return
-            except _LOST_REPLY:
-                pass  # the server is away: try again at the next beat
+                    extend: Callable[[float], Awaitable[bool]], lost: Callable[[], None]) -> None:
+        """Extend a lease after every pause of ``lease``/3 (a pause returning
+        False ends it) until the lease is lost: then call ``lost``.
+
+        Never ends silently: ``lost`` is called when an extend finds the lease
+        lost, when the server stayed away until the lease (as last extended)
+        ended, and on any other error (logged).  ``extend(until)`` retries a
+        lost connection until that monotonic time: a beat's worth at a time,
+        then again at once, until the lease's end."""
+        held = monotonic() + self.lease  # the lease ends by then at the latest
+        retrying = False
+        try:
+            while await pause(0.0 if retrying else self.lease / 3):
+                sent = monotonic()
+                try:
+                    if not await extend(min(held, sent + self.lease / 3)):
+                        lost()
+                        return
+                except _LOST:  # the server is away (Unavailable too)
+                    if monotonic() >= held:
+                        lost()  # it may be due again elsewhere by now
+                        return
+                    retrying = True
+                    continue
+                held, retrying = sent + self.lease, False
+        except Exception:
+            _log.exception("keep_alive of a job of queue %r failed: its lease may be lost",
+                           self.name)
+            lost()
 
     # -- carrying a flow out: written once for both faces, which supply the I/O
     # as coroutines (the blocking face's never suspend; see _run_blocking)
@@ -499,47 +544,118 @@ class _Protocol(Uncopyable, Generic[T, C]):
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         raise NotImplementedError
 
-    async def _eviction_policy(self) -> Any:
+    async def _config_get_policy(self) -> Any:
+        raise NotImplementedError
+
+    async def _info_memory(self) -> Any:
+        raise NotImplementedError
+
+    async def _register(self, score: int) -> None:
+        """Put this listener among the idle ones (a ZADD)."""
+        raise NotImplementedError
+
+    async def _sleep(self, seconds: float) -> None:
         raise NotImplementedError
 
     def _new_pubsub(self) -> "_PubSub":
         raise NotImplementedError
 
     async def _check_eviction(self) -> None:
-        """Warn once if the server may evict keys (CONFIG may be disabled: then say nothing)."""
-        self._checked = True
+        """Warn once if the server may evict keys: its maxmemory-policy, from
+        CONFIG GET, or INFO memory where CONFIG is disabled (managed Redis)."""
         try:
-            reply = await self._eviction_policy()
+            try:
+                reply = await self._config_get_policy()
+                if isinstance(reply, dict):
+                    values = list(reply.values())
+                else:
+                    values = list(reply)[1::2] if isinstance(reply, (list, tuple)) else []
+            except _redis.ResponseError:  # CONFIG renamed or refused
+                info = await self._info_memory()
+                nodes = [info] if "maxmemory_policy" in info else list(info.values())
+                values = [n["maxmemory_policy"] for n in nodes
+                          if isinstance(n, dict) and "maxmemory_policy" in n]
         except _redis.ResponseError:
+            self._checked = True  # INFO refused too: nothing to go by
             return
-        if isinstance(reply, dict):
-            values = list(reply.values())
-        else:
-            values = list(reply)[1::2] if isinstance(reply, (list, tuple)) else []
+        except _LOST:
+            return  # the call itself rides it out; look next time
+        self._checked = True
         for value in values:
             policy = value.decode() if isinstance(value, bytes) else str(value)
             if policy != "noeviction":
                 warnings.warn(
                     f"Redis maxmemory-policy is {policy!r}: the server may evict the keys of "
                     f"queue {self.name!r} and lose its jobs; set maxmemory-policy noeviction",
-                    RuntimeWarning, stacklevel=4)
+                    RuntimeWarning, stacklevel=_caller_level())
                 return
 
+    async def _retrying(self, attempt: Callable[[], Awaitable[R]], until: Optional[float]) -> R:
+        """``attempt()``, again at once if the connection was lost (a lost
+        reply), then with backoff until ``until`` (None: ``retry_for`` seconds
+        after the first failure); then Unavailable."""
+        failures = 0
+        first = 0.0
+        end = math.inf if until is None else until
+        while True:
+            try:
+                out = await attempt()
+            except _redis.AuthenticationError:
+                raise  # a wrong password does not heal
+            except _LOST as exc:
+                now = monotonic()
+                failures += 1
+                if failures == 1:
+                    first = now
+                    if until is None:
+                        end = now + self.retry_for
+                    continue
+                if now >= end:
+                    raise Unavailable(
+                        f"the Redis server of queue {self.name!r} stayed unreachable for "
+                        f"{now - first:.1f} s ({type(exc).__name__}: {exc})", now - first) from exc
+                if self._down is None:
+                    self._down = first
+                    _log.warning("queue %r lost its Redis connection (%s: %s); retrying",
+                                 self.name, type(exc).__name__, exc)
+                low, high = _BACKOFF
+                pause = min(high, low * 2.0 ** (failures - 2)) * (0.5 + 0.5 * random.random())
+                await self._sleep(min(pause, max(0.0, end - now)))
+                continue
+            if self._down is not None:
+                down, self._down = self._down, None
+                _log.warning("queue %r reached its Redis server again after %.1f s",
+                             self.name, monotonic() - down)
+            return out
+
     async def _call(self, step: _Run) -> Any:
-        """Run a script; a lost reply is retried once with the same nonce (replay-safe)."""
+        """Run a script; a lost connection is ridden out (_retrying), every retry
+        with the call's nonce, so that a call that ran returns its first reply."""
         if not self._checked:
             await self._check_eviction()
         op = step.op
         nonce = "" if op in READ_ONLY else os.urandom(8).hex()
         keys = self.keys + [self._prefix + "r:" + nonce]
         args = self._head + [nonce] + step.args
+        sent = monotonic()
+
+        async def attempt() -> Any:
+            nonlocal sent
+            if nonce and monotonic() - sent > _REPLAY_SAFE:
+                # the first send's reply is no longer kept: a new call (a
+                # claim's jobs then come back when their lease ends)
+                fresh = os.urandom(8).hex()
+                keys[-1], args[len(self._head)] = self._prefix + "r:" + fresh, fresh
+                sent = monotonic()
+            return await self._script(keys, args, op)
+
         try:
-            try:
-                return await self._script(keys, args, op)
-            except _LOST_REPLY:
-                if not nonce:
-                    raise
-            return await self._script(keys, args, op)  # the script returns its first reply
+            return await self._retrying(attempt, step.until)
+        except _redis.OutOfMemoryError as exc:
+            raise _redis.OutOfMemoryError(
+                f"the Redis server is full (used memory over maxmemory, policy noeviction): "
+                f"queue {self.name!r} refused {op} (it takes no new job until memory is "
+                f"freed; gets, acks, nacks and extends still work): {exc}") from exc
         except _redis.ResponseError as exc:
             policy = _policy_error(exc)
             if policy is not None:
@@ -547,56 +663,22 @@ class _Protocol(Uncopyable, Generic[T, C]):
             raise
 
     async def _carry_out(self, flow: _Flow[R]) -> R:
-        pubsub: Optional[_PubSub] = None
-        listening = False
+        held = _Held()
         ok = False
         self._forked()
         try:
             going, step = _finish(flow, None)
             while going:
-                value: Any = None
-                if type(step) is _Run:
-                    value = await self._call(step)
-                elif type(step) is _Listen:
-                    listening = value = await self._listen(step.seconds)
-                    if listening:
-                        pubsub = await self._subscribe()
-                elif step is _SUBSCRIBE:
-                    if pubsub is not None:  # a broken one, given up
-                        old, pubsub = pubsub, None
-                        await old.close()
-                    pubsub = await self._subscribe()
-                elif step is _TAKE_IDLE:
-                    if self._try_listen():
-                        listening = True
-                        pubsub = await self._take_idle()
-                        if pubsub is None:  # none kept: listen later, if it must wait
-                            listening = False
-                            self._unlisten()
-                    value = pubsub is not None
-                else:
-                    assert pubsub is not None and isinstance(step, _Wait)
-                    try:
-                        end = monotonic() + step.seconds
-                        while True:
-                            wakeups = await pubsub.wait(max(0.0, end - monotonic()))
-                            if not wakeups:  # the time is up: look, or leave it
-                                value = await self._time_up()
-                                break
-                            value = await self._must_look(wakeups)
-                            if value:
-                                self._quiet = 0.0  # whatever was known is old
-                                break
-                            end = min(end, self._quiet)  # nothing due before then
-                    except _IDLE_ERRORS:  # killed or broken: the flow subscribes anew
-                        self._quiet = 0.0
-                        old, pubsub = pubsub, None
-                        await old.close()
-                        value = False
+                try:
+                    value = await self._carry(step, held)
+                except Unavailable as exc:  # the flow ends the wait, or raises it
+                    going, step = _finish(flow, exc, throw=True)
+                    continue
                 going, step = _finish(flow, value)
             ok = True
             return step  # type: ignore[no-any-return]
         finally:
+            pubsub = held.pubsub
             try:
                 if pubsub is not None:
                     if ok and self._pid == os.getpid():
@@ -605,69 +687,79 @@ class _Protocol(Uncopyable, Generic[T, C]):
                     else:  # a broken, cancelled or half-read connection is not reused
                         await pubsub.close()
             finally:
-                if listening:  # the next waiter listens now
+                if held.listening:  # the next waiter listens now
                     self._unlisten()
 
-    async def _must_look(self, wakeups: List[bytes]) -> Any:
-        """Whether the listener must look after these wake-ups: True, _WON, or False.
-
-        A wake-up published before a look that left no job due is dropped.  A job due later only brings the listener's wait forward, with
-        the ticket of its time (see _time_up); a job due now is looked for by the
-        one listener (of all processes) that takes its ticket (_WON); several
-        jobs, or a wake-up not understood, by every one (True).
-        """
-        for data in wakeups:
-            parts = data.split(b":")
-            if len(parts) != 4 or self._offset is None:
+    async def _carry(self, step: _Step, held: "_Held") -> Any:
+        """Carry one step out; its outcome goes to the flow."""
+        if type(step) is _Run:
+            return await self._call(step)
+        if type(step) is _Wait:
+            if held.pubsub is None:
+                return False  # not subscribed: subscribe first
+            if await self._wait(held.pubsub, step.seconds):
                 return True
-            at, sent = int(parts[0]), int(parts[3])
-            if sent < self._seen and at <= self._seen:
-                continue  # stale: a later look saw it (a clock stepped back costs a re-check)
-            if parts[2] != b"1":
-                return True
-            due = at / _US + self._offset  # on this process's monotonic clock
-            # due later on the server when published, or on this clock now
-            if at > sent or due > monotonic() + 0.001:
-                # the earliest known: at that time the listener that takes the
-                # time's ticket looks (the same ticket as for a look that found it)
-                key = self._prefix + "t:" + parts[0].decode()
-                if due <= self._quiet + 0.001:
-                    self._quiet = min(self._quiet, due)
-                    self._ticket_for = (self._quiet, key)
-                elif self._ticket_next is None or due < self._ticket_next[0]:
-                    self._ticket_next = (due, key)
-                continue
-            if await self._take(self._prefix + "t:" + parts[1].decode()):
-                return _WON
-        return False
+            old, held.pubsub = held.pubsub, None  # killed or broken: the flow subscribes anew
+            await old.close()
+            return False
+        if type(step) is _Listen:
+            held.listening = await self._listen(step.seconds)
+            if held.listening:
+                held.pubsub = await self._subscribe(step.until)
+            return held.listening
+        if type(step) is _Subscribe:
+            if held.pubsub is not None:  # a broken one, given up
+                old, held.pubsub = held.pubsub, None
+                await old.close()
+            held.pubsub = await self._subscribe(step.until)
+            return held.pubsub is not None
+        if type(step) is _Register:
+            score = int((monotonic() - (self._wake.offset or 0.0)) * _US)
 
-    async def _time_up(self) -> Any:
-        """At the end of a wait: look (True); or, at a due time a wake-up
-        announced, look as the one listener that takes its ticket (_WON), or
-        leave the look to that one (_PASS), which tells what is due next."""
-        ticket, self._ticket_for = self._ticket_for, None
-        if ticket is None or ticket[0] != self._quiet or monotonic() < self._quiet - 0.001:
-            return True  # what this listener's own look found, a re-check, or the timeout
-        if await self._take(ticket[1]):
-            return _WON
-        # Nothing else is known until the winner's announcement (a winner
-        # that died costs a re-check at most), unless it came already
-        later, self._ticket_next = self._ticket_next, None
-        self._quiet = math.inf if later is None else later[0]
-        self._ticket_for = later
-        return _PASS
+            async def register() -> None:
+                try:
+                    await self._register(score)
+                except _redis.OutOfMemoryError:
+                    pass  # a full server: not named, this listener hears what every one hears
+            await self._retrying(register, step.until)
+            self._wake.registered = True
+            return None
+        assert step is _TAKE_IDLE
+        if self._try_listen():
+            held.listening = True
+            held.pubsub = await self._take_idle()
+            if held.pubsub is None:  # none kept: listen later, if it must wait
+                held.listening = False
+                self._unlisten()
+        return held.pubsub is not None
 
-    async def _take(self, key: str) -> bool:
-        """Take a wake-up's ticket (one listener of all processes does)."""
-        # the ticket is no job's state: a plain SET NX, and a GET in case
-        # this is a replay of our own SET whose reply was lost
-        return await self._ticket(key) or await self._ticket_holder(key) == self._me.encode()
-
-    async def _ticket(self, key: str) -> bool:
-        raise NotImplementedError
-
-    async def _ticket_holder(self, key: str) -> Any:
-        raise NotImplementedError
+    async def _wait(self, pubsub: "_PubSub", seconds: float) -> bool:
+        """Wait on the subscription until wake-ups come (taken in) or ``seconds``
+        pass: True; False if it broke, did not answer a ping in time, or was
+        reconnected by redis-py (it is then replaced, and the listener looks)."""
+        end = monotonic() + seconds
+        try:
+            while True:
+                if pubsub.reconnected:
+                    return False  # by redis-py: what was published meanwhile is lost
+                now = monotonic()
+                if pubsub.pinged is None and now - pubsub.heard >= _PING_AFTER:
+                    await pubsub.ping()  # silent for long: is it still there?
+                    pubsub.pinged = now
+                if pubsub.pinged is not None:
+                    if now - pubsub.pinged >= _PONG:
+                        return False  # half-open: what it should hear, it does not
+                    until = min(end, pubsub.pinged + _PONG)
+                else:
+                    until = min(end, pubsub.heard + _PING_AFTER)
+                wakeups = await pubsub.wait(max(0.0, until - now))
+                if wakeups:
+                    self._wake.hear(wakeups)
+                    return not pubsub.reconnected
+                if monotonic() >= end:
+                    return True
+        except _LOST:
+            return False
 
     def _try_listen(self) -> bool:
         """Become the listener if nobody is (never waits)."""
@@ -690,7 +782,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
             # forget them unclosed (their sockets are shared with the parent)
             self._idle, self._pid = [], os.getpid()
             self._listener = self._new_listener()
-            self._quiet = 0.0
+            self._me = os.urandom(8).hex()  # the parent's id is the parent's
+            self._wake = Wakeups(self._me)
         return True
 
     def _new_listener(self) -> Any:
@@ -701,35 +794,53 @@ class _Protocol(Uncopyable, Generic[T, C]):
             pubsub = self._idle.pop() if self._idle else None
         if pubsub is not None:
             try:
-                # wake-ups that came while nobody listened: read as a wait reads
-                # them; a pile of them (a long busy spell) is dropped with its
-                # connection, and whatever was known is old
+                # wake-ups that came while nobody listened: taken in as a wait
+                # takes them; a pile of them (a long busy spell) is dropped with
+                # its connection, and then the listener looks
                 n, wakeups = await pubsub.drain(_STALE)
-                if n > _STALE or (wakeups and await self._must_look(wakeups)):
-                    self._quiet = 0.0
-                if n <= _STALE:
+                if n <= _STALE and not pubsub.reconnected:
+                    self._wake.hear(wakeups)
                     return pubsub
                 await pubsub.close()
+                self._wake.must = True
                 return None
             except BaseException as exc:  # cancelled too: close what would leak
                 await pubsub.close()
-                if not isinstance(exc, _IDLE_ERRORS):
+                if not isinstance(exc, _LOST):
                     raise
                 # the server went away since: subscribe afresh
         return None
 
-    async def _subscribe(self) -> "_PubSub":
+    async def _subscribe(self, until: float) -> Optional["_PubSub"]:
+        """The idle subscription, or a new one, trying until ``until`` but
+        _RESUBSCRIBE seconds at most (None: not in time).  A new one, or none,
+        makes the listener look: what was published meanwhile was missed."""
         pubsub = await self._take_idle()
         if pubsub is not None:
             return pubsub
-        pubsub = self._new_pubsub()
-        self._quiet = 0.0  # what was known came from no subscription of ours
+        self._wake.must = True
+        end = min(until, monotonic() + _RESUBSCRIBE)
+
+        async def attempt() -> "_PubSub":
+            pubsub = self._new_pubsub()
+            try:
+                await pubsub.subscribe([self.channel, f"{self.channel}:{self._me}"], end)
+                return pubsub
+            except BaseException:
+                await pubsub.close()
+                raise
+
         try:
-            await pubsub.subscribe(self.channel)
-            return pubsub
-        except BaseException:
-            await pubsub.close()
-            raise
+            return await self._retrying(attempt, end)
+        except Unavailable:
+            return None
+
+    def _unregistering(self) -> bool:
+        """Whether this listener is among the idle ones (no longer, from now)."""
+        if self._pid != os.getpid() or not self._wake.registered:
+            return False
+        self._wake.registered = False
+        return True
 
     def _idle_subscriptions(self) -> List["_PubSub"]:
         with self._idle_lock:
@@ -739,51 +850,115 @@ class _Protocol(Uncopyable, Generic[T, C]):
         return idle
 
 
-def _finish(flow: _Flow[T], value: Any) -> Tuple[bool, Any]:
-    """Send ``value`` into ``flow``: (True, next step) or (False, the flow's result)."""
+class _Held:
+    """What one carrying out of a flow holds: the listener's role, its subscription."""
+
+    __slots__ = ("listening", "pubsub")
+
+    def __init__(self) -> None:
+        self.listening = False
+        self.pubsub: Optional[_PubSub] = None
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package, for a
+    warning issued from the frame that calls this (frames of coroutines
+    awaited or sent to count as their caller's)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(__package__ or "?"):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def _finish(flow: _Flow[T], value: Any, throw: bool = False) -> Tuple[bool, Any]:
+    """Send ``value`` into ``flow`` (or throw it, an exception, in): (True, next
+    step) or (False, the flow's result)."""
     try:
-        return True, flow.send(value)
+        return True, (flow.throw(value) if throw else flow.send(value))
     except StopIteration as stop:
         return False, stop.value
 
-class _PubSub:
-    """A face's subscription to the wake-up channel, its I/O as coroutines."""
 
-    __slots__ = ("raw",)
+#: What a listener's ping carries, so that its answer is told from redis-py's own health checks.
+_PING_DATA = "dq_core"
+
+
+class _PubSub:
+    """A face's subscription to the wake-up channels, its I/O as coroutines.
+
+    ``heard``: when it last heard anything (monotonic); ``pinged``: since
+    when a ping of its waits no answer (None: none pending);
+    ``reconnected``: redis-py reconnected it by itself (redis-py 6+ retries:
+    it subscribes again, but what was published meanwhile is lost)."""
+
+    __slots__ = ("raw", "heard", "pinged", "reconnected", "__weakref__")
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw  # redis-py's PubSub: blocking or asyncio
+        self.heard = monotonic()
+        self.pinged: Optional[float] = None
+        self.reconnected = False
+
+    def _on_connect(self, connection: Any) -> None:
+        self.reconnected = True
+
+    def _watch_reconnects(self) -> None:
+        """From now on, note when redis-py reconnects the subscription's connection."""
+        connection = getattr(self.raw, "connection", None)
+        if connection is not None:  # a weak reference: dropped with this object
+            connection.register_connect_callback(self._on_connect)
 
     async def message(self, timeout: float) -> Any:
         raise NotImplementedError
 
-    async def send_subscribe(self, channel: str) -> None:
+    async def send_subscribe(self, channels: List[str]) -> None:
+        raise NotImplementedError
+
+    async def ping(self) -> None:
         raise NotImplementedError
 
     async def close(self) -> None:
         raise NotImplementedError
 
     async def wait(self, seconds: float) -> List[bytes]:
-        """Wait until wake-ups arrive (their data) or ``seconds`` pass ([])."""
+        """Wait until messages arrive (the wake-ups' data, [] if only others) or ``seconds`` pass ([])."""
         raise NotImplementedError
+
+    def _note(self, msg: Any) -> Optional[bytes]:
+        """Note a message heard; a wake-up's data, else None."""
+        self.heard = monotonic()
+        kind = msg.get("type")
+        if kind == "message":
+            return msg["data"]  # type: ignore[no-any-return]
+        if kind == "pong":
+            self.pinged = None
+        return None
 
     async def collect(self, first: Any) -> List[bytes]:
         """The data of ``first`` and of the wake-ups already waiting."""
         out: List[bytes] = []
         msg = first
         while msg is not None:
-            if msg.get("type") == "message":
-                out.append(msg["data"])
+            data = self._note(msg)
+            if data is not None:
+                out.append(data)
             msg = await self.message(0.0)
         return out
 
-    async def subscribe(self, channel: str) -> None:
-        await self.send_subscribe(channel)
-        # wait for the confirmation: from then on no publish is missed
-        while True:
-            msg = await self.message(MAX_WAIT)
-            if msg is not None and msg["type"] == "subscribe":
-                return
+    async def subscribe(self, channels: List[str], until: float = math.inf) -> None:
+        await self.send_subscribe(channels)
+        # wait for the confirmations: from then on no publish is missed
+        left, end = len(channels), min(until, monotonic() + _SUBSCRIBE_WAIT)
+        while left:
+            if monotonic() > end:
+                raise _redis.TimeoutError("no confirmation of SUBSCRIBE")
+            msg = await self.message(max(0.0, end - monotonic()))
+            if msg is not None:
+                self._note(msg)
+                left -= msg["type"] == "subscribe"
+        self._watch_reconnects()
 
     async def drain(self, most: float = math.inf) -> Tuple[int, List[bytes]]:
         """Read the messages waiting, up to one more than ``most``: how many, and
@@ -794,7 +969,7 @@ class _PubSub:
             if msg is None:
                 break
             n += 1
-            if msg.get("type") == "message":
-                out.append(msg["data"])
+            data = self._note(msg)
+            if data is not None:
+                out.append(data)
         return n, out
-

@@ -10,8 +10,8 @@ from __future__ import annotations
 from importlib import resources
 from typing import Dict
 
-#: The queue's keys, in the order the scripts name them (KEYS[1..7]).
-KEY_NAMES = ("q", "state", "pay", "lease", "dead", "seq", "meta")
+#: The queue's keys, in the order the scripts name them (KEYS[1..8]).
+KEY_NAMES = ("q", "state", "pay", "lease", "dead", "seq", "meta", "idle")
 #: Lua's unpack takes a few thousand values at most; scripts work in chunks.
 CHUNK = 1000
 #: How long a state-changing call's reply is kept for a replay (milliseconds).

@@ -11,7 +11,7 @@ from typing import Any, Coroutine, Iterable, Iterator, List, Optional, TypeVar, 
 import redis as _redis
 
 from ._job import Job
-from ._protocol import _LOST_REPLY, _TICKET_MS, IfExists, _Flow, _Protocol, _PubSub
+from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Flow, _Protocol, _PubSub
 from ._serializer import Payload, Serializer
 
 T = TypeVar("T")
@@ -36,8 +36,14 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
     ``dead_ttl`` seconds and ``dead_max`` jobs) is stored with the queue by
     the first client that states it; a client stating another value gets a
     ValueError, and one passing None uses the stored policy.  ``client`` is
-    a ``redis.Redis`` or a ``redis.RedisCluster`` (every key of a queue
-    carries the hash tag ``{name}``: one slot).
+    a ``redis.Redis`` (also one from ``redis.sentinel.Sentinel.master_for``)
+    or a ``redis.RedisCluster`` (every key of a queue carries the hash tag
+    ``{name}``: one slot).
+
+    A lost connection is ridden out: a waiting ``get`` reconnects with
+    backoff and subscribes again until its own timeout (then it returns
+    None); every other call retries for up to ``retry_for`` seconds (0 to
+    50), then raises :class:`Unavailable`.  A retried call acts once.
     """
 
     __slots__ = ()
@@ -48,33 +54,36 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
                  client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
 
     @overload
     def __init__(self: "RedisDelayQueue[T]", name: str,
                  client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
 
     def __init__(self, name: str, client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max)
+                         dead_ttl, dead_max, retry_for)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return self._scripts[op](keys=keys, args=args)
 
-    async def _eviction_policy(self) -> Any:
+    async def _config_get_policy(self) -> Any:
         return self.client.config_get("maxmemory-policy")
 
-    async def _ticket(self, key: str) -> bool:
-        return bool(self.client.set(key, self._me, nx=True, px=_TICKET_MS))
+    async def _info_memory(self) -> Any:
+        return self.client.info("memory")
 
-    async def _ticket_holder(self, key: str) -> Any:
-        return self.client.get(key)
+    async def _register(self, score: int) -> None:
+        self.client.zadd(self.keys[7], {self._me: score})
+
+    async def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
     def _new_listener(self) -> threading.Lock:
         return threading.Lock()
@@ -132,7 +141,12 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         """Claim the earliest due job, waiting up to ``timeout`` seconds (None: forever).
 
         Returns None on timeout.  The job is leased: ``ack`` it when done.
-        O(log n) on the server, one round trip when a job is due.
+        While it waits it rides out a lost connection (a server restart, a
+        failover): it reconnects, subscribes again, then looks; a server
+        away until the timeout makes it return None.  ``timeout=0`` does not
+        wait: it retries for ``retry_for`` seconds, then raises
+        :class:`Unavailable`.  O(log n) on the server, one round trip when a
+        job is due.
         """
         return self._drive(self._get_flow(timeout))
 
@@ -172,7 +186,10 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         """Extend ``job``'s lease every ``lease``/3 seconds while the block runs.
 
         For handlers that may run longer than the lease.  Yields an Event set
-        when an extend found the lease lost (the job may then run elsewhere).
+        when the lease is lost (the job may then run elsewhere): an extend
+        found it lost (the job was acked, replaced or cancelled meanwhile),
+        the server stayed away until the lease ended, or an extend failed
+        otherwise (logged).  A lost connection is retried at each beat.
         O(log n) per extension.
         """
         self._check_job(job)
@@ -182,8 +199,8 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         async def pause(seconds: float) -> bool:
             return not stop.wait(seconds)
 
-        async def extend() -> bool:
-            return self.extend(job)
+        async def extend(until: float) -> bool:
+            return self._drive(self._extend_flow(job, None, until))
 
         beat = self._beat(pause, extend, lost.set)
         thread = threading.Thread(target=_run_blocking, args=(beat,), name=f"keep_alive {job.id}",
@@ -237,9 +254,18 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         self._drive(self._run("clear"))
 
     def close(self) -> None:
-        """Close the subscriptions kept for waiting; the queue stays usable."""
+        """Close the subscriptions kept for waiting; the queue stays usable.
+
+        A queue object that waited is among the idle waiters that wake-ups
+        name: closing it takes it out (else the next job named for it is
+        late by a few seconds)."""
         for pubsub in self._idle_subscriptions():
             _run_blocking(pubsub.close())
+        if self._unregistering():
+            try:
+                self.client.zrem(self.keys[7], self._me)
+            except _redis.RedisError:
+                pass  # the server is away: it drops this waiter when it names it
 
 
 
@@ -251,8 +277,11 @@ class _BlockingPubSub(_PubSub):
     async def message(self, timeout: float) -> Any:
         return self.raw.get_message(timeout=timeout)
 
-    async def send_subscribe(self, channel: str) -> None:
-        self.raw.subscribe(channel)
+    async def send_subscribe(self, channels: List[str]) -> None:
+        self.raw.subscribe(*channels)
+
+    async def ping(self) -> None:
+        self.raw.ping(_PING_DATA)
 
     async def close(self) -> None:
         self.raw.close()

@@ -343,6 +343,161 @@ Py_LOCAL_INLINE(int) dq_monotonic(double *out) {
     return dq_monotonic_public(out);
 }
 
+/* -- shortcut: an int's digits read and written in place -------------------
+   The handles of Heap and TimingWheel are ints of up to 128 bits (a
+   container id above a generation and a slot: dq_core/_handles.py).  Read
+   and made through PyLongObject's digits (CPython's own layout: ob_size
+   before 3.12, lv_tag from 3.12), as Cython's own conversions do, they
+   cost what a 64-bit int costs.  Fallback: the public API, through a shift
+   by 64 bits (an int made and dropped each time). */
+#ifndef DQ_SC_LONG_DIGITS
+#define DQ_SC_LONG_DIGITS (DQ_GIL_BUILD && DQ_TESTED)
+#endif
+#if DQ_SC_LONG_DIGITS && !DQ_PY311
+#include "longintrepr.h" /* before 3.11, Python.h leaves it out */
+#endif
+#if DQ_SC_LONG_DIGITS
+#if DQ_PY312
+#define DQ_LONG_DIGIT(v)    (((PyLongObject *)(v))->long_value.ob_digit)
+#define DQ_LONG_NEGATIVE(v) ((((PyLongObject *)(v))->long_value.lv_tag & 3) == 2)
+#define DQ_LONG_NDIGITS(v)  ((Py_ssize_t)(((PyLongObject *)(v))->long_value.lv_tag >> 3))
+#else
+#define DQ_LONG_DIGIT(v)    (((PyLongObject *)(v))->ob_digit)
+#define DQ_LONG_NEGATIVE(v) (Py_SIZE(v) < 0)
+#define DQ_LONG_NDIGITS(v)  (Py_SIZE(v))
+#endif
+#endif
+
+#if DQ_SC_LONG_DIGITS
+/* A new positive int of n digits d (n >= 1): 3.14 made _PyLong_New deprecated
+   for PyLongWriter (PEP 757), whose digits are the same */
+Py_LOCAL_INLINE(PyObject *) dq_long_from_digits(const digit *d, Py_ssize_t n) {
+    Py_ssize_t i;
+#if PY_VERSION_HEX >= 0x030E0000
+    void *out;
+    PyLongWriter *w = PyLongWriter_Create(0, n, &out);
+    if (w == NULL) return NULL;
+    for (i = 0; i < n; i++)
+        ((digit *)out)[i] = d[i];
+    return PyLongWriter_Finish(w);
+#else
+    PyLongObject *v = _PyLong_New(n);
+    if (v == NULL) return NULL;
+    for (i = 0; i < n; i++)
+        DQ_LONG_DIGIT(v)[i] = d[i];
+    return (PyObject *)v;
+#endif
+}
+#endif
+
+/* The int hi * 2**64 + lo: a new reference, or NULL with an exception set. */
+Py_LOCAL_INLINE(PyObject *) dq_long_from_u128(unsigned long long hi, unsigned long long lo) {
+    if (hi == 0) return PyLong_FromUnsignedLongLong(lo);
+#if DQ_SC_LONG_DIGITS
+    {
+        digit d[(128 + PyLong_SHIFT - 1) / PyLong_SHIFT];
+        Py_ssize_t n = 0;
+#if PyLong_SHIFT == 30
+        if (hi < (1ULL << 26)) { /* the common handle: three digits, made straight */
+            d[0] = (digit)(lo & PyLong_MASK);
+            d[1] = (digit)((lo >> 30) & PyLong_MASK);
+            d[2] = (digit)((lo >> 60) | (hi << 4));
+            return dq_long_from_digits(d, 3);
+        }
+#endif
+        while (hi | lo) {
+            d[n++] = (digit)(lo & PyLong_MASK);
+            lo = (lo >> PyLong_SHIFT) | (hi << (64 - PyLong_SHIFT));
+            hi >>= PyLong_SHIFT;
+        }
+        return dq_long_from_digits(d, n);
+    }
+#else
+    {
+        PyObject *h, *shift, *high, *low, *out;
+        h = PyLong_FromUnsignedLongLong(hi);
+        if (h == NULL) return NULL;
+        shift = PyLong_FromLong(64);
+        if (shift == NULL) {
+            Py_DECREF(h);
+            return NULL;
+        }
+        high = PyNumber_Lshift(h, shift);
+        Py_DECREF(h);
+        Py_DECREF(shift);
+        if (high == NULL) return NULL;
+        low = PyLong_FromUnsignedLongLong(lo);
+        if (low == NULL) {
+            Py_DECREF(high);
+            return NULL;
+        }
+        out = PyNumber_Or(high, low);
+        Py_DECREF(high);
+        Py_DECREF(low);
+        return out;
+    }
+#endif
+}
+
+/* For v, an exact int: 1 with *hi and *lo set if 0 <= v < 2**128 (v is
+   *hi * 2**64 + *lo), 0 if v is out of that range (nothing raised), -1 with
+   an exception set if the fallback ran out of memory. */
+Py_LOCAL_INLINE(int) dq_long_as_u128(PyObject *v, unsigned long long *hi, unsigned long long *lo) {
+#if DQ_SC_LONG_DIGITS
+    Py_ssize_t i, n;
+    unsigned long long h = 0, l = 0;
+    if (DQ_LONG_NEGATIVE(v)) return 0;
+    n = DQ_LONG_NDIGITS(v);
+#if PyLong_SHIFT == 30
+    if (n == 3) { /* the common handle, read straight */
+        const digit *d = DQ_LONG_DIGIT(v);
+        *lo = (unsigned long long)d[0] | ((unsigned long long)d[1] << 30)
+              | ((unsigned long long)d[2] << 60);
+        *hi = (unsigned long long)d[2] >> 4;
+        return 1;
+    }
+#endif
+    if (n > (128 + PyLong_SHIFT - 1) / PyLong_SHIFT) return 0;
+    for (i = n - 1; i >= 0; i--) {
+        if (h >> (64 - PyLong_SHIFT)) return 0; /* 2**128 or more */
+        h = (h << PyLong_SHIFT) | (l >> (64 - PyLong_SHIFT));
+        l = (l << PyLong_SHIFT) | DQ_LONG_DIGIT(v)[i];
+    }
+    *hi = h;
+    *lo = l;
+    return 1;
+#else
+    int overflow = 0;
+    long long small = PyLong_AsLongLongAndOverflow(v, &overflow);
+    PyObject *shift, *high;
+    unsigned long long h;
+    if (!overflow) {
+        if (small == -1 && PyErr_Occurred()) return -1;
+        if (small < 0) return 0;
+        *hi = 0;
+        *lo = (unsigned long long)small;
+        return 1;
+    }
+    if (overflow < 0) return 0;
+    shift = PyLong_FromLong(64);
+    if (shift == NULL) return -1;
+    high = PyNumber_Rshift(v, shift);
+    Py_DECREF(shift);
+    if (high == NULL) return -1;
+    h = PyLong_AsUnsignedLongLong(high);
+    Py_DECREF(high);
+    if (h == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+        PyErr_Clear(); /* 2**128 or more */
+        return 0;
+    }
+    *lo = PyLong_AsUnsignedLongLongMask(v);
+    if (*lo == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    *hi = h;
+    return 1;
+#endif
+}
+
 /* -- the table ------------------------------------------------------------- */
 
 /* name -> switch, in the order the SHORTCUTS mappings show them */
@@ -359,6 +514,7 @@ Py_LOCAL_INLINE(int) dq_monotonic(double *out) {
     X(method_descr, DQ_SC_METHOD_DESCR)             \
     X(list_append, DQ_SC_LIST_APPEND)               \
     X(list_hole, DQ_SC_LIST_HOLE)                   \
+    X(long_digits, DQ_SC_LONG_DIGITS)               \
     X(monotonic_clock_gettime, DQ_SC_MONOTONIC_CLOCK_GETTIME)
 
 /* {name: bool} of every shortcut this build compiled in (a new dict) */

@@ -1,15 +1,20 @@
--- ARGV[6]: max items, ARGV[7]: lease in microseconds, ARGV[8]: '1' if this look
--- took a wake-up's ticket: then it tells the other listeners when something may
--- next be due (a wake-up for one job at wake), since they left the look to it
--- returns {now, wake, id, payload, deadline, attempts, lease, ...};
--- wake: when something may next be due (-1: nothing scheduled or leased).
+-- ARGV[6]: max items, ARGV[7]: lease in microseconds, ARGV[8]: the caller's
+-- listener id ('' unless it is a waiting get), ARGV[9]: its flags: 'w' it
+-- waits if this claims nothing, 'o' the look is owed (it was told to look, or
+-- looks for one that was and was not heard): it tells the others it looked,
+-- 'b' (with 'o') it looks for one that was not heard: it becomes the watcher.
+-- Returns {now, next, role, id, payload, deadline, attempts, lease, ...}:
+-- next: when a job may next be due (-1: nothing scheduled or leased); role:
+-- 'w' the caller is the watcher (it looks at next), 'i' it is idle, '' neither.
 -- The j-th job of the reply holds the lease 'L<attempts>:<nonce>.<j>'.
 local function reply_again(rec)
-  -- the record: 'now:wake:end of the leases:deadline,deadline,...' (the jobs'
+  -- the record: 'now:next:end of the leases:deadline,deadline,...' (the jobs'
   -- deadlines in reply order); the jobs are those still holding this call's
-  -- leases, their payloads read again
+  -- leases, their payloads read again.  Only a claim that leased jobs has a
+  -- record, and its caller was neither watcher nor idle after it (role '');
+  -- one that found none is run again: its registry writes are idempotent
   local now_, wake, until_, ds = string.match(rec, '^([^:]*):([^:]*):([^:]*):(.*)$')
-  local out, mine, tail = {tonumber(now_), tonumber(wake)}, {}, ':' .. nonce .. '.'
+  local out, mine, tail = {tonumber(now_), tonumber(wake), ''}, {}, ':' .. nonce .. '.'
   local held = redis.call('ZRANGEBYSCORE', lease, until_, until_)
   local states = hmget(state, held)
   for i = 1, #held do
@@ -32,15 +37,52 @@ local function reply_again(rec)
   return out
 end
 if prior then return reply_again(prior) end
-local function next_wake()
-  local wake = head_score() or -1
-  local l = redis.call('ZRANGE', lease, 0, 0, 'WITHSCORES')
-  if l[2] and (wake < 0 or tonumber(l[2]) < wake) then wake = tonumber(l[2]) end
-  if ARGV[8] == '1' and wake >= 0 then publish_wake(wake, 1) end
-  return wake
+
+local me, flags = ARGV[8], ARGV[9]
+local function has(flag)
+  return string.find(flags, flag, 1, true) ~= nil
 end
+
+-- after a claim of k jobs: where the caller goes (watcher, idle or neither),
+-- who is told of what is due next, and the look announced; returns the
+-- next due time and the caller's role
+local function settle(k)
+  local nxt, role, before = next_due(), '', watch
+  if me ~= '' then
+    -- the first write: on a full server (noeviction) it lets the ones below
+    -- through, which keep the registry of a bounded number of listeners
+    redis.call('ZREM', idle, me)
+    if k == 0 and has('w') and nxt >= 0 and (not watch or watch == me or has('b')) then
+      set_watch(me, nxt)
+      role = 'w'
+    else
+      if watch == me then set_watch(nil, nil) end  -- busy, or nothing to watch
+      if k == 0 and has('w') then
+        redis.call('ZADD', idle, now, me)
+        role = 'i'
+      end
+    end
+  end
+  if nxt < 0 then
+    if wat then set_watch(watch, nil) end
+  elseif nxt > now then
+    tell(nxt, 1)  -- a lease that ends before the watcher looks, or no watcher
+  elseif k > 0 then  -- jobs left due: idle listeners take them (the caller looks again)
+    tell(nxt, redis.call('ZCOUNT', q, '-inf', now), true)
+  end
+  if me ~= '' and (has('o') or watch ~= before) then
+    -- no '*': due now, tell() named who looks; due later with no watcher,
+    -- it told every listener already
+    redis.call('PUBLISH', chan, wake_up('L', nxt, watch or ''))
+  end
+  return nxt, role
+end
+
 local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[6]))
-if #due == 0 then return {now, next_wake()} end
+if #due == 0 then
+  local nxt, role = settle(0)
+  return {now, nxt, role}
+end
 local k = #due / 2
 local until_ = now + tonumber(ARGV[7])
 local ms, ids = {}, {}
@@ -50,7 +92,7 @@ for i = 1, k do
 end
 each('ZREM', q, ms, 1)
 local olds, pays = hmget(state, ids), hmget(pay, ids)
-local sargs, largs, out, ds = {}, {}, {now, -1}, {}
+local sargs, largs, out, ds = {}, {}, {now, -1, ''}, {}
 local tail = ':' .. nonce .. '.'
 local j = 0
 for i = 1, k do
@@ -63,7 +105,7 @@ for i = 1, k do
     local s = 'L' .. a .. tail .. j
     sargs[2 * j - 1] = id ; sargs[2 * j] = s
     largs[2 * j - 1] = until_ ; largs[2 * j] = id
-    local o = 5 * j - 2
+    local o = 5 * j - 1
     out[o] = id ; out[o + 1] = pays[i] ; out[o + 2] = due[2 * i]
     out[o + 3] = a ; out[o + 4] = s
     ds[j] = due[2 * i]
@@ -73,6 +115,6 @@ if j > 0 then
   each('HSET', state, sargs, 2)
   each('ZADD', lease, largs, 2)
 end
-out[2] = next_wake()
+out[2], out[3] = settle(j)
 remember(us(now) .. ':' .. us(out[2]) .. ':' .. us(until_) .. ':' .. table.concat(ds, ','))
 return out
