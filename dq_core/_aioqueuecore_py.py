@@ -292,8 +292,11 @@ class _AioQueueCore(Generic[T]):
         heap = self._heap
         if heap._busy:  # from a comparison of the heap's items: they stay in the inbox
             raise RuntimeError(_HEAP_BUSY)
-        if self._loop is None:
+        loop = self._loop
+        if loop is None:
             self._loop = _running_loop()  # the loop that takes thread puts in owns the queue
+        elif loop.is_closed() and _running_loop() is not None:
+            self._get_loop()  # the face's: binds to the running loop (or raises)
         loop = self._loop
         inbox = self._inbox
         inbox._lock()

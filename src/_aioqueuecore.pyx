@@ -99,6 +99,7 @@ cdef inline PyObject* _value(object d, object key) noexcept:
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
 cdef object _get_running_loop = asyncio.get_running_loop
+cdef object _py_running_loop = asyncio._get_running_loop  # the running loop, or None
 
 cdef enum:  # dq_core._aiowaiting's WANT_ITEM and WANT_ROOM, for C
     _WANT_ITEM = 1
@@ -659,6 +660,8 @@ cdef class _AioQueueCore:
             else:
                 self._loop = <object>running
                 Py_DECREF(<object>running)  # the call's reference: _loop holds its own
+        elif self._loop.is_closed() and _py_running_loop() is not None:
+            self._get_loop()  # the face's: binds to the running loop (or raises)
         loop = self._loop
         inbox._acquire()
         batch = inbox.items

@@ -981,6 +981,63 @@ def test_a_queue_that_took_thread_puts_in_is_bound_to_that_loop(impl, run):
     assert q.qsize() == 0
 
 
+def test_a_queue_whose_loop_closed_serves_the_next_loop(impl, run):
+    # bound to a loop that is closed now: refused from threads until a new
+    # loop waits on the queue or takes its thread items in, then bound to it
+    q = impl.aio.PriorityQueue()
+
+    async def first():
+        getter = asyncio.ensure_future(q.get())
+        await until_waiting(q, getters=1)  # binds q to this loop
+        in_thread(q.put_threadsafe, 1)
+        return await asyncio.wait_for(getter, 2)
+
+    async def second():
+        getter = asyncio.ensure_future(q.get())
+        await until_waiting(q, getters=1)  # binds q to this loop
+        in_thread(q.put_threadsafe, 2)
+        got = await asyncio.wait_for(getter, 2)
+        in_thread(q.put_threadsafe, 3)  # nobody waits: still in the inbox at the close
+        return got
+
+    async def third():
+        got = q.get_nowait()  # takes the thread's item in: binds q to this loop
+        in_thread(q.put_threadsafe, 4)
+        return got, q.get_nowait(), q.qsize()
+
+    assert run(first()) == 1
+    with pytest.raises(RuntimeError, match="event loop is closed"):
+        in_thread(q.put_threadsafe, 0)
+    assert run(second()) == 2
+    assert run(third()) == (3, 4, 0)
+
+
+def test_a_delay_queue_whose_loop_closed_serves_the_next_loop(impl, run):
+    # its timer and waiters went with the closed loop; a call queued for it
+    # and never carried out settles with RuntimeError; its items stay
+    dq = impl.aio.DelayQueue()
+
+    async def first():
+        dq.put_nowait("far", 3600)
+        getter = asyncio.ensure_future(dq.get())
+        await until_waiting(dq, getters=1)  # binds dq, arms its timer on this loop
+        in_thread(dq.put_threadsafe, "now")
+        got = await asyncio.wait_for(getter, 2)
+        return got, in_thread(dq.put_threadsafe, "late")  # nobody waits: still queued
+
+    async def second():
+        getter = asyncio.ensure_future(dq.get())
+        await until_waiting(dq, getters=1)
+        in_thread(dq.put_threadsafe, "next")
+        return await asyncio.wait_for(getter, 2), len(dq)
+
+    got, late = run(first())
+    assert got == "now"
+    assert run(second()) == ("next", 1)
+    with pytest.raises(RuntimeError, match="event loop is closed"):
+        late.result(0)
+
+
 @pytest.mark.parametrize("override", ["full", "qsize"])
 def test_put_threadsafe_asks_a_subclass_s_full(impl, run, override):
     class Small(impl.aio.PriorityQueue):

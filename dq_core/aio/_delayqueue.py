@@ -466,6 +466,35 @@ class DelayQueue(LoopBound, _Core[T]):
         self._thread_loop()
         return self._call_threadsafe(_SHUTDOWN, WANT_ITEM | WANT_ROOM, (immediate,))
 
+    def _unbind_closed(self) -> bool:
+        """Another loop asks: once the queue's loop is closed, forget it and say True.
+
+        Its timer and waiters go (they can never run again); the calls
+        threads queued for it settle with ``RuntimeError``, as when waited
+        on after the loop closed.  The items stay, on their deadlines.
+        """
+        loop = self._loop
+        if loop is None or not loop.is_closed():
+            return False
+        self._disarm()
+        self._getters.clear()
+        self._putters.clear()
+        self._pending = 0
+        inbox = self._inbox
+        inbox._lock()
+        try:
+            inbox.want = 0
+            calls = inbox.items[:]
+            inbox.items.clear()
+        finally:
+            inbox._unlock()
+        inbox.soon = False  # a take-in the closed loop had scheduled never runs
+        for call in calls:
+            call._nudged = True  # settling it must not try to wake the closed loop
+            if call.set_running_or_notify_cancel():
+                call.set_exception(RuntimeError(LOOP_CLOSED))
+        return True
+
     # -- shutdown ---------------------------------------------------------------
 
     def shutdown(self, immediate: bool = False) -> None:

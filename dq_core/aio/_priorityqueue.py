@@ -59,8 +59,8 @@ class PriorityQueue(LoopBound, _Core[T]):
     Not thread-safe, like asyncio's, except for ``put_threadsafe(item)``:
     other threads put with it, without waiting, and wake the loop only
     when a ``get`` waits.  The queue binds to the first loop it waits on,
-    or that takes in items put from threads; copying and pickling raise
-    ``TypeError``.
+    or that takes in items put from threads (and to the next such loop
+    once that one is closed); copying and pickling raise ``TypeError``.
 
     >>> async def main():
     ...     q = PriorityQueue()
@@ -256,6 +256,26 @@ class PriorityQueue(LoopBound, _Core[T]):
         del dropped, unqueued  # item finalisers run with the queue consistent
 
     # -- representation ----------------------------------------------------------
+
+    def _unbind_closed(self) -> bool:
+        """Another loop asks: once the queue's loop is closed, drop its waiters and say True.
+
+        The items stay, those put from threads too; the futures of the
+        closed loop's waiters can never be woken.
+        """
+        loop = self._loop
+        if loop is None or not loop.is_closed():
+            return False
+        self._getters.clear()
+        self._putters.clear()
+        self._joiners.clear()
+        inbox = self._inbox
+        inbox._lock()
+        try:
+            inbox.want = 0  # nobody waits: thread puts wake no loop
+        finally:
+            inbox._unlock()
+        return True
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} at {id(self):#x} {self._format()}>"
