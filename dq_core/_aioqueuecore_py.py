@@ -146,6 +146,7 @@ class _AioQueueCore(Generic[T]):
     if TYPE_CHECKING:  # the face's
         async def _wait_put(self, item: T) -> None: ...
         async def _wait_get(self) -> T: ...
+        def _get_loop(self) -> AbstractEventLoop: ...  # LoopBound's
 
     # Sizes count the items other threads put that the loop has not taken in
     # yet, and those it is taking in (in transit).  The count of those in
