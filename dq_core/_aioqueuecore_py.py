@@ -19,7 +19,10 @@ heap when it next looks (a get, or a wake-up).  The loop is woken (one
 looks at the inbox under the same lock and, finding it empty, asks for a
 wake-up there (``_Inbox.listen``), so a put either lands before that look
 (and the getter takes it instead of parking) or sees the request (and wakes
-the loop): no wake-up is ever lost.
+the loop): no wake-up is ever lost.  The loop holds the lock only to swap
+the inbox's list for an empty one (``_Inbox.swap``) and compares the items
+after, counting them meanwhile as in transit: a thread never waits for a
+comparison.
 
 >>> q = AioQueueCore()
 >>> q.put_nowait((2, "b")); q.put_nowait((1, "a"))
@@ -36,7 +39,7 @@ import threading
 from asyncio import AbstractEventLoop, Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, NoReturn, Optional, TypeVar
 
 from ._convert import to_real
 from ._heapcore_py import Heap
@@ -45,8 +48,8 @@ from ._itemheapcore_py import ItemHeap, T
 from ._lockcore_py import LockedBase
 from ._validate import check_maxsize, check_real_maxsize
 from ._aiowaiting import (
-    LOOP_CLOSED, LoopTimer, QueueShutDown, delay_get, queue_get, report_unqueued, wakeup_all,
-    wakeup_next,
+    LOOP_CLOSED, WANT_ITEM, LoopTimer, QueueShutDown, delay_get, queue_get, report_unqueued,
+    wakeup_all, wakeup_next,
 )
 from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
@@ -57,6 +60,11 @@ SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
 _get_running_loop = asyncio.get_running_loop
+_running_loop = asyncio._get_running_loop  # the running loop, or None
+
+#: What a take-in called from a comparison of the heap's items raises (the
+#: items stay in the inbox).
+_HEAP_BUSY = "the heap was re-entered from a comparison of its items"
 
 #: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
 #: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
@@ -69,25 +77,46 @@ _SIZE_MAX = sys.maxsize  # a larger maxsize is never reached (the compiled core:
 class _Inbox(LockedBase):
     """_Inbox()\n--\n\nWhat other threads hand a queue's loop: a list under a lock, and a wake-up wish."""
 
-    __slots__ = ("items", "want", "taking", "floor", "_mutex", "_owner")
+    __slots__ = ("items", "spare", "want", "transit", "taking", "pos", "soon", "floor", "_mutex",
+                 "_owner")
 
     def __init__(self) -> None:
-        self.items: list[Any] = []  # changed only under the lock; read anywhere as a hint
-        self.want = False  # a getter waits: the next put wakes the loop (under the lock)
-        # the DelayQueue's, in its loop's thread: carrying calls out; the last put's call time
+        # changed only under the lock; read anywhere as a hint.  The two lists
+        # live as long as the inbox: swap() trades them, never frees one.
+        self.items: list[Any] = []
+        self.spare: list[Any] = []  # the loop's batch, taken out of items (the loop's thread only)
+        self.want = 0  # WANT_ITEM, WANT_ROOM: who waits; the next such call wakes the loop
+        # aio.PriorityQueue's items out of items and not in the heap yet: counted by
+        # qsize; written by the loop's thread only, read by threads under the lock
+        self.transit = 0
+        # the DelayQueue's, in its loop's thread: carrying calls out, the next call
+        # of spare to carry out, a take-in scheduled; the last put's call time
         self.taking = False
+        self.pos = 0
+        self.soon = False
         self.floor = -math.inf
         self._mutex = threading.Lock()
         self._owner = 0
 
-    def listen(self, /) -> bool:
-        """A getter is about to wait: True, and the next put wakes the loop; False if items came."""
+    def listen(self, /, wants: int = WANT_ITEM) -> bool:
+        """A waiter is about to park: True, and the next call it wants wakes the loop; False if items came."""
         self._lock()
         try:
             if self.items:
                 return False
-            self.want = True
+            self.want |= wants
             return True
+        finally:
+            self._unlock()
+
+    def swap(self, /) -> list[Any]:
+        """What threads handed over so far becomes ``spare`` (which must be empty), returned.  O(1)."""
+        self._lock()
+        try:
+            batch = self.items
+            self.items = self.spare
+            self.spare = batch
+            return batch
         finally:
             self._unlock()
 
@@ -117,27 +146,35 @@ class _AioQueueCore(Generic[T]):
     if TYPE_CHECKING:  # the face's
         async def _wait_put(self, item: T) -> None: ...
         async def _wait_get(self) -> T: ...
+        def _get_loop(self) -> AbstractEventLoop: ...  # LoopBound's
 
-    # Sizes count the items other threads put that the loop has not taken in yet.
+    # Sizes count the items other threads put that the loop has not taken in
+    # yet, and those it is taking in (in transit).  The count of those in
+    # transit is read first: the loop pushes an item, then uncounts it, so a
+    # thread reading meanwhile counts it twice at worst, never not at all.
 
     def qsize(self, /) -> int:
         """Number of items in the queue.  O(1)."""
-        return len(self._heap) + len(self._inbox.items)
+        inbox = self._inbox
+        return inbox.transit + len(self._heap) + len(inbox.items)
 
     def empty(self, /) -> bool:
         """Return True if the queue is empty, False otherwise.  O(1)."""
-        return not self._heap and not self._inbox.items
+        inbox = self._inbox
+        return not inbox.transit and not self._heap and not inbox.items
 
     def full(self, /) -> bool:
         """Return True if there are ``maxsize`` items in the queue.  O(1).
 
         With ``maxsize`` 0 (the default) or less, never true.
         """
-        return 0 < self._maxsize <= len(self._heap) + len(self._inbox.items)
+        inbox = self._inbox
+        return 0 < self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items)
 
     def _has_room(self, /) -> bool:
         """True unless ``maxsize`` items are held (what a woken putter waits for)."""
-        return not 0 < self._maxsize <= len(self._heap) + len(self._inbox.items)
+        inbox = self._inbox
+        return not 0 < self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items)
 
     def put_nowait(self, /, item: T) -> None:
         """Put ``item`` into the queue without waiting.  O(log n).
@@ -155,30 +192,46 @@ class _AioQueueCore(Generic[T]):
         if self._getters:
             wakeup_next(self._getters)
 
-    def _push_bounded(self, /, item: T) -> None:
-        """Push ``item`` if there is room (``QueueFull`` if not), counted against thread-side puts."""
+    def _push_bounded(self, /, item: T, full: Optional[Callable[[], bool]] = None) -> None:
+        """Push ``item`` if there is room (``QueueFull`` if not), counted against thread-side puts.
+
+        ``full``: a subclass's ``full``, asked instead of counting.  The room
+        is taken under the inbox's lock and the item compared after it.
+        """
         inbox = self._inbox
-        inbox._lock()  # a put_threadsafe counts the heap: it must not count it half-changed
+        inbox._lock()
         try:
-            if self._maxsize <= len(self._heap) + len(inbox.items):
+            if full() if full is not None else (
+                    self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items)):
                 raise QueueFull
-            self._heap.push(item)
+            inbox.transit += 1  # its room, taken: a put_threadsafe counts it from here
         finally:
             inbox._unlock()
+        try:
+            self._heap.push(item)
+        finally:
+            inbox.transit -= 1  # in the heap now, or not put
 
     def put_threadsafe(self, /, item: T) -> None:
         """Put ``item`` into the queue from any thread, without waiting.  O(1).
 
         The item is in the queue at once (``qsize()`` counts it); the loop
         takes it into the heap when a coroutine next gets, and is woken for
-        it only if a ``get`` is waiting.  Raises ``QueueFull`` if there is no
-        free slot, ``QueueShutDown`` once the queue has been shut down, and
+        it only if a ``get`` is waiting.  It never waits for the loop: the
+        loop holds the inbox's lock only to swap its list, never while it
+        compares.  Raises ``QueueFull`` if there is no free slot,
+        ``QueueShutDown`` once the queue has been shut down, and
         ``RuntimeError`` once the event loop the queue is bound to is closed
-        (nothing is put then).  A queue not bound to a loop yet takes the
-        item too.  The items are compared in the loop: one whose comparison
-        raises there goes to the loop's exception handler instead of the
-        queue.
+        (nothing is put then).  The queue binds to its loop when a coroutine
+        first waits on it or first takes in items put from threads; before
+        that it takes items, which wait for a loop to take them.  The items
+        are compared in the loop: one whose comparison raises there goes to
+        the loop's exception handler instead of the queue.
         """
+        self._thread_put(item, None)
+
+    def _thread_put(self, /, item: T, full: Optional[Callable[[], bool]]) -> None:
+        """``put_threadsafe``; ``full``: a subclass's ``full``, asked under the inbox's lock."""
         loop = self._loop
         if loop is not None and loop.is_closed():
             raise RuntimeError(LOOP_CLOSED)
@@ -187,20 +240,23 @@ class _AioQueueCore(Generic[T]):
         try:
             if self._is_shutdown:
                 raise QueueShutDown(SHUTDOWN_PUT)
-            if 0 < self._maxsize <= len(self._heap) + len(inbox.items):
+            if full() if full is not None else (
+                    0 < self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items)):
                 raise QueueFull
             inbox.items.append(item)
             if not inbox.want:
                 return
-            inbox.want = False
+            inbox.want = 0
             loop = self._loop  # bound before a getter could ask for a wake-up
         finally:
             inbox._unlock()
         assert loop is not None
         try:
             loop.call_soon_threadsafe(self._on_put_threadsafe)
-        except BaseException:
+        except BaseException as exc:
             if self._unput(item):
+                if loop.is_closed():  # closed since the look above: the same words
+                    raise RuntimeError(LOOP_CLOSED) from exc
                 raise
             # the loop took it in meanwhile: it is put, and the loop runs
 
@@ -209,7 +265,7 @@ class _AioQueueCore(Generic[T]):
         inbox = self._inbox
         inbox._lock()
         try:
-            inbox.want = True  # the getter may still wait
+            inbox.want |= WANT_ITEM  # the getter may still wait
             items = inbox.items
             for i in range(len(items) - 1, -1, -1):
                 if items[i] is item:
@@ -221,50 +277,81 @@ class _AioQueueCore(Generic[T]):
 
     def _on_put_threadsafe(self, /) -> None:
         """In the loop, woken by a thread's put: take the items in and wake the getters."""
-        while True:
-            self._take_in()
-            if not self._getters or self._inbox.listen():
-                return
+        self._take_in()
+        if self._getters and not self._inbox.listen():
+            # more came meanwhile: taken in on the loop's next round, after what is ready
+            loop = self._loop
+            assert loop is not None
+            loop.call_soon(self._on_put_threadsafe)
 
     def _take_in(self, /) -> None:
-        """Move what other threads put into the heap, waking a getter per item.  O(k log n)."""
-        loop = self._loop
-        failed: list[tuple[T, Exception]] = []
+        """Move what other threads put into the heap, waking a getter per item.  O(k log n).
+
+        Takes what is there when it starts, never what comes meanwhile.  Binds
+        the queue to the running loop if it is bound to none.
+        """
         heap = self._heap
+        if heap._busy:  # from a comparison of the heap's items: they stay in the inbox
+            raise RuntimeError(_HEAP_BUSY)
+        loop = self._loop
+        if loop is None:
+            self._loop = _running_loop()  # the loop that takes thread puts in owns the queue
+        elif loop.is_closed() and _running_loop() is not None:
+            self._get_loop()  # the face's: binds to the running loop (or raises)
+        loop = self._loop
         inbox = self._inbox
-        # held while comparing: a put_threadsafe must never count an item twice or not at all
         inbox._lock()
         try:
-            items = inbox.items
-            done = taken = 0
-            try:
-                while done < len(items):
-                    item = items[done]
-                    try:
-                        heap.push(item)
-                    except Exception as exc:  # it goes to the loop's exception handler
-                        failed.append((item, exc))
-                    else:
-                        taken += 1
-                    done += 1
-            finally:
-                del items[:done]
-                self._unfinished_tasks += taken
+            batch = inbox.items
+            inbox.items = inbox.spare
+            inbox.spare = batch
+            inbox.transit += len(batch)
         finally:
             inbox._unlock()
-        getters = self._getters
-        while taken and getters:
-            if not wakeup_next(getters):
-                break
-            taken -= 1
+        failed: list[tuple[T, Exception]] = []
+        taken = done = 0
+        try:
+            for item in batch:
+                try:
+                    heap.push(item)
+                except Exception as exc:  # it goes to the loop's exception handler
+                    failed.append((item, exc))
+                else:
+                    taken += 1
+                    inbox.transit -= 1  # after the push: see qsize
+                done += 1
+        except BaseException:  # the item interrupted, the rest and the failed go back
+            self._requeue(batch, done, failed)
+            raise
+        finally:
+            batch.clear()
+            self._unfinished_tasks += taken
+            getters = self._getters
+            while taken and getters and wakeup_next(getters):
+                taken -= 1
+        inbox.transit -= len(failed)
+        if not self._unfinished_tasks and self._joiners and not inbox.items:
+            wakeup_all(self._joiners)  # the last items put failed: nothing is left to do
         if failed:
             report_unqueued(self, loop, failed)
+
+    def _requeue(self, /, batch: list[T], done: int, failed: list[tuple[T, Exception]]) -> None:
+        """A take-in interrupted: what it did not push goes back to the front of the inbox."""
+        rest = [item for item, _ in failed] + batch[done:]
+        inbox = self._inbox
+        inbox._lock()
+        try:
+            inbox.items[:0] = rest
+            inbox.transit -= len(rest)
+        finally:
+            inbox._unlock()
 
     def get_nowait(self, /) -> T:
         """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
 
-        Raises ``QueueShutDown`` if the queue has been shut down and is
-        empty, or shut down immediately.
+        O(k log n) with k items put from threads since the last look: they
+        are taken in first.  Raises ``QueueShutDown`` if the queue has been
+        shut down and is empty, or shut down immediately.
         """
         if self._inbox.items:
             self._take_in()
@@ -282,7 +369,8 @@ class _AioQueueCore(Generic[T]):
 
         Raises ``QueueShutDown`` if the queue has been shut down.
         """
-        if 0 < self._maxsize <= len(self._heap) + len(self._inbox.items):
+        inbox = self._inbox
+        if 0 < self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items):
             return await self._wait_put(item)  # the face's: waits on the loop
         return self.put_nowait(item)
 
@@ -301,10 +389,9 @@ class _AioQueueCore(Generic[T]):
             raise ValueError("task_done() called too many times")
         self._unfinished_tasks -= 1
         if self._unfinished_tasks == 0:
-            if self._inbox.items:  # put from threads, and not done either
-                self._take_in()
-                if self._unfinished_tasks:
-                    return
+            inbox = self._inbox
+            if inbox.transit or inbox.items:  # put from threads, and not done either
+                return
             wakeup_all(self._joiners)
 
 
@@ -342,24 +429,46 @@ class AioDelayCore(LoopTimer, Generic[Item]):
     if TYPE_CHECKING:  # the face's
         def _get_loop(self) -> AbstractEventLoop: ...
         async def _wait_get(self) -> Item: ...
-        def _take_calls(self) -> None: ...
+        def _take_calls(self, finish: bool = False) -> None: ...
+        def _catch_up(self) -> None: ...
 
     # -- sizes ----------------------------------------------------------------
+    #
+    # Read in the queue's loop, they first carry out the calls other threads
+    # queued (the face's _catch_up): a thread's put counts once it returned.
 
     def qsize(self, /) -> int:
-        """Number of items held, due or not.  O(1)."""
+        """Number of items held, due or not.  O(1); O(k log n) with k calls of threads waiting.
+
+        In the queue's loop, the calls other threads queued are carried out
+        first: the answer counts every call made before it.
+        """
+        if self._inbox.items:
+            self._catch_up()
         return len(self._heap)
 
     def __len__(self, /) -> int:
         """Return len(self)."""
+        if self._inbox.items:
+            self._catch_up()
         return len(self._heap)
 
     def empty(self, /) -> bool:
-        """Return True if no item is held, due or not.  O(1)."""
+        """Return True if no item is held, due or not.  O(1); O(k log n) with k calls of threads waiting.
+
+        In the queue's loop, the calls other threads queued are carried out first.
+        """
+        if self._inbox.items:
+            self._catch_up()
         return not self._heap
 
     def full(self, /) -> bool:
-        """Return True if ``maxsize`` items are held.  O(1)."""
+        """Return True if ``maxsize`` items are held.  O(1); O(k log n) with k calls of threads waiting.
+
+        In the queue's loop, the calls other threads queued are carried out first.
+        """
+        if self._inbox.items:
+            self._catch_up()
         return 0 < self._maxsize <= len(self._heap)
 
     def _has_room(self, /) -> bool:
@@ -367,7 +476,13 @@ class AioDelayCore(LoopTimer, Generic[Item]):
         return not 0 < self._maxsize <= len(self._heap)
 
     def next_deadline(self, /) -> Optional[float]:
-        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
+        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1).
+
+        O(k log n) with k calls of threads waiting: in the queue's loop, the
+        calls other threads queued are carried out first.
+        """
+        if self._inbox.items:
+            self._catch_up()
         heap = self._heap
         return heap.peekitem()[0] if heap else None
 
@@ -411,7 +526,9 @@ class AioDelayCore(LoopTimer, Generic[Item]):
     def get_nowait(self, /) -> Item:
         """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
 
-        Raises ``QueueShutDown`` once the queue is shut down and holds no item.
+        O(k log n) with k calls of threads waiting: the calls other threads
+        queued since the last look are carried out first.  Raises
+        ``QueueShutDown`` once the queue is shut down and holds no item.
         """
         try:
             loop = _get_running_loop()

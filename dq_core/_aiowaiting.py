@@ -16,12 +16,19 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Optional, Protocol, TypeVar
 
 __all__ = [
-    "LOOP_CLOSED", "LoopTimer", "QueueShutDown", "delay_get", "queue_get", "report_unqueued",
-    "unstarted", "wakeup_all", "wakeup_next",
+    "LOOP_CLOSED", "LoopTimer", "QueueShutDown", "WANT_ITEM", "WANT_ROOM", "delay_get",
+    "queue_get", "report_unqueued", "unstarted", "wakeup_all", "wakeup_next",
 ]
 
 #: What a ``*_threadsafe`` method raises (``RuntimeError``) once the queue's loop is closed.
 LOOP_CLOSED = "the queue's event loop is closed"
+
+#: What a waiter about to park asks of its queue's inbox (``_Inbox.listen``):
+#: that the next call of another thread that could end its wait wake the loop.
+#: A getter waits (a put ends it), a putter waits (a DelayQueue's cancel or
+#: shutdown from a thread may end it).
+WANT_ITEM = 1
+WANT_ROOM = 2
 
 if hasattr(asyncio, "QueueShutDown"):  # Python >= 3.13
     QueueShutDown = asyncio.QueueShutDown

@@ -395,13 +395,12 @@ class TimingWheel(Generic[T]):
         return out
 
     def _cascade(self, slot: int) -> None:
-        """Link every timer of the chain from ``slot`` (a detached upper slot) where
-        ``_link`` puts it, in chain order.
+        """Link every timer of a detached upper slot's chain where ``_link`` would, in order.
 
-        ``_link`` inlined: one advance moves every timer of the slot (all
-        those due within the next turn of the level below, thousands at a
-        time), so the per-timer cost is that advance's cost.  The levels
-        below exist already.
+        The chain starts at ``slot``.  ``_link`` inlined: one advance moves
+        every timer of the slot (all those due within the next turn of the
+        level below, thousands at a time), so the per-timer cost is that
+        advance's cost.  The levels below exist already.
         """
         nxt_of, prev_of, tk = self._next, self._prev, self._tk
         head, tail, occ = self._head, self._tail, self._occ

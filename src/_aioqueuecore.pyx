@@ -24,7 +24,10 @@ heap when it next looks (a get, or a wake-up).  The loop is woken (one
 looks at the inbox under the same lock and, finding it empty, asks for a
 wake-up there (``_Inbox.listen``), so a put either lands before that look
 (and the getter takes it instead of parking) or sees the request (and wakes
-the loop): no wake-up is ever lost.
+the loop): no wake-up is ever lost.  The loop holds the lock only to swap
+the inbox's list for an empty one (``_Inbox.swap``) and compares the items
+after, counting them meanwhile as in transit: a thread never waits for a
+comparison.
 """
 
 # argument errors in CPython's words, as the pure twin raises them
@@ -43,7 +46,7 @@ from _shortcuts cimport (
 )
 from _await cimport dq_await_new, dq_await_ready, dq_await_start, dq_mark_coroutine_function
 from _clock cimport dq_monotonic
-from _ownedlock cimport DQ_FREE_THREADED
+from _ownedlock cimport DQ_FREE_THREADED, count_load, count_store
 
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 
@@ -61,7 +64,9 @@ from dq_core._convert import to_real
 from dq_core._itemheapcore cimport ItemHeap
 from dq_core._lockcore cimport LockedBase
 from dq_core._validate import check_maxsize, check_real_maxsize
-from dq_core._aiowaiting import LOOP_CLOSED, QueueShutDown, report_unqueued, unstarted
+from dq_core._aiowaiting import (
+    LOOP_CLOSED, WANT_ITEM, WANT_ROOM, QueueShutDown, report_unqueued, unstarted,
+)
 from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
 cdef extern from *:
@@ -97,6 +102,16 @@ cdef inline PyObject* _value(object d, object key) noexcept:
 __all__ = ["AioDelayCore", "AioQueueCore", "MAX_ARM"]
 
 cdef object _get_running_loop = asyncio.get_running_loop
+cdef object _py_running_loop = asyncio._get_running_loop  # the running loop, or None
+
+cdef enum:  # dq_core._aiowaiting's WANT_ITEM and WANT_ROOM, for C
+    _WANT_ITEM = 1
+    _WANT_ROOM = 2
+assert (WANT_ITEM, WANT_ROOM) == (_WANT_ITEM, _WANT_ROOM)
+
+# What a take-in called from a comparison of the heap's items raises (the
+# items stay in the inbox)
+cdef str _HEAP_BUSY = "the heap was re-entered from a comparison of its items"
 
 # asyncio.get_running_loop(), through its C function where the shortcut
 # DQ_SC_RUNNING_LOOP_CFUNC allows (src/include/dq_running_loop.h)
@@ -365,8 +380,12 @@ cdef inline bint _le(double a, object b) except -1:
 # add to take and one to release, RuntimeError instead of a deadlock on re-entry).  The
 # loop reads the list's size without it, as a hint only (a relaxed atomic
 # read on a free-threaded build): whether a getter parks is decided under
-# the lock (listen), and whether a put wakes the loop too.  The list is
-# never replaced, so a reader never holds a list another thread frees.
+# the lock (listen), and whether a put wakes the loop too.  ``swap`` trades
+# ``items`` for ``spare`` under the lock; both lists live as long as the
+# inbox, so a reader never holds a list another thread frees.  ``transit``
+# (aio.PriorityQueue's items taken out of ``items`` and not in the heap yet)
+# is written by the loop's thread only, with a store-release after the push
+# it follows, and read first, with a load-acquire, by whoever counts.
 
 @cython.final
 @cython.no_gc_clear
@@ -374,28 +393,45 @@ cdef inline bint _le(double a, object b) except -1:
 cdef class _Inbox(LockedBase):
     """_Inbox()\n--\n\nWhat other threads hand a queue's loop: a list under a lock, and a wake-up wish."""
 
-    cdef readonly list items
-    cdef public bint want
-    # the DelayQueue's, in its loop's thread: carrying calls out; the last put's call time
-    cdef public bint taking
+    cdef readonly list items, spare         # spare: the loop's batch (its thread only)
+    cdef public int want                    # WANT_ITEM, WANT_ROOM: who waits
+    cdef public long transit
+    # the DelayQueue's, in its loop's thread: carrying calls out, the next call
+    # of spare to carry out, a take-in scheduled; the last put's call time
+    cdef public bint taking, soon
+    cdef public Py_ssize_t pos
     cdef public double floor
 
     def __cinit__(self):
         self.items = []
+        self.spare = []
         self.floor = -INFINITY
 
-    def listen(self):
-        """A getter is about to wait: True, and the next put wakes the loop; False if items came."""
-        return self._listen()
+    def listen(self, wants=1):  # WANT_ITEM (a literal: the signature shows it)
+        """A waiter is about to park: True, and the next call it wants wakes the loop; False if items came."""
+        return self._listen(wants)
 
-    cdef bint _listen(self) except -1:
+    cdef bint _listen(self, int wants) except -1:
         self._acquire()
         if PyList_GET_SIZE(self.items):
             self._release()
             return False
-        self.want = True
+        self.want |= wants
         self._release()
         return True
+
+    def swap(self):
+        """What threads handed over so far becomes ``spare`` (which must be empty), returned.  O(1)."""
+        return self._swap()
+
+    cdef list _swap(self):
+        cdef list batch
+        self._acquire()
+        batch = self.items
+        self.items = self.spare
+        self.spare = batch
+        self._release()
+        return batch
 
     def __reduce_ex__(self, protocol):
         raise TypeError("cannot pickle or copy '_Inbox' object: it belongs to a queue")
@@ -449,9 +485,14 @@ cdef class _AioQueueCore:
 
     # The heap's size is its list's (ItemHeap.__len__); a deque's length is its
     # Py_SIZE (the deques are the core's own, readonly).  Sizes count the items
-    # other threads put that the loop has not taken in yet.
+    # other threads put that the loop has not taken in yet, and those it is
+    # taking in (in transit).  The count of those in transit is read first:
+    # the loop pushes an item, then uncounts it, so a thread reading
+    # meanwhile counts it twice at worst, never not at all.
     cdef inline Py_ssize_t _size(self) noexcept:
-        return PyList_GET_SIZE(self._heap._items) + PyList_GET_SIZE(self._inbox.items)
+        cdef _Inbox inbox = self._inbox
+        cdef Py_ssize_t moving = count_load(&inbox.transit)
+        return moving + PyList_GET_SIZE(self._heap._items) + PyList_GET_SIZE(inbox.items)
 
     cdef inline bint _full(self) noexcept:
         return self._cap > 0 and self._size() >= self._cap
@@ -486,8 +527,9 @@ cdef class _AioQueueCore:
     def get_nowait(self):
         """Remove and return the lowest item if there is one, else raise ``QueueEmpty``.  O(log n).
 
-        Raises ``QueueShutDown`` if the queue has been shut down and is
-        empty, or shut down immediately.
+        O(k log n) with k items put from threads since the last look: they
+        are taken in first.  Raises ``QueueShutDown`` if the queue has been
+        shut down and is empty, or shut down immediately.
         """
         return self._c_get_nowait()
 
@@ -495,7 +537,7 @@ cdef class _AioQueueCore:
         if self._is_shutdown:
             raise QueueShutDown(SHUTDOWN_PUT)
         if self._cap > 0:
-            self._c_push_bounded(item)
+            self._c_push_bounded(item, None)
         else:
             self._heap._push(item)
         self._unfinished_tasks += 1
@@ -503,20 +545,28 @@ cdef class _AioQueueCore:
             _wakeup_next(self._getters)
         return 0
 
-    def _push_bounded(self, item):
-        """Push ``item`` if there is room (``QueueFull`` if not), counted against thread-side puts."""
-        self._c_push_bounded(item)
+    def _push_bounded(self, item, full=None):
+        """Push ``item`` if there is room (``QueueFull`` if not), counted against thread-side puts.
 
-    cdef int _c_push_bounded(self, object item) except -1:
-        # a put_threadsafe counts the heap: it must not count it half-changed
+        ``full``: a subclass's ``full``, asked instead of counting.  The room
+        is taken under the inbox's lock and the item compared after it.
+        """
+        self._c_push_bounded(item, full)
+
+    cdef int _c_push_bounded(self, object item, object full) except -1:
         cdef _Inbox inbox = self._inbox
         inbox._acquire()
         try:
-            if self._size() >= self._cap:
+            if full() if full is not None else self._size() >= self._cap:
                 raise QueueFull
-            self._heap._push(item)
+            # its room, taken: a put_threadsafe counts it from here
+            count_store(&inbox.transit, inbox.transit + 1)
         finally:
             inbox._release()
+        try:
+            self._heap._push(item)
+        finally:
+            count_store(&inbox.transit, inbox.transit - 1)  # in the heap now, or not put
         return 0
 
     def put_threadsafe(self, item):
@@ -524,14 +574,24 @@ cdef class _AioQueueCore:
 
         The item is in the queue at once (``qsize()`` counts it); the loop
         takes it into the heap when a coroutine next gets, and is woken for
-        it only if a ``get`` is waiting.  Raises ``QueueFull`` if there is no
-        free slot, ``QueueShutDown`` once the queue has been shut down, and
+        it only if a ``get`` is waiting.  It never waits for the loop: the
+        loop holds the inbox's lock only to swap its list, never while it
+        compares.  Raises ``QueueFull`` if there is no free slot,
+        ``QueueShutDown`` once the queue has been shut down, and
         ``RuntimeError`` once the event loop the queue is bound to is closed
-        (nothing is put then).  A queue not bound to a loop yet takes the
-        item too.  The items are compared in the loop: one whose comparison
-        raises there goes to the loop's exception handler instead of the
-        queue.
+        (nothing is put then).  The queue binds to its loop when a coroutine
+        first waits on it or first takes in items put from threads; before
+        that it takes items, which wait for a loop to take them.  The items
+        are compared in the loop: one whose comparison raises there goes to
+        the loop's exception handler instead of the queue.
         """
+        self._c_thread_put(item, None)
+
+    def _thread_put(self, item, full):
+        """``put_threadsafe``; ``full``: a subclass's ``full``, asked under the inbox's lock."""
+        self._c_thread_put(item, full)
+
+    cdef int _c_thread_put(self, object item, object full) except -1:
         cdef _Inbox inbox = self._inbox
         loop = self._loop
         if loop is not None and loop.is_closed():
@@ -540,21 +600,24 @@ cdef class _AioQueueCore:
         try:
             if self._is_shutdown:
                 raise QueueShutDown(SHUTDOWN_PUT)
-            if self._full():
+            if full() if full is not None else self._full():
                 raise QueueFull
             inbox.items.append(item)
             if not inbox.want:
-                return
-            inbox.want = False
+                return 0
+            inbox.want = 0
             loop = self._loop  # bound before a getter could ask for a wake-up
         finally:
             inbox._release()
         try:
             loop.call_soon_threadsafe(self._on_put_threadsafe)
-        except BaseException:
+        except BaseException as exc:
             if self._unput(item):
+                if loop.is_closed():  # closed since the look above: the same words
+                    raise RuntimeError(LOOP_CLOSED) from exc
                 raise
             # the loop took it in meanwhile: it is put, and the loop runs
+        return 0
 
     cdef bint _unput(self, object item) except -1:
         # the wake-up failed (the loop closed meanwhile): take item back; False if taken in
@@ -562,7 +625,7 @@ cdef class _AioQueueCore:
         cdef bint found
         inbox._acquire()
         try:
-            inbox.want = True  # the getter may still wait
+            inbox.want |= _WANT_ITEM  # the getter may still wait
             found = _unlisted(inbox.items, item)
         finally:
             inbox._release()
@@ -570,49 +633,93 @@ cdef class _AioQueueCore:
 
     def _on_put_threadsafe(self):
         """In the loop, woken by a thread's put: take the items in and wake the getters."""
-        while True:
-            self._c_take_in()
-            if not self._getters or self._inbox._listen():
-                return
+        self._c_take_in()
+        if self._getters and not self._inbox._listen(_WANT_ITEM):
+            # more came meanwhile: taken in on the loop's next round, after what is ready
+            self._loop.call_soon(self._on_put_threadsafe)
 
     def _take_in(self):
-        """Move what other threads put into the heap, waking a getter per item.  O(k log n)."""
+        """Move what other threads put into the heap, waking a getter per item.  O(k log n).
+
+        Takes what is there when it starts, never what comes meanwhile.  Binds
+        the queue to the running loop if it is bound to none.
+        """
         self._c_take_in()
 
     cdef int _c_take_in(self) except -1:
         cdef _Inbox inbox = self._inbox
-        cdef list items = inbox.items
-        cdef Py_ssize_t done = 0, taken = 0
+        cdef ItemHeap heap = self._heap
+        cdef list batch
         cdef list failed = None
+        cdef Py_ssize_t n, done = 0, taken = 0, nfailed
+        cdef PyObject* running
+        cdef bint ok = False
+        if heap._busy:  # from a comparison of the heap's items: they stay in the inbox
+            raise RuntimeError(_HEAP_BUSY)
+        if self._loop is None:  # the loop that takes thread puts in owns the queue
+            running = _running_loop_or_null(_get_running_loop)
+            if running == NULL:
+                PyErr_Clear()  # no loop runs here: none to bind
+            else:
+                self._loop = <object>running
+                Py_DECREF(<object>running)  # the call's reference: _loop holds its own
+        elif self._loop.is_closed() and _py_running_loop() is not None:
+            self._get_loop()  # the face's: binds to the running loop (or raises)
         loop = self._loop
-        # the lock is held while comparing: a put_threadsafe must never count
-        # an item twice or not at all
         inbox._acquire()
+        batch = inbox.items
+        inbox.items = inbox.spare
+        inbox.spare = batch
+        n = PyList_GET_SIZE(batch)
+        count_store(&inbox.transit, inbox.transit + n)
+        inbox._release()
         try:
-            try:
-                while done < PyList_GET_SIZE(items):  # re-read: a comparison may have run
-                    item = <object>PyList_GET_ITEM(items, done)  # held: item is a reference
-                    try:
-                        self._heap._push(item)
-                    except Exception as exc:  # it goes to the loop's exception handler
-                        if failed is None:
-                            failed = []
-                        failed.append((item, exc))
-                    else:
-                        taken += 1
-                    done += 1
-            finally:
-                del items[:done]
-                self._unfinished_tasks += taken
-        finally:
-            inbox._release()
-        getters = self._getters
-        while taken and dq_size(<PyObject*>getters):
-            if not _wakeup_next(getters):
-                break
-            taken -= 1
+            # re-read: only gc.get_referents could change it, but never trust a size
+            while done < n and done < PyList_GET_SIZE(batch):
+                item = <object>PyList_GET_ITEM(batch, done)  # held: item is a reference
+                try:
+                    heap._push(item)
+                except Exception as exc:  # it goes to the loop's exception handler
+                    if failed is None:
+                        failed = []
+                    failed.append((item, exc))
+                else:
+                    taken += 1
+                    count_store(&inbox.transit, inbox.transit - 1)  # after the push: see _size
+                done += 1
+            ok = True
+        finally:  # a flag, not `except`: Cython saves no exception state on entry
+            nfailed = 0 if failed is None else len(failed)
+            if not ok:  # interrupted: the item under way, the rest and the failed go back
+                self._c_requeue(batch, done, n, failed)
+            elif done < n:  # the batch shrank under us: those are gone
+                count_store(&inbox.transit, inbox.transit - (n - done))
+            del batch[:]
+            self._unfinished_tasks += taken
+            getters = self._getters
+            while taken and dq_size(<PyObject*>getters):
+                if not _wakeup_next(getters):
+                    break
+                taken -= 1
+        count_store(&inbox.transit, inbox.transit - nfailed)
+        if not self._unfinished_tasks and dq_size(<PyObject*>self._joiners) \
+                and not PyList_GET_SIZE(inbox.items):
+            _wakeup_all(self._joiners)  # the last items put failed: nothing is left to do
         if failed is not None:
             report_unqueued(self, loop, failed)
+        return 0
+
+    cdef int _c_requeue(self, list batch, Py_ssize_t done, Py_ssize_t n, list failed) except -1:
+        # a take-in interrupted: what it did not push goes back to the front of
+        # the inbox, uncounted from transit in the same step
+        cdef _Inbox inbox = self._inbox
+        rest = [] if failed is None else [pair[0] for pair in failed]
+        moved = len(rest) + n - done
+        rest += batch[done:]
+        inbox._acquire()
+        inbox.items[:0] = rest  # no Python code runs: a list of the same objects
+        count_store(&inbox.transit, inbox.transit - moved)
+        inbox._release()
         return 0
 
     cdef object _c_get_nowait(self):
@@ -658,10 +765,9 @@ cdef class _AioQueueCore:
             raise ValueError("task_done() called too many times")
         self._unfinished_tasks -= 1
         if self._unfinished_tasks == 0:
-            if PyList_GET_SIZE(self._inbox.items):  # put from threads, and not done either
-                self._c_take_in()
-                if self._unfinished_tasks:
-                    return
+            inbox = self._inbox
+            if inbox.transit or PyList_GET_SIZE(inbox.items):  # put from threads, not done either
+                return
             _wakeup_all(self._joiners)
 
 
@@ -764,23 +870,44 @@ cdef class AioDelayCore:
         self._timer_when = 0.0
 
     # -- sizes ----------------------------------------------------------------
+    #
+    # Read in the queue's loop, they first carry out the calls other threads
+    # queued (the face's _catch_up): a thread's put counts once it returned.
 
     def qsize(self):
-        """Number of items held, due or not.  O(1)."""
+        """Number of items held, due or not.  O(1); O(k log n) with k calls of threads waiting.
+
+        In the queue's loop, the calls other threads queued are carried out
+        first: the answer counts every call made before it.
+        """
+        if PyList_GET_SIZE(self._inbox.items):
+            self._catch_up()
         return self._heap._n
 
     def __len__(self):
+        if PyList_GET_SIZE(self._inbox.items):
+            self._catch_up()
         return self._heap._n
 
     def empty(self):
-        """Return True if no item is held, due or not.  O(1)."""
+        """Return True if no item is held, due or not.  O(1); O(k log n) with k calls of threads waiting.
+
+        In the queue's loop, the calls other threads queued are carried out first.
+        """
+        if PyList_GET_SIZE(self._inbox.items):
+            self._catch_up()
         return self._heap._n == 0
 
     cdef inline bint _full(self) noexcept:
         return self._cap > 0 and self._heap._n >= self._cap
 
     def full(self):
-        """Return True if ``maxsize`` items are held.  O(1)."""
+        """Return True if ``maxsize`` items are held.  O(1); O(k log n) with k calls of threads waiting.
+
+        In the queue's loop, the calls other threads queued are carried out first.
+        """
+        if PyList_GET_SIZE(self._inbox.items):
+            self._catch_up()
         return self._full()
 
     def _has_room(self):
@@ -788,7 +915,13 @@ cdef class AioDelayCore:
         return not self._full()
 
     def next_deadline(self):
-        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1)."""
+        """The earliest deadline held (on ``loop.time()``), or None if empty.  O(1).
+
+        O(k log n) with k calls of threads waiting: in the queue's loop, the
+        calls other threads queued are carried out first.
+        """
+        if PyList_GET_SIZE(self._inbox.items):
+            self._catch_up()
         heap = self._heap
         return heap._hkey[heap._off] if heap._n else None
 
@@ -857,7 +990,9 @@ cdef class AioDelayCore:
     def get_nowait(self):
         """Remove and return the earliest-due item if it is due, else raise ``QueueEmpty``.  O(log n).
 
-        Raises ``QueueShutDown`` once the queue is shut down and holds no item.
+        O(k log n) with k calls of threads waiting: the calls other threads
+        queued since the last look are carried out first.  Raises
+        ``QueueShutDown`` once the queue is shut down and holds no item.
         """
         item = self._c_get_due()
         if item is _NOT_DUE:

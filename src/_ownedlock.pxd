@@ -12,6 +12,10 @@ cdef extern from "dq_ownedlock.h":
     void owned_release "dq_lock_release"(dq_owned_lock* lock) noexcept
     bint owned_try "dq_lock_try"(dq_owned_lock* lock) noexcept
     bint owned_held "dq_lock_held"(dq_owned_lock* lock) noexcept
+    # a count changed by one thread outside the lock, read by others under it:
+    # a store-release after the change it counts, a load-acquire before reading it
+    long count_load "dq_count_load"(long* p) noexcept
+    void count_store "dq_count_store"(long* p, long v) noexcept
     # True on a free-threaded build.  A critical section costs nothing there
     # but a reference to its object (an incref and decref on a GIL build), so
     # the hot paths branch on this constant, which the C compiler folds.

@@ -444,10 +444,15 @@ def test_bound_to_one_loop_and_needs_one(impl):
     async def put():
         dq.put_nowait("x")
 
-    run_on("asyncio", put())
-    with pytest.raises(RuntimeError, match="bound to a different event loop"):
-        run_on("asyncio", put())
-    assert len(dq) == 1
+    async def elsewhere_meanwhile():
+        await put()  # binds dq to this loop, which still runs below
+        with pytest.raises(RuntimeError, match="bound to a different event loop"):
+            await asyncio.to_thread(run_on, "asyncio", put())
+        assert len(dq) == 1
+
+    run_on("asyncio", elsewhere_meanwhile())
+    run_on("asyncio", put())  # the first loop is closed: bound to this one now
+    assert len(dq) == 2
 
 
 @pytest.mark.parametrize("debug", [False, True])

@@ -527,9 +527,13 @@ def test_bound_to_one_loop(impl):
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(q.get(), 0.001)
 
-    run_on("asyncio", wait_once())
-    with pytest.raises(RuntimeError, match="bound to a different event loop"):
-        run_on("asyncio", q.get())
+    async def elsewhere_meanwhile():
+        await wait_once()  # binds q to this loop, which still runs below
+        with pytest.raises(RuntimeError, match="bound to a different event loop"):
+            await asyncio.to_thread(run_on, "asyncio", q.get())
+
+    run_on("asyncio", elsewhere_meanwhile())
+    run_on("asyncio", wait_once())  # the first loop is closed: bound to this one now
 
 
 def test_async_with_items_that_are_not_comparable_to_each_other(impl, run):

@@ -17,9 +17,11 @@ import time
 import sys
 
 import pytest
+from clocks import VirtualClockLoop
 from helpers import run_together, traced_growth
 from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
 
+from dq_core._aiowaiting import LOOP_CLOSED
 from dq_core.aio import QueueShutDown
 
 
@@ -41,7 +43,7 @@ def on_counting_loop(coro):
         loop.close()
 
 
-def in_thread(fn, *args):
+def in_thread(fn, *args, timeout=10):
     """Run ``fn(*args)`` in a fresh thread, wait for it, return its result or raise its exception."""
     out: list = []
 
@@ -53,7 +55,7 @@ def in_thread(fn, *args):
 
     t = threading.Thread(target=target)
     t.start()
-    t.join(10)
+    t.join(timeout)
     assert out, "the thread hung"
     ok, value = out[0]
     if not ok:
@@ -296,15 +298,16 @@ def test_without_a_loop_the_failed_comparison_raises(impl):
     assert [q.get_nowait().key, q.get_nowait().key] == [0, 1]
 
 
-def test_a_comparison_that_puts_from_the_loop_thread_is_refused(impl, run):
-    # the inbox lock is held while items are taken in: a comparison calling
-    # put_threadsafe gets RuntimeError (never a deadlock, never a crash)
+def test_a_comparison_may_put_from_the_loop_thread(impl, run):
+    # the inbox lock is never held while items are compared: a comparison
+    # calling put_threadsafe puts (the item waits for the next take-in)
     class Putting:
         def __init__(self, q, key):
             self.q, self.key = q, key
 
         def __lt__(self, other):
-            self.q.put_threadsafe(Putting(self.q, 99))
+            if self.key < 99:
+                self.q.put_threadsafe(Putting(self.q, 99))
             return self.key < other.key
 
     async def main():
@@ -316,10 +319,84 @@ def test_a_comparison_that_puts_from_the_loop_thread_is_refused(impl, run):
         in_thread(q.put_threadsafe, Putting(q, 2))
         got = q.get_many()
         q._check()
-        return [x.key for x in got], seen
+        later = q.get_many()
+        return [x.key for x in got], {x.key for x in later}, q.qsize(), seen
 
-    got, seen = run(main())
-    assert got == [1] and len(seen) == 1 and isinstance(seen[0], RuntimeError)
+    got, later, size, seen = run(main())
+    assert got == [1, 2] and later == {99} and seen == []
+
+
+class Reentering:
+    """Compares by ``key``; the first comparison after ``arm`` calls ``q.get_nowait()``."""
+
+    reenter = None
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other):
+        q, Reentering.reenter = Reentering.reenter, None
+        if q is not None:
+            with pytest.raises(RuntimeError, match="re-entered"):
+                q.get_nowait()
+        return self.key < other.key
+
+
+def test_a_take_in_from_a_comparison_loses_no_thread_item(impl, run):
+    # a comparison re-entering get_nowait() while a thread's item waits in the
+    # inbox: the take-in is refused there and the item stays for the next look
+    async def main():
+        loop = asyncio.get_running_loop()
+        seen = []
+        loop.set_exception_handler(lambda loop, context: seen.append(context))
+        q = impl.aio.PriorityQueue()
+        q.put_nowait(Reentering(5))
+        in_thread(q.put_threadsafe, Reentering(1))
+        Reentering.reenter = q
+        q.put_nowait(Reentering(3))
+        assert Reentering.reenter is None  # it re-entered
+        got = [x.key for x in q.get_many()]
+        q._check()
+        return got, q.qsize(), q._unfinished_tasks, seen
+
+    assert run(main()) == ([1, 3, 5], 0, 3, [])
+
+
+@pytest.mark.parametrize("bounded", [False, True], ids=["take-in", "bounded-put"])
+def test_a_thread_put_never_waits_for_the_loop_s_comparisons(impl, run, bounded):
+    # A comparison runs in the loop (taking a thread's put in, or a bounded
+    # put_nowait) while another thread puts: that put returns at once.  (Were
+    # the inbox's lock held across the comparison, the thread would hang:
+    # in_thread fails the comparison after 2 s.)
+    class Probe:
+        def __init__(self, q, key, probe=False):
+            self.q, self.key, self.probe = q, key, probe
+
+        def __lt__(self, other):
+            if self.probe:
+                self.probe = False
+                in_thread(self.q.put_threadsafe, Probe(self.q, 0), timeout=2)
+            return self.key < other.key
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        seen = []
+        loop.set_exception_handler(lambda loop, context: seen.append(context["exception"]))
+        q = impl.aio.PriorityQueue(maxsize=10 if bounded else 0)
+        q.put_nowait(Probe(q, 3))
+        probe = Probe(q, 2, probe=True)
+        if bounded:
+            q.put_nowait(probe)
+        else:
+            in_thread(q.put_threadsafe, probe)
+        first = [x.key for x in q.get_many()]
+        q._check()
+        return first, [x.key for x in q.get_many()], seen
+
+    if bounded:  # the put_nowait compared: the thread's item came before the get
+        assert run(main()) == ([0, 2, 3], [], [])
+    else:  # the take-in compared: the thread's item waits for the next one
+        assert run(main()) == ([2, 3], [0], [])
 
 
 # -- the race: getters parking while threads put ------------------------------------------
@@ -493,18 +570,55 @@ def test_waiting_on_a_thread_call_s_future_wakes_the_loop(impl, run):
     assert run(main()) == (1, True, False, True)
 
 
-def test_a_thread_put_s_delay_counts_from_the_call(impl, run):
+def on_virtual_clock(coro, now=1000.0):
+    """Run ``coro`` on the default loop on a virtual clock that only the test moves."""
+    loop = VirtualClockLoop(now, jump=False)
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        loop.close()
+
+
+def test_a_thread_put_s_delay_counts_from_the_call_on_the_loop_s_clock(impl):
+    # the deadline is the loop's time when the thread called, plus the delay,
+    # whenever the loop takes the call in and however much real time passed
+    # meanwhile: on a virtual clock, exactly (never early on loop.time())
     async def main():
+        loop = asyncio.get_running_loop()
         dq = impl.aio.DelayQueue()
         dq.get_many()
-        since = time.monotonic()
-        fut = in_thread(dq.put_threadsafe, "x", 0.2)
-        await asyncio.sleep(0.05)  # taken in later than the call
-        dq.get_many()
-        assert fut.done()
-        return dq.next_deadline() - since
+        fut = in_thread(dq.put_threadsafe, "x", 0.2)  # called at 1000.0
+        time.sleep(0.01)  # real time passes, the loop's clock stands still
+        loop.now = 1000.05  # taken in later than the call
+        assert dq.get_many() == [] and fut.done()
+        first = dq.next_deadline()
+        fut = in_thread(dq.put_threadsafe, "y", 0.1)  # called at 1000.05
+        time.sleep(0.01)
+        assert dq.get_many() == [] and fut.done()
+        return first, dq.next_deadline()
 
-    assert 0.19 < run(main()) < 0.21
+    assert on_virtual_clock(main()) == (1000.2, 1000.15)
+
+
+def test_a_thread_put_is_never_early_on_the_loop_s_clock(impl, run):
+    # the loop's clock read in the thread just before and just after the
+    # call bounds the deadline (asyncio's clock is time.monotonic, uvloop's
+    # its own, coarser one)
+    async def main():
+        loop = asyncio.get_running_loop()
+        dq = impl.aio.DelayQueue()
+        dq.get_many()
+
+        def put():
+            before = loop.time()
+            fut = dq.put_threadsafe("x", 0.5)
+            return before, fut, loop.time()
+
+        before, fut, after = in_thread(put)
+        dq.get_many()
+        return before + 0.5 <= dq.next_deadline() <= after + 0.5
+
+    assert run(main())
 
 
 def test_a_thread_call_cancelled_before_the_loop_took_it_does_nothing(impl, run):
@@ -622,3 +736,395 @@ def test_thread_puts_with_equal_delays_come_out_in_call_order(impl, run):
         return got
 
     assert run(main()) == [(c, i) for c in range(5) for i in range(60)]
+
+
+# -- whom a thread call wakes, and what the loop sees of the calls -----------------------
+
+
+@pytest.mark.parametrize("how", ["cancel", "shutdown"])
+def test_a_thread_cancel_or_shutdown_wakes_a_waiting_put(impl, run, how):
+    # a put waits for room; a thread's cancel (room) or shutdown (QueueShutDown)
+    # ends its wait with nobody waiting on the call's Future
+    async def main():
+        dq = impl.aio.DelayQueue(maxsize=1)
+        handle = dq.put_nowait("far", 3600)
+        putter = asyncio.ensure_future(dq.put("next"))
+        await until_waiting(dq, putters=1)
+        if how == "cancel":
+            in_thread(dq.cancel_threadsafe, handle)
+        else:
+            in_thread(dq.shutdown_threadsafe)
+        try:
+            return isinstance(await asyncio.wait_for(putter, 2), int)
+        except QueueShutDown:
+            return "shut down"
+
+    assert run(main()) == (True if how == "cancel" else "shut down")
+
+
+def test_a_thread_put_does_not_wake_the_loop_for_a_waiting_put(impl):
+    # a put cannot make room: with only a put waiting, it wakes nothing; a
+    # cancel, which can, wakes the loop once
+    async def main():
+        loop = asyncio.get_running_loop()
+        dq = impl.aio.DelayQueue(maxsize=1)
+        handle = dq.put_nowait("far", 3600)
+        putter = asyncio.ensure_future(dq.put("next"))
+        await until_waiting(dq, putters=1)
+        refused = in_thread(dq.put_threadsafe, "more")
+        await settle()
+        assert loop.wakeups == 0 and not putter.done()
+        in_thread(dq.cancel_threadsafe, handle)
+        await asyncio.wait_for(putter, 2)
+        with pytest.raises(asyncio.QueueFull):  # taken in before the cancel: no room then
+            refused.result(0)
+        return loop.wakeups, len(dq)
+
+    assert on_counting_loop(main()) == ((1, 1), 1)
+
+
+def test_a_loop_shutdown_keeps_what_threads_put_before(impl, run):
+    # the thread's puts came long before the shutdown: they are delivered
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.get_many()
+        futures = in_thread(lambda: [dq.put_threadsafe(i) for i in range(3)])
+        await settle()
+        dq.shutdown()
+        got = [x async for x in dq]
+        return got, [f.result(0) is not None for f in futures]
+
+    assert run(main()) == ([0, 1, 2], [True, True, True])
+
+
+@pytest.mark.parametrize("look", ["len", "qsize", "empty", "full", "next_deadline"])
+def test_sizes_count_what_threads_put(impl, run, look):
+    async def main():
+        dq = impl.aio.DelayQueue(maxsize=3)
+        dq.get_many()
+        in_thread(lambda: [dq.put_threadsafe(i, 60) for i in range(3)])
+        return len(dq) if look == "len" else getattr(dq, look)()
+
+    got = run(main())
+    assert got == {"len": 3, "qsize": 3, "empty": False, "full": True}.get(look, got)
+    assert got is not None
+
+
+@pytest.mark.parametrize("late", ["cancel", "reschedule"])
+def test_a_loop_call_comes_after_the_thread_calls_made_before_it(impl, run, late):
+    async def main():
+        dq = impl.aio.DelayQueue()
+        handle = dq.put_nowait("x", 60)
+        first = in_thread(dq.cancel_threadsafe, handle)  # made first: it cancels
+        second = dq.cancel(handle) if late == "cancel" else dq.reschedule(handle, 1)
+        return first.result(0), second
+
+    assert run(main()) == (True, False)
+
+
+def test_a_shutdown_from_a_callback_keeps_the_puts_made_before_it(impl, run):
+    # a done-callback of one thread call shuts the queue down while the loop
+    # carries out a batch: the calls made before the shutdown (the rest of
+    # the batch) are carried out first, those made after it are refused
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.get_many()
+        futures = {}
+
+        def calls():
+            futures["a"] = dq.put_threadsafe("a")
+            futures["b"] = dq.put_threadsafe("b")
+
+        in_thread(calls)
+        futures["a"].add_done_callback(lambda f: dq.shutdown())  # wakes the loop: it runs
+        await settle()
+        refused = in_thread(dq.put_threadsafe, "c")
+        got = [x async for x in dq]
+        with pytest.raises(QueueShutDown):
+            refused.result(5)
+        return got, futures["b"].exception(0)
+
+    assert run(main()) == (["a", "b"], None)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="asyncio.eager_task_factory is 3.12+")
+def test_an_eager_get_started_by_a_callback_parks(impl):
+    # A done-callback of a thread call's Future runs while the loop carries
+    # the calls out; it starts a get that runs at once (eager task factory)
+    # while another thread's call waits in the inbox.  The get must park
+    # (the take-in under way listens for it when it ends), not loop on
+    # get_nowait: each look is counted, and a spin fails after 1000.  (The
+    # default loop only: uvloop's create_task does not take asyncio's eager
+    # task factory.)
+    class Counting(impl.aio.DelayQueue):
+        looks = 0
+
+        def _take_calls(self, finish=False):
+            self.looks += 1
+            if self.looks > 1000:
+                raise AssertionError("the get spins")
+            return super()._take_calls(finish)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(asyncio.eager_task_factory)
+        dq = Counting()
+        dq.get_many()
+        started = []
+
+        def callback(fut):
+            in_thread(dq.put_threadsafe, "second", 0.05)
+            started.append(loop.create_task(dq.get()))
+
+        first = in_thread(dq.put_threadsafe, "first", 60)
+        first.add_done_callback(callback)  # wakes the loop, which takes the call in
+        await settle()
+        assert started and not started[0].done()
+        return await asyncio.wait_for(started[0], 2), dq.looks < 10
+
+    assert asyncio.run(main()) == ("second", True)
+
+
+def test_a_take_in_carries_out_the_calls_queued_when_it_starts(impl, run):
+    # a call made while the loop carries out a batch (here by a callback of
+    # the batch's own Future) waits for the next look: a thread that keeps
+    # calling never keeps one take-in going
+    async def main():
+        dq = impl.aio.DelayQueue()
+        dq.get_many()
+        later = []
+        first = in_thread(dq.put_threadsafe, "a")
+        first.add_done_callback(lambda f: later.append(dq.put_threadsafe("b")))
+        await settle()  # the loop took "a" in, woken by add_done_callback
+        assert first.done() and later and later[0]._state == "PENDING"
+        return dq.get_many(), later[0].done()
+
+    assert run(main()) == (["a", "b"], True)
+
+
+def test_a_call_that_raises_a_base_exception_settles_its_future(impl, run):
+    # KeyboardInterrupt out of a thread call: its Future holds it (never left
+    # running), it goes on up in the loop, and the calls after it stay queued
+    class Interrupting(impl.aio.DelayQueue):
+        def put_at_nowait(self, item, deadline):
+            if item == "boom":
+                raise KeyboardInterrupt
+            return super().put_at_nowait(item, deadline)
+
+    async def main():
+        dq = Interrupting()
+        dq.get_many()
+        boom, after = in_thread(lambda: (dq.put_threadsafe("boom"), dq.put_threadsafe("after")))
+        with pytest.raises(KeyboardInterrupt):
+            dq.get_many()
+        assert boom._state == "FINISHED" and after._state == "PENDING"
+        return type(boom.exception(0)).__name__, dq.get_many(), after.done()
+
+    assert run(main()) == ("KeyboardInterrupt", ["after"], True)
+
+
+class ClosingLoop(asyncio.SelectorEventLoop):
+    """A loop that closes "between" a thread's look at is_closed() and its wake-up.
+
+    With ``closed``, ``call_soon_threadsafe`` refuses with asyncio's own words
+    and ``is_closed()`` says True, except at the first look (``closing``).
+    """
+
+    closing = closed = False
+
+    def is_closed(self):
+        if self.closing:
+            self.closing = False
+            return False
+        return super().is_closed() or self.closed
+
+    def call_soon_threadsafe(self, callback, *args, context=None):
+        if self.closed:
+            raise RuntimeError("Event loop is closed")
+        return super().call_soon_threadsafe(callback, *args, context=context)
+
+
+@pytest.mark.parametrize("kind", ["PriorityQueue", "DelayQueue"])
+def test_a_loop_closing_meanwhile_raises_the_one_message(impl, kind):
+    async def main():
+        loop = asyncio.get_running_loop()
+        q = getattr(impl.aio, kind)()
+        getter = asyncio.ensure_future(q.get())
+        await until_waiting(q, getters=1)
+        loop.closing = loop.closed = True
+        with pytest.raises(RuntimeError) as caught:
+            in_thread(q.put_threadsafe, "late")
+        loop.closed = False
+        getter.cancel()
+        return str(caught.value), q.qsize()
+
+    loop = ClosingLoop()
+    try:
+        assert loop.run_until_complete(main()) == (LOOP_CLOSED, 0)
+    finally:
+        loop.closed = False
+        loop.close()
+
+
+def test_a_queue_that_took_thread_puts_in_is_bound_to_that_loop(impl, run):
+    # its consumer never waited, but took a thread's item in: after that
+    # loop closed, put_threadsafe raises and keeps nothing
+    q = impl.aio.PriorityQueue()
+
+    async def main():
+        in_thread(q.put_threadsafe, 1)
+        return q.get_nowait()
+
+    assert run(main()) == 1
+    with pytest.raises(RuntimeError, match="event loop is closed"):
+        in_thread(q.put_threadsafe, 2)
+    assert q.qsize() == 0
+
+
+def test_a_queue_whose_loop_closed_serves_the_next_loop(impl, run):
+    # bound to a loop that is closed now: refused from threads until a new
+    # loop waits on the queue or takes its thread items in, then bound to it
+    q = impl.aio.PriorityQueue()
+
+    async def first():
+        getter = asyncio.ensure_future(q.get())
+        await until_waiting(q, getters=1)  # binds q to this loop
+        in_thread(q.put_threadsafe, 1)
+        return await asyncio.wait_for(getter, 2)
+
+    async def second():
+        getter = asyncio.ensure_future(q.get())
+        await until_waiting(q, getters=1)  # binds q to this loop
+        in_thread(q.put_threadsafe, 2)
+        got = await asyncio.wait_for(getter, 2)
+        in_thread(q.put_threadsafe, 3)  # nobody waits: still in the inbox at the close
+        return got
+
+    async def third():
+        got = q.get_nowait()  # takes the thread's item in: binds q to this loop
+        in_thread(q.put_threadsafe, 4)
+        return got, q.get_nowait(), q.qsize()
+
+    assert run(first()) == 1
+    with pytest.raises(RuntimeError, match="event loop is closed"):
+        in_thread(q.put_threadsafe, 0)
+    assert run(second()) == 2
+    assert run(third()) == (3, 4, 0)
+
+
+def test_a_delay_queue_whose_loop_closed_serves_the_next_loop(impl, run):
+    # its timer and waiters went with the closed loop; a call queued for it
+    # and never carried out settles with RuntimeError; its items stay
+    dq = impl.aio.DelayQueue()
+
+    async def first():
+        dq.put_nowait("far", 3600)
+        getter = asyncio.ensure_future(dq.get())
+        await until_waiting(dq, getters=1)  # binds dq, arms its timer on this loop
+        in_thread(dq.put_threadsafe, "now")
+        got = await asyncio.wait_for(getter, 2)
+        return got, in_thread(dq.put_threadsafe, "late")  # nobody waits: still queued
+
+    async def second():
+        getter = asyncio.ensure_future(dq.get())
+        await until_waiting(dq, getters=1)
+        in_thread(dq.put_threadsafe, "next")
+        return await asyncio.wait_for(getter, 2), len(dq)
+
+    got, late = run(first())
+    assert got == "now"
+    assert run(second()) == ("next", 1)
+    with pytest.raises(RuntimeError, match="event loop is closed"):
+        late.result(0)
+
+
+@pytest.mark.parametrize("override", ["full", "qsize"])
+def test_put_threadsafe_asks_a_subclass_s_full(impl, run, override):
+    class Small(impl.aio.PriorityQueue):
+        if override == "full":
+            def full(self):
+                return self.qsize() >= 2
+        else:
+            def qsize(self):
+                return super().qsize() * 2  # full at 1 item with maxsize 2
+
+    async def main():
+        q = Small(maxsize=0 if override == "full" else 2)
+        in_thread(q.put_threadsafe, 1)
+        if override == "full":
+            in_thread(q.put_threadsafe, 2)
+        with pytest.raises(asyncio.QueueFull):
+            in_thread(q.put_threadsafe, 3)
+        return q.get_many()
+
+    assert run(main()) == ([1, 2] if override == "full" else [1])
+
+
+def test_a_subclass_s_full_is_asked_under_the_inbox_s_lock(impl, run):
+    # the loop's put_nowait asks full(), then pushes: a thread's put between
+    # the two must not overfill the queue (it waits for the look, then finds
+    # the queue full)
+    class Small(impl.aio.PriorityQueue):
+        racing = None
+
+        def full(self):
+            answer = self.qsize() >= 2
+            racer = self.racing
+            if racer is not None and threading.current_thread() is not racer:
+                self.racing = None
+                racer.start()
+                racer.join(0.3)  # it waits for our lock: it cannot put before our push
+            return answer
+
+    async def main():
+        q = Small()
+        q.put_nowait(1)
+        outcome = []
+
+        def race():
+            try:
+                q.put_threadsafe(2)
+                outcome.append("put")
+            except asyncio.QueueFull:
+                outcome.append("full")
+
+        racer = q.racing = threading.Thread(target=race)
+        q.put_nowait(3)
+        racer.join(5)
+        return outcome, q.qsize(), sorted(q.get_many())
+
+    assert run(main()) == (["full"], 2, [1, 3])
+
+
+def test_a_take_in_interrupted_keeps_every_item(impl, run):
+    # KeyboardInterrupt out of a comparison while the loop takes thread puts
+    # in: what it pushed stays, the rest (a failed one too) go back in order
+    class Key:
+        interrupt = False
+
+        def __init__(self, key):
+            self.key = key
+
+        def __lt__(self, other):
+            if self.key is None or other.key is None:
+                raise TypeError("cannot compare")
+            if Key.interrupt and 4 in (self.key, other.key):
+                Key.interrupt = False
+                raise KeyboardInterrupt
+            return self.key < other.key
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        seen = []
+        loop.set_exception_handler(lambda loop, context: seen.append(context["item"].key))
+        q = impl.aio.PriorityQueue(maxsize=6)
+        q.put_nowait(Key(2))
+        in_thread(lambda: [q.put_threadsafe(Key(k)) for k in (3, None, 4, 1)])
+        Key.interrupt = True
+        with pytest.raises(KeyboardInterrupt):
+            q.get_many()
+        size, full = q.qsize(), q.full()
+        q._check()
+        return size, full, [x.key for x in q.get_many()], seen, q._unfinished_tasks
+
+    assert run(main()) == (5, False, [1, 2, 3, 4], [None], 4)

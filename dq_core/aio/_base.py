@@ -72,10 +72,18 @@ class LoopBound:
                 raise
             raise RuntimeError(self._NO_LOOP) from None
         if loop is not self._loop:
-            if self._loop is not None:
+            if self._loop is not None and not self._unbind_closed():
                 raise RuntimeError(f"{self!r} is bound to a different event loop")
             self._loop = loop
         return loop
+
+    def _unbind_closed(self) -> bool:
+        """Another loop asks: True if the object may bind to it (its loop closed), else False.
+
+        The queues override it: once their loop is closed they drop what
+        belonged to it (waiters, timer) and bind to the next loop.
+        """
+        return False
 
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
         raise TypeError(

@@ -21,11 +21,12 @@ import asyncio
 import concurrent.futures
 import sys
 import types
-from time import monotonic as _monotonic
 from asyncio import AbstractEventLoop, QueueEmpty
 from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
 
-from .._aiowaiting import LOOP_CLOSED, QueueShutDown, delay_get, wakeup_all, wakeup_next
+from .._aiowaiting import (
+    LOOP_CLOSED, WANT_ITEM, WANT_ROOM, QueueShutDown, delay_get, wakeup_all, wakeup_next,
+)
 from .._convert import to_count, to_real
 from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from .._queuerepr import delay_queue_repr
@@ -41,6 +42,8 @@ else:
 __all__ = ["DelayQueue"]
 
 T = TypeVar("T")
+
+_running_loop = asyncio._get_running_loop  # the running loop, or None
 
 
 def _delay(delay: object) -> float:
@@ -63,9 +66,12 @@ class DelayQueue(LoopBound, _Core[T]):
     thread-safe: from other threads, only ``put_threadsafe``,
     ``put_at_threadsafe``, ``cancel_threadsafe`` and
     ``shutdown_threadsafe`` may be called (they never wait, and wake the
-    loop only when a ``get`` waits or their Future is waited on); the other
-    methods raise ``RuntimeError`` when no loop runs in the calling thread.
-    Copying and pickling raise ``TypeError``.
+    loop only when their Future is waited on, or when a coroutine waits
+    whose wait they could end: a ``get`` for a put, a ``get`` or a ``put``
+    for a cancel or a shutdown); the other methods raise ``RuntimeError``
+    when no loop runs in the calling thread.  In the loop, the methods
+    first carry out the calls other threads queued before them.  Copying
+    and pickling raise ``TypeError``.
 
     >>> async def main():
     ...     dq = DelayQueue()
@@ -122,12 +128,36 @@ class DelayQueue(LoopBound, _Core[T]):
         return await self._put(item, d)
 
     async def _put(self, item: T, deadline: float) -> int:
-        # asyncio.Queue.put's wait for room
+        # asyncio.Queue.put's wait for room; a thread's cancel or shutdown wakes it
+        took = False
         while 0 < self._maxsize <= len(self._heap):
             if self._is_shutdown:
                 raise QueueShutDown(SHUTDOWN_PUT)
+            if self._must_look(WANT_ROOM, took):
+                took = True
+                self._take_calls()  # a thread's cancel may make room, its shutdown end the wait
+                continue
             await park(self._get_loop(), self._putters, self._has_room)
+            took = False
         return self._add(item, deadline)
+
+    def _must_look(self, wants: int, took: bool) -> bool:
+        """A waiter is about to park: True if the threads' calls must be taken in first.
+
+        False: park.  The inbox then wakes the loop for a call of ``wants``,
+        or the loop takes the calls on its next round, or a take-in under
+        way further up this stack (whose callback started the waiter)
+        listens for it when it ends.  True at most once per wait
+        (``took``): a thread that keeps calling never keeps a waiter from
+        parking, nor the loop from its other work.
+        """
+        inbox = self._inbox
+        if inbox.taking or inbox.listen(wants):
+            return False
+        if not took:
+            return True
+        self._take_soon()
+        return False
 
     # -- get ------------------------------------------------------------------
 
@@ -141,13 +171,15 @@ class DelayQueue(LoopBound, _Core[T]):
     async def _wait_get(self) -> T:
         # get() once get_nowait() raised QueueEmpty: park on a future until woken, retry
         loop = self._get_loop()  # bound by get_nowait: the same loop
-        inbox = self._inbox
+        took = False
         while True:
-            if not inbox.listen():  # a thread's call came since get_nowait looked
+            if self._must_look(WANT_ITEM, took):  # a thread's call came since get_nowait looked
+                took = True
                 try:
                     return self.get_nowait()  # takes it in
                 except QueueEmpty:
                     continue
+            took = False
             getter = loop.create_future()
             self._getters.append(getter)
             self._schedule()
@@ -214,6 +246,12 @@ class DelayQueue(LoopBound, _Core[T]):
     def cancel(self, handle: int) -> bool:
         """Remove the item behind ``handle``; True if it was still held.  O(log n)."""
         self._in_own_loop()
+        if self._inbox.items:
+            self._take_calls()
+        return self._cancel(handle)
+
+    def _cancel(self, handle: int) -> bool:
+        # cancel, once the threads' calls before it were carried out
         heap = self._heap
         head = heap.peekitem()[0] if self._getters and heap else None
         try:
@@ -237,6 +275,8 @@ class DelayQueue(LoopBound, _Core[T]):
         with the same deadline.
         """
         deadline = self._get_loop().time() + to_real(delay, "delay")
+        if self._inbox.items:
+            self._take_calls()
         heap = self._heap
         try:
             heap.update(handle, deadline)
@@ -249,34 +289,43 @@ class DelayQueue(LoopBound, _Core[T]):
     # -- from other threads --------------------------------------------------------
     #
     # A thread's call is queued in the inbox with the Future it returns; the
-    # loop carries it out when it next looks (a get) or is woken.  It is
-    # woken only when a getter waits (the inbox's wake-up wish, as for
-    # aio.PriorityQueue.put_threadsafe) or when someone waits on the Future
-    # (_ThreadCall): a producer that never looks at its Futures costs the
-    # loop no wake-up.
+    # loop carries it out when it next looks (any method called in the loop)
+    # or is woken.  It is woken only when someone waits on the Future
+    # (_ThreadCall), or when a coroutine waits whose wait the call could end
+    # (the wish a waiter about to park leaves in the inbox, as for
+    # aio.PriorityQueue.put_threadsafe): a put wakes a waiting get, a cancel
+    # or a shutdown a waiting get or put.  A producer that never looks at its
+    # Futures costs the loop no wake-up.
 
-    def _call_threadsafe(self, kind: int, *args: Any) -> concurrent.futures.Future[Any]:
+    def _thread_loop(self) -> AbstractEventLoop:
+        """The queue's loop, for a call from another thread: ``RuntimeError`` if none or closed."""
         loop = self._loop
         if loop is None:
             raise RuntimeError(
                 f"{self!r} is not bound to an event loop yet: use it once on its loop first")
         if loop.is_closed():
             raise RuntimeError(LOOP_CLOSED)
+        return loop
+
+    def _call_threadsafe(self, kind: int, wants: int, args: tuple[Any, ...]
+                         ) -> concurrent.futures.Future[Any]:
+        # queue the call; wake the loop if a waiter of ``wants`` asked for it
         call = _ThreadCall(self, kind, args)
         inbox = self._inbox
         inbox._lock()
         try:
             inbox.items.append(call)
-            wake = inbox.want
-            inbox.want = False
+            wanted = inbox.want
+            if wanted & wants:
+                inbox.want = 0  # the loop listens again for those still waiting
         finally:
             inbox._unlock()
-        if wake:
-            self._wake(call, want=True)
+        if wanted & wants:
+            self._wake(call, wanted)
         return call
 
-    def _wake(self, call: _ThreadCall, want: bool = False) -> None:
-        """Have the loop take the calls in (``want``: the wish of a waiting getter was used)."""
+    def _wake(self, call: _ThreadCall, wanted: int = 0) -> None:
+        """Have the loop take the calls in (``wanted``: the waiters' wish this call used)."""
         loop = self._loop
         assert loop is not None
         try:
@@ -285,57 +334,95 @@ class DelayQueue(LoopBound, _Core[T]):
             inbox = self._inbox
             inbox._lock()
             try:
-                if want:
-                    inbox.want = True  # the getter may still wait
+                inbox.want |= wanted  # the waiters may still wait
                 try:
                     inbox.items.remove(call)
                 except ValueError:  # the loop took it in: it is done, or will be
                     return
             finally:
                 inbox._unlock()
-            if want:
-                raise
-            call.set_exception(RuntimeError(LOOP_CLOSED) if loop.is_closed() else exc)
+            error = RuntimeError(LOOP_CLOSED) if loop.is_closed() else exc
+            if wanted:
+                if error is exc:
+                    raise
+                raise error from exc
+            call.set_exception(error)
 
     def _on_call_threadsafe(self) -> None:
-        """In the loop, woken for the threads' calls: carry them out, then listen again."""
-        while True:
-            self._take_calls()
-            if not self._getters or self._inbox.listen():
-                return
+        """In the loop, woken for the threads' calls: carry them out."""
+        self._take_calls()
 
-    def _take_calls(self) -> None:
-        """Carry out the calls other threads queued, in order, settling their Futures."""
+    def _on_take_soon(self) -> None:
+        """In the loop, on the round after a look that found calls coming: carry them out."""
+        self._inbox.soon = False
+        self._take_calls()
+
+    def _take_soon(self) -> None:
+        """Have the loop carry the threads' calls out on its next round (once)."""
         inbox = self._inbox
-        if inbox.taking:  # called back from a Future's callback: the outer loop goes on
+        if not inbox.soon:
+            loop = self._loop
+            assert loop is not None
+            inbox.soon = True
+            loop.call_soon(self._on_take_soon)
+
+    def _catch_up(self) -> None:
+        """Carry out the threads' calls if called in the queue's loop (the sizes ask)."""
+        loop = self._loop
+        if loop is not None and _running_loop() is loop:
+            self._take_calls()
+
+    def _take_calls(self, finish: bool = False) -> None:
+        """Carry out, in order, the calls other threads queued, settling their Futures.
+
+        Bounded: the calls queued when it starts (one swap of the inbox),
+        never those that come meanwhile (the loop takes them on its next
+        round if a coroutine waits).  Called again from a Future's callback
+        while it runs, it returns at once and the outer one goes on in
+        order; with ``finish`` (a shutdown) it carries out the rest of the
+        outer one's calls and those queued since first.  Then it listens
+        for the waiters there are.
+        """
+        inbox = self._inbox
+        if inbox.taking:
+            if finish:
+                self._run_calls()  # the outer one's calls, issued before the shutdown
+                inbox.spare.clear()
+                inbox.pos = 0
+                inbox.swap()
+                self._run_calls()  # and those queued since
             return
         inbox.taking = True
         try:
-            while True:
-                inbox._lock()
-                try:
-                    calls = inbox.items[:]
-                    inbox.items.clear()
-                finally:
-                    inbox._unlock()
-                if not calls:
-                    return
-                # the loop's clock less time.monotonic (the puts' clock), read once for
-                # the batch: a put's deadline is its call's time on the loop's clock
-                # plus its delay (see _ThreadCall.run)
-                offset = self._loop.time() - _monotonic()  # type: ignore[union-attr]
-                for i, call in enumerate(calls):
-                    try:
-                        call.run(offset)
-                    except BaseException:  # KeyboardInterrupt in a callback: the rest stay queued
-                        inbox._lock()
-                        try:
-                            inbox.items[:0] = calls[i + 1:]
-                        finally:
-                            inbox._unlock()
-                        raise
+            inbox.swap()
+            inbox.pos = 0
+            self._run_calls()
+        except BaseException:  # KeyboardInterrupt in a callback: the rest stay queued
+            rest = inbox.spare[inbox.pos:]
+            inbox._lock()
+            try:
+                inbox.items[:0] = rest
+            finally:
+                inbox._unlock()
+            raise
         finally:
+            inbox.spare.clear()
+            inbox.pos = 0
             inbox.taking = False
+        wants = (WANT_ITEM if self._getters else 0) | (WANT_ROOM if self._putters else 0)
+        if wants and not inbox.listen(wants):
+            self._take_soon()  # more came meanwhile: on the loop's next round
+
+    def _run_calls(self) -> None:
+        # the calls of the batch under way, from the shared position on: a
+        # nested take-in (finish) goes on where the outer one is
+        inbox = self._inbox
+        while True:
+            batch, i = inbox.spare, inbox.pos
+            if i >= len(batch):
+                return
+            inbox.pos = i + 1
+            batch[i].run()
 
     def put_threadsafe(self, item: T, delay: float = 0.0) -> concurrent.futures.Future[int]:
         """From any thread: ``put_nowait(item, delay)`` in the queue's loop, without waiting.
@@ -343,23 +430,70 @@ class DelayQueue(LoopBound, _Core[T]):
         Returns a ``concurrent.futures.Future`` of the handle (or of the
         ``QueueFull``/``QueueShutDown`` raised), settled when the loop takes
         the call in: at once if a ``get`` waits, else when the loop next
-        gets or when the Future is waited on.  The delay counts from this
-        call.  ``RuntimeError`` if the queue has not been bound to a loop
-        yet, or its loop is closed (nothing is queued then).
+        looks at the queue or when the Future is waited on.  The delay
+        counts from this call, on the loop's clock: ``loop.time()`` is read
+        here, in the calling thread (asyncio's loops read
+        ``time.monotonic()``, uvloop its own clock), so the item is never
+        due early on ``loop.time()``.  ``RuntimeError`` if the queue has not
+        been bound to a loop yet (nothing to read the time of), or its loop
+        is closed (nothing is queued then).
         """
-        return self._call_threadsafe(_PUT, item, _delay(delay), _monotonic())
+        d = _delay(delay)
+        loop = self._thread_loop()
+        return self._call_threadsafe(_PUT, WANT_ITEM, (item, d, loop.time()))
 
     def put_at_threadsafe(self, item: T, deadline: float) -> concurrent.futures.Future[int]:
         """From any thread: ``put_at_nowait(item, deadline)`` in the queue's loop, as ``put_threadsafe``."""
-        return self._call_threadsafe(_PUT_AT, item, to_real(deadline, "deadline"))
+        d = to_real(deadline, "deadline")
+        self._thread_loop()
+        return self._call_threadsafe(_PUT_AT, WANT_ITEM, (item, d))
 
     def cancel_threadsafe(self, handle: int) -> concurrent.futures.Future[bool]:
-        """From any thread: ``cancel(handle)`` in the queue's loop; a Future of its result."""
-        return self._call_threadsafe(_CANCEL, handle)
+        """From any thread: ``cancel(handle)`` in the queue's loop; a Future of its result.
+
+        Wakes the loop if a ``get`` or a ``put`` waits (the cancel may end
+        its wait), else as ``put_threadsafe``.
+        """
+        self._thread_loop()
+        return self._call_threadsafe(_CANCEL, WANT_ITEM | WANT_ROOM, (handle,))
 
     def shutdown_threadsafe(self, immediate: bool = False) -> concurrent.futures.Future[None]:
-        """From any thread: ``shutdown(immediate)`` in the queue's loop; a Future of its end."""
-        return self._call_threadsafe(_SHUTDOWN, immediate)
+        """From any thread: ``shutdown(immediate)`` in the queue's loop; a Future of its end.
+
+        Wakes the loop if a ``get`` or a ``put`` waits (the shutdown may end
+        its wait), else as ``put_threadsafe``.
+        """
+        self._thread_loop()
+        return self._call_threadsafe(_SHUTDOWN, WANT_ITEM | WANT_ROOM, (immediate,))
+
+    def _unbind_closed(self) -> bool:
+        """Another loop asks: once the queue's loop is closed, forget it and say True.
+
+        Its timer and waiters go (they can never run again); the calls
+        threads queued for it settle with ``RuntimeError``, as when waited
+        on after the loop closed.  The items stay, on their deadlines.
+        """
+        loop = self._loop
+        if loop is None or not loop.is_closed():
+            return False
+        self._disarm()
+        self._getters.clear()
+        self._putters.clear()
+        self._pending = 0
+        inbox = self._inbox
+        inbox._lock()
+        try:
+            inbox.want = 0
+            calls = inbox.items[:]
+            inbox.items.clear()
+        finally:
+            inbox._unlock()
+        inbox.soon = False  # a take-in the closed loop had scheduled never runs
+        for call in calls:
+            call._nudged = True  # settling it must not try to wake the closed loop
+            if call.set_running_or_notify_cancel():
+                call.set_exception(RuntimeError(LOOP_CLOSED))
+        return True
 
     # -- shutdown ---------------------------------------------------------------
 
@@ -369,9 +503,17 @@ class DelayQueue(LoopBound, _Core[T]):
         Waiting getters go on receiving items as they come due, then raise
         ``QueueShutDown``.  With ``immediate``, the items are dropped and
         every waiting and later ``get`` raises ``QueueShutDown`` at once.
-        Waiting ``put`` calls raise ``QueueShutDown``.
+        Waiting ``put`` calls raise ``QueueShutDown``.  The calls other
+        threads queued before it are carried out first (their puts are kept).
         """
         self._in_own_loop()
+        inbox = self._inbox
+        if inbox.items or inbox.taking:
+            self._take_calls(finish=True)
+        self._shut(immediate)
+
+    def _shut(self, immediate: bool) -> None:
+        # shutdown, once the threads' calls before it were carried out
         self._is_shutdown = True
         dropped: list[T] = []
         if immediate:
@@ -387,6 +529,8 @@ class DelayQueue(LoopBound, _Core[T]):
         """Assert the invariants (call between loop steps, not inside one)."""
         self._heap._check()
         assert self._pending >= 0
+        inbox = self._inbox
+        assert not inbox.taking and not inbox.spare and inbox.pos == 0, "a take-in left calls"
         waiting = [g for g in self._getters if not g.done()]
         if self._timer is not None:
             assert waiting and self._heap, "a timer armed with nobody waiting"
@@ -427,10 +571,11 @@ class _ThreadCall(concurrent.futures.Future):  # type: ignore[type-arg]
     def _condition(self, condition: Any) -> None:
         self._cond = condition
 
-    def run(self, offset: float) -> None:
+    def run(self) -> None:
         """In the loop: carry the call out and settle the Future (unless it was cancelled).
 
-        ``offset``: the loop's clock less ``time.monotonic``, for a put's deadline.
+        Whatever the call raises settles the Future; a ``BaseException``
+        (``KeyboardInterrupt``) then goes on up.
         """
         self._nudged = True  # taken in: waiting on it wakes nothing any more
         if not self.set_running_or_notify_cancel():
@@ -440,22 +585,23 @@ class _ThreadCall(concurrent.futures.Future):  # type: ignore[type-arg]
         self._args = ()
         try:
             if kind == _PUT:
-                item, delay, since = args
+                item, delay, now = args
                 # the call's time on the loop's clock, never before an earlier
-                # put's (the offset moves by the clocks' resolution from batch to
-                # batch): equal delays come out in call order
+                # put's: equal delays come out in call order
                 inbox = queue._inbox
-                base = max(since + offset, inbox.floor)
+                base = max(now, inbox.floor)
                 inbox.floor = base
                 result: Any = queue.put_at_nowait(item, base + delay)
             elif kind == _PUT_AT:
                 result = queue.put_at_nowait(*args)
             elif kind == _CANCEL:
-                result = queue.cancel(*args)
+                result = queue._cancel(*args)
             else:
-                queue.shutdown(*args)
+                queue._shut(*args)
                 result = None
-        except Exception as exc:
+        except BaseException as exc:
             self.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
         else:
             self.set_result(result)

@@ -58,8 +58,9 @@ class PriorityQueue(LoopBound, _Core[T]):
 
     Not thread-safe, like asyncio's, except for ``put_threadsafe(item)``:
     other threads put with it, without waiting, and wake the loop only
-    when a ``get`` waits.  The queue binds to the first loop it waits on;
-    copying and pickling raise ``TypeError``.
+    when a ``get`` waits.  The queue binds to the first loop it waits on,
+    or that takes in items put from threads (and to the next such loop
+    once that one is closed); copying and pickling raise ``TypeError``.
 
     >>> async def main():
     ...     q = PriorityQueue()
@@ -96,6 +97,8 @@ class PriorityQueue(LoopBound, _Core[T]):
                 cls.put_nowait = _put_nowait_asking_full  # type: ignore[method-assign]
             if cls.put is public.put:
                 cls.put = PriorityQueue._wait_put  # type: ignore[method-assign, assignment]
+            if cls.put_threadsafe is public.put_threadsafe:
+                cls.put_threadsafe = _put_threadsafe_asking_full  # type: ignore[method-assign]
 
     @property
     def maxsize(self) -> int:
@@ -126,24 +129,35 @@ class PriorityQueue(LoopBound, _Core[T]):
             return
         if 0 < self._maxsize <= sys.maxsize:
             inbox = self._inbox
-            inbox._lock()  # as put_nowait: room counted against put_threadsafe
+            inbox._lock()  # as put_nowait: room taken against put_threadsafe, compared after
             try:
-                if self._maxsize <= len(self._heap) + len(inbox.items) + len(batch) - 1:
+                if self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items) + len(batch) - 1:
                     raise QueueFull  # the last put_nowait would find the queue full
-                self._push_all(batch)
+                inbox.transit += len(batch)
             finally:
                 inbox._unlock()
+            self._push_all(batch, True)
         else:
-            self._push_all(batch)
+            self._push_all(batch, False)
 
-    def _push_all(self, batch: list[T]) -> None:
+    def _push_all(self, batch: list[T], reserved: bool) -> None:
+        # reserved: their room is counted in transit, given back item by item
         push = self._heap.push
         getters = self._getters
-        for item in batch:
-            push(item)
-            self._unfinished_tasks += 1
-            if getters:
-                wakeup_next(getters)
+        inbox = self._inbox
+        done = 0
+        try:
+            for item in batch:
+                push(item)
+                done += 1
+                if reserved:
+                    inbox.transit -= 1
+                self._unfinished_tasks += 1
+                if getters:
+                    wakeup_next(getters)
+        finally:
+            if reserved:
+                inbox.transit -= len(batch) - done  # not put: a comparison raised
 
     # -- get ------------------------------------------------------------------
 
@@ -221,18 +235,19 @@ class PriorityQueue(LoopBound, _Core[T]):
         ``immediate``, the items are dropped at once (each counted as done,
         which may end ``join``).  Every waiting ``put`` and ``get`` wakes.
         """
+        # RuntimeError from a comparison of the heap's items, before anything changed
+        dropped: list[T] = self._heap.clear() if immediate else []
         inbox = self._inbox
         inbox._lock()  # a put_threadsafe after this raises QueueShutDown
         try:
             self._is_shutdown = True
-            unqueued = inbox.items[:] if immediate else []
-            if immediate:
-                inbox.items.clear()
         finally:
             inbox._unlock()
-        dropped: list[T] = []
+        unqueued: list[T] = []
         if immediate:
-            dropped = self._heap.clear()
+            batch = inbox.swap()  # what threads put before: dropped too
+            unqueued = batch[:]
+            batch.clear()
             self._unfinished_tasks = max(0, self._unfinished_tasks - len(dropped))
             if self._unfinished_tasks == 0:
                 wakeup_all(self._joiners)
@@ -241,6 +256,26 @@ class PriorityQueue(LoopBound, _Core[T]):
         del dropped, unqueued  # item finalisers run with the queue consistent
 
     # -- representation ----------------------------------------------------------
+
+    def _unbind_closed(self) -> bool:
+        """Another loop asks: once the queue's loop is closed, drop its waiters and say True.
+
+        The items stay, those put from threads too; the futures of the
+        closed loop's waiters can never be woken.
+        """
+        loop = self._loop
+        if loop is None or not loop.is_closed():
+            return False
+        self._getters.clear()
+        self._putters.clear()
+        self._joiners.clear()
+        inbox = self._inbox
+        inbox._lock()
+        try:
+            inbox.want = 0  # nobody waits: thread puts wake no loop
+        finally:
+            inbox._unlock()
+        return True
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} at {id(self):#x} {self._format()}>"
@@ -269,13 +304,17 @@ class PriorityQueue(LoopBound, _Core[T]):
         return result
 
     def _check(self) -> None:
-        """Assert the invariants: heap order and the counters."""
+        """Assert the invariants: heap order and the counters (between loop steps)."""
         self._heap._check()
         assert self._unfinished_tasks >= 0
+        inbox = self._inbox
+        assert inbox.transit == 0 and not inbox.spare, "a take-in left items in transit"
 
 
 # What a subclass overriding full() or qsize() gets (see __init_subclass__):
-# asyncio.Queue's put_nowait and full, on the core's heap.
+# asyncio.Queue's put_nowait and full, on the core's heap, and a
+# put_threadsafe that asks full() too (in the calling thread, under the
+# inbox's lock, so that loop and threads never overfill the queue).
 
 def _put_nowait_asking_full(self: Any, item: Any) -> None:
     """Put ``item`` into the queue without waiting.  O(log n).
@@ -285,12 +324,19 @@ def _put_nowait_asking_full(self: Any, item: Any) -> None:
     """
     if self._is_shutdown:
         raise QueueShutDown(SHUTDOWN_PUT)
-    if self.full():
-        raise QueueFull
-    self._heap.push(item)
+    self._push_bounded(item, self.full)
     self._unfinished_tasks += 1
     if self._getters:
         wakeup_next(self._getters)
+
+
+def _put_threadsafe_asking_full(self: Any, item: Any) -> None:
+    """Put ``item`` into the queue from any thread, without waiting.  O(1).
+
+    As the public class's ``put_threadsafe``, where ``QueueFull`` is what
+    the subclass's ``full()`` says (asked in the calling thread).
+    """
+    self._thread_put(item, self.full)
 
 
 def _full_asking_qsize(self: Any) -> bool:

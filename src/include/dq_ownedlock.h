@@ -29,6 +29,8 @@
 #define DQ_CAS(p, expected, desired)                                                      \
     (_InterlockedCompareExchange((volatile long *)(p), (long)(desired), (long)(expected)) \
      == (long)(expected))
+#define DQ_LOAD_ACQUIRE(p)     _InterlockedOr((volatile long *)(p), 0)
+#define DQ_STORE_RELEASE(p, v) _InterlockedExchange((volatile long *)(p), (long)(v))
 #else
 #define DQ_FETCH_ADD(p, v)   __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
 #define DQ_LOAD_RELAXED(p)   __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -40,6 +42,8 @@
         __atomic_compare_exchange_n((p), &dq_expected_, (desired), 0, __ATOMIC_ACQ_REL, \
                                     __ATOMIC_RELAXED);                                  \
     })
+#define DQ_LOAD_ACQUIRE(p)     __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define DQ_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #endif
 
 typedef struct {
@@ -103,6 +107,17 @@ static inline int dq_lock_try(dq_owned_lock *l) {
 /* Whether the lock is held (a snapshot, for the Python-level _unlock's check). */
 static inline int dq_lock_held(dq_owned_lock *l) {
     return DQ_LOAD_RELAXED(&l->count) != 0;
+}
+
+/* A count that one thread changes outside the lock and others read under it
+   (aio.PriorityQueue's items in transit, a long): DQ_STORE_RELEASE after the
+   change it stands for, DQ_LOAD_ACQUIRE before reading what that change
+   touched, so a reader that sees the new count sees the change too. */
+static inline long dq_count_load(long *p) {
+    return DQ_LOAD_ACQUIRE(p);
+}
+static inline void dq_count_store(long *p, long v) {
+    DQ_STORE_RELEASE(p, v);
 }
 
 /* 1 on a free-threaded build.  A critical section costs nothing there but
