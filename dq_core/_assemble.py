@@ -8,8 +8,9 @@ and waiting, mapping methods, a thread):
 
 - a face that extends a core (``PriorityQueue``, ``DelayQueue``, ``TTLDict``)
   is joined with it as a base class;
-- a face that holds a core (``Timer`` holds a ``TimingWheel``,
-  ``PriorityExecutor`` a ``PriorityQueue``) gets the class as an attribute.
+- a face that holds a core (``Timer`` and ``WheelTTLDict`` hold a
+  ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
+  as an attribute.
 
 Two cores only serve others: ``_itemheapcore`` (``ItemHeap``, the heap of
 both PriorityQueues) and ``_lockcore`` (``LockedBase``, the lock of the
@@ -34,7 +35,7 @@ from collections.abc import MutableMapping
 from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
-from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict
+from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict, _wheelttldict
 from ._signature import strip_annotations
 
 __all__ = [
@@ -90,6 +91,7 @@ class Classes(NamedTuple):
     TTLRing: Any
     TTLDict: Any
     PriorityExecutor: Any
+    WheelTTLDict: Any
 
 
 def _public(face: type, *cores: type, **attrs: Any) -> type:
@@ -116,6 +118,7 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         "_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore"))
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
     priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
+    wheel_ttl_dict = _public(_wheelttldict.WheelTTLDict, _TimingWheel=wheel.TimingWheel)
     public = Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
@@ -125,6 +128,7 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         TTLRing=ring.TTLRing,
         TTLDict=adopt(_public(_ttldict.TTLDict, ttldict.TTLDictCore, MutableMapping)),
         PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
+        WheelTTLDict=wheel_ttl_dict,
     )
     _as_compiled(public)
     return public
