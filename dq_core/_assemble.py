@@ -10,7 +10,8 @@ and waiting, mapping methods, a thread):
   is joined with it as a base class;
 - a face that holds a core (``Timer`` and ``WheelTTLDict`` hold a
   ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
-  as an attribute.
+  as an attribute; ``cached`` is made for the implementation's
+  ``WheelTTLDict``.
 
 Two cores only serve others: ``_itemheapcore`` (``ItemHeap``, the heap of
 both PriorityQueues) and ``_lockcore`` (``LockedBase``, the lock of the
@@ -35,7 +36,7 @@ from collections.abc import MutableMapping
 from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
-from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict, _wheelttldict
+from . import _cached, _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict, _wheelttldict
 from ._signature import strip_annotations
 
 __all__ = [
@@ -92,6 +93,7 @@ class Classes(NamedTuple):
     TTLDict: Any
     PriorityExecutor: Any
     WheelTTLDict: Any
+    cached: Any
 
 
 def _public(face: type, *cores: type, **attrs: Any) -> type:
@@ -108,7 +110,7 @@ _PURE_ONLY = tuple(f"dq_core.{name}_py" for name in CORE_MODULES) + ("dq_core._a
 def _as_compiled(public: tuple[Any, ...]) -> None:
     """Show the pure twins' methods as their compiled twins show theirs: no annotations."""
     for cls in public:
-        for klass in cls.__mro__:
+        for klass in getattr(cls, "__mro__", ()):  # cached is a function
             strip_annotations(klass, _PURE_ONLY)
 
 
@@ -129,6 +131,7 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         TTLDict=adopt(_public(_ttldict.TTLDict, ttldict.TTLDictCore, MutableMapping)),
         PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
         WheelTTLDict=wheel_ttl_dict,
+        cached=_cached.make_cached(wheel_ttl_dict),
     )
     _as_compiled(public)
     return public
