@@ -184,6 +184,8 @@ def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], type
     keep = limit != 0
     lookup = store.get
 
+    fast_types = _FAST_TYPES if not typed and key_func is None else frozenset()
+
     def make_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if key_func is not None:
             return key_func(*args, **kwargs)
@@ -231,7 +233,10 @@ def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], type
     wrapper: Callable[..., Any]
     if inspect.iscoroutinefunction(func):
         async def awrapper(*args: Any, **kwargs: Any) -> Any:
-            k = make_key(args, kwargs)
+            if not kwargs and len(args) == 1 and type(args[0]) in fast_types:
+                k = args[0]  # the key of one int or str argument: itself (as functools)
+            else:
+                k = make_key(args, kwargs)
             while True:
                 value, flight, leads = begin(k)
                 if flight is None:
@@ -257,8 +262,7 @@ def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], type
 
         wrapper = awrapper
     else:
-        def swrapper(*args: Any, **kwargs: Any) -> Any:
-            k = make_key(args, kwargs)
+        def compute(k: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             while True:
                 value, flight, leads = begin(k)
                 if flight is None:
@@ -281,6 +285,18 @@ def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], type
                 event.wait()
                 if landed(flight):
                     return flight.value
+
+        def swrapper(*args: Any, **kwargs: Any) -> Any:
+            if not kwargs and len(args) == 1 and type(args[0]) in fast_types:
+                k = args[0]  # the key of one int or str argument: itself (as functools)
+            else:
+                k = make_key(args, kwargs)
+            with lock:  # the hit, without a further call
+                value = lookup(k, _MISSING)
+                if value is not _MISSING:
+                    counts[0] += 1
+                    return value
+            return compute(k, args, kwargs)
 
         wrapper = swrapper
 

@@ -140,22 +140,32 @@ class WheelTTLDict(MutableMapping[K, V]):
         return t
 
     def __getitem__(self, key: K) -> V:
-        e = self._data[key]
-        if e[_DEADLINE] != _INF and e[_DEADLINE] <= self._now():
-            raise KeyError(key)
+        e = self._data[key]  # [key, value, deadline, handle], indexed by literals: hot path
+        if e[2] != _INF:
+            t = self._clock()
+            if type(t) is not float or t != t:
+                t = _real(t, "clock()")
+            if e[2] <= t:
+                raise KeyError(key)
         if self._maxsize is not None:
             self._data.move_to_end(key)
-        value: V = e[_VALUE]
+        value: V = e[1]
         return value
 
     def get(self, key: K, default: Any = None) -> Any:
         """The value of ``key`` if it is live, else ``default`` (a hit refreshes it).  O(1)."""
         e = self._data.get(key)
-        if e is None or (e[_DEADLINE] != _INF and e[_DEADLINE] <= self._now()):
+        if e is None:
             return default
+        if e[2] != _INF:
+            t = self._clock()
+            if type(t) is not float or t != t:
+                t = _real(t, "clock()")
+            if e[2] <= t:
+                return default
         if self._maxsize is not None:
             self._data.move_to_end(key)
-        return e[_VALUE]
+        return e[1]
 
     def _peek(self, key: K) -> Any:
         """The value of ``key`` if it is live, else ``_MISSING``; recency unchanged."""
@@ -203,8 +213,15 @@ class WheelTTLDict(MutableMapping[K, V]):
 
         A ttl of ``math.inf`` never expires; 0 expires at once.
         """
-        life = self._ttl if ttl is None else ttl_of(ttl)
-        now = self._now()
+        if ttl is None:
+            life = self._ttl
+        elif type(ttl) is float and ttl >= 0.0:  # the common case, without a call
+            life = ttl
+        else:
+            life = ttl_of(ttl)
+        now = self._clock()
+        if type(now) is not float or now != now:
+            now = _real(now, "clock()")
         deadline = now + life
         data, wheel = self._data, self._wheel
         told: list[tuple[K, V]] = []
