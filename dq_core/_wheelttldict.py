@@ -36,6 +36,11 @@ _MISSING: Any = object()
 _KEY, _VALUE, _DEADLINE, _HANDLE = range(4)  # the fields of an entry
 
 
+def _deadline_of(e: list[Any]) -> float:
+    d: float = e[_DEADLINE]
+    return d
+
+
 class _Items(ItemsView[K, V]):
     # Reads without refreshing recency; an entry that expires meanwhile is skipped.
     def __iter__(self) -> Iterator[tuple[K, V]]:
@@ -129,6 +134,7 @@ class WheelTTLDict(MutableMapping[K, V]):
         self._tick: float = wheel.tick
         self._wheel = wheel
         self._data = OrderedDict()
+        self._soon: list[list[Any]] = []  # entries off the wheel, due within two ticks, by deadline
         self._purge_at = -_INF  # a set purges once the clock reaches this
 
     # -- reads ----------------------------------------------------------------
@@ -292,22 +298,36 @@ class WheelTTLDict(MutableMapping[K, V]):
     def clear(self) -> None:
         """Remove every entry (``on_expire`` is not called).  O(n)."""
         self._data = OrderedDict()
+        self._soon = []
         self._wheel = self._TimingWheel(tick=self._tick, clock=self._clock)
 
     # -- expiry ---------------------------------------------------------------
 
     def _purge(self, now: float) -> list[tuple[K, V]]:
-        """Remove and return every entry whose deadline is <= ``now``, earliest tick first."""
+        """Remove and return every entry whose deadline is <= ``now``, earliest first."""
         tick = self._tick
         self._purge_at = now + tick
+        data, soon = self._data, self._soon
+        out: list[tuple[K, V]] = []
+        if soon and soon[0][_DEADLINE] <= now:
+            i, n = 0, len(soon)
+            while i < n and soon[i][_DEADLINE] <= now:
+                i += 1
+            gone = soon[:i]
+            del soon[:i]
+            for e in gone:
+                if data.get(e[_KEY]) is e:  # not removed or set again since
+                    del data[e[_KEY]]
+                    out.append((e[_KEY], e[_VALUE]))
         wheel = self._wheel
         if not len(wheel):
-            return []
-        # the wheel gives an item back up to a tick after its deadline: looking
-        # two ticks ahead returns all that expired, and the few live ones go back
+            return out
+        # The wheel gives an item back up to a tick after its deadline: looking
+        # two ticks ahead returns all that expired.  The few live ones it gives
+        # too wait in ``soon``, sorted, so that calls more frequent than ticks
+        # never hand them back and forth.
         due = wheel.advance(now + 2 * tick)
-        data = self._data
-        out: list[tuple[K, V]] = []
+        early: list[list[Any]] = []
         i = 0
         try:
             for i, e in enumerate(due):
@@ -316,12 +336,17 @@ class WheelTTLDict(MutableMapping[K, V]):
                     e[_HANDLE] = None
                     out.append((e[_KEY], e[_VALUE]))
                 else:
-                    e[_HANDLE] = wheel.schedule_at(e, e[_DEADLINE])
-        except BaseException:  # a key's __eq__ raised: the rest go back on the wheel
+                    e[_HANDLE] = None
+                    early.append(e)
+        except BaseException:  # a key's __eq__ raised: the rest wait in soon
             for e in due[i:]:
-                if e[_HANDLE] is not None:
-                    e[_HANDLE] = wheel.schedule_at(e, e[_DEADLINE])
+                e[_HANDLE] = None
+                early.append(e)
             raise
+        finally:
+            if early:
+                soon += early
+                soon.sort(key=_deadline_of)
         return out
 
     def _notify(self, removed: list[tuple[K, V]]) -> None:
@@ -406,12 +431,16 @@ class WheelTTLDict(MutableMapping[K, V]):
         return copyreg.__newobj__, (cls,), self.__getstate__()  # type: ignore[attr-defined]
 
     def _check(self) -> None:
-        """Assert the invariants: every entry with a finite deadline is on the wheel, once."""
+        """Assert the invariants: each entry with a finite deadline is on the wheel or in soon."""
         self._wheel._check()
         on_wheel = sum(1 for e in self._data.values() if e[_HANDLE] is not None)
         assert on_wheel == len(self._wheel), (on_wheel, len(self._wheel))
+        soon = {id(e) for e in self._soon}
+        deadlines = [e[_DEADLINE] for e in self._soon]
+        assert deadlines == sorted(deadlines)
         for key, e in self._data.items():
             assert e[_KEY] is key or e[_KEY] == key
-            assert (e[_HANDLE] is None) == (e[_DEADLINE] == _INF), e
             if e[_HANDLE] is not None:
                 assert e[_HANDLE] in self._wheel
+            else:
+                assert e[_DEADLINE] == _INF or id(e) in soon, e

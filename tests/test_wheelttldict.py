@@ -76,6 +76,26 @@ def test_expire_returns_exactly_the_expired_entries(impl):
     d._check()
 
 
+def test_entries_handed_back_early_wait_aside_and_expire_once(impl):
+    seen = []
+    d, clock = make(impl, ttl=1, tick=1.0, on_expire=lambda k, v: seen.append(k))
+    for i in range(10):
+        d.set(i, i, ttl=0.5 + i * 0.1)
+    d.set("deleted", 0, ttl=1.2)
+    d.set("overwritten", 0, ttl=1.3)
+    assert d.expire(0.1) == []  # all came off the wheel two ticks ahead; none expired
+    assert len(d._wheel) == 0 and len(d._soon) == 12
+    del d["deleted"]
+    d.set("overwritten", 1, ttl=5)
+    d._check()
+    for now in (0.2, 0.3, 0.4):  # calls more frequent than ticks: nothing handed back and forth
+        assert d.expire(now) == [] and len(d._soon) == 12
+    assert [k for k, _ in d.expire(0.75)] == [0, 1, 2]
+    assert [k for k, _ in d.expire(2.0)] == list(range(3, 10))
+    assert seen == list(range(10)) and sorted(d, key=str) == ["overwritten"] and d._soon == []
+    d._check()
+
+
 def test_overwrite_restarts_life_and_is_not_expired(impl):
     seen = []
     d, clock = make(impl, ttl=10, on_expire=lambda k, v: seen.append((k, v)))
