@@ -14,11 +14,15 @@ per key.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import threading
-from typing import Any, Callable, Hashable, MutableMapping, NamedTuple, Optional, TypeVar
+from typing import (
+    TYPE_CHECKING, Any, Callable, Hashable, MutableMapping, NamedTuple, Optional, TypeVar,
+)
+
+if TYPE_CHECKING:
+    import asyncio
 
 from ._convert import to_count
 
@@ -82,12 +86,16 @@ class _Flight:
         """Wake every waiter (after ``ok``/``value`` are set, or not: the leader failed)."""
         if self.event is not None:
             self.event.set()
+        if not self.futures:
+            return
+        import asyncio  # only once a coroutine waits: import dq_core imports no asyncio
+
+        try:
+            running: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
         for fut in self.futures:
             loop = fut.get_loop()
-            try:
-                running: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
             if loop is running:
                 if not fut.done():
                     fut.set_result(None)
@@ -250,6 +258,8 @@ def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], type
                         raise
                     succeed(k, flight, generation, value)
                     return value
+                import asyncio  # a coroutine waits: asyncio is loaded (import dq_core loads none)
+
                 fut = asyncio.get_running_loop().create_future()
                 with lock:
                     if flights.get(k) is flight:  # still under way: it will wake us
