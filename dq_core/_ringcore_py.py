@@ -22,7 +22,7 @@ from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar
 from ._final import refuse_subclassing
 from ._pickling import copied_by_state
 from ._ringstate import (
-    COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
+    BATCH, COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
     real, reentered, segment_size_of, ttl_of,
 )
 
@@ -139,7 +139,8 @@ class TTLRing(Generic[K]):
         """Pop and return every head key with ``created_at + ttl <= now``, oldest first.
 
         ``now`` defaults to ``clock()``; ``max_items`` >= 0 caps how many.
-        O(1) when nothing is due, O(k) for k expired keys.
+        O(1) when nothing is due, O(k) for k expired keys.  ``purge()`` does
+        the same without building the list.
         """
         # the check a service makes every tick: its common arguments inline
         if type(now) is float and now == now:
@@ -147,15 +148,37 @@ class TTLRing(Generic[K]):
         else:
             t = self._time(now, "now")
         cap = -1 if type(max_items) is int and max_items < 0 else max_items_of(max_items)
+        if not self._len or not self._segs[self._first][1][self._head] + self._ttl <= t:
+            return []  # nothing is due: one comparison, no change
         if self._busy:
             raise reentered("TTLRing")
         self._busy = True
         try:
-            if self._len and not self._segs[self._first][1][self._head] + self._ttl <= t:
-                return []  # the head is live: nothing is due
             return self._expire(t, cap, True)
         finally:
             self._busy = False
+
+    def purge(self, /, now: Optional[float] = None) -> int:
+        """Pop every head key with ``created_at + ttl <= now`` and return how many; build nothing.
+
+        ``now`` defaults to ``clock()``.  As ``expire()`` without the list:
+        the keys are let go of, a few at a time, once they have left.  O(1)
+        when nothing is due, O(k) for k expired keys.
+        """
+        t = self._time(now, "now")
+        count = 0
+        while self._len and self._segs[self._first][1][self._head] + self._ttl <= t:
+            enter(self, "TTLRing")
+            try:
+                batch = self._expire(t, BATCH, True)
+            finally:
+                self._busy = False
+            got = len(batch)
+            count += got
+            del batch  # its keys go now, newest first, once they have left
+            if got < BATCH:
+                break
+        return count
 
     def _expire(self, now: float, max_items: int, due_only: bool) -> list[K]:
         # pops up to max_items (< 0: no cap) head keys, only due ones if due_only

@@ -18,7 +18,7 @@ from typing import Any, Callable, TypeVar
 from ._convert import at_least, to_count, to_real
 
 __all__ = [
-    "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "ttl_of", "segment_size_of", "real", "clock_of",
+    "BATCH", "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "ttl_of", "segment_size_of", "real", "clock_of",
     "reading", "max_items_of", "reentered", "check_ring_state",
 ]
 
@@ -29,6 +29,10 @@ T = TypeVar("T")
 COMPACT_MIN = 32
 #: Version of the state both implementations pickle to.
 STATE_VERSION = 1
+#: A purge (TTLRing's and TTLDict's) lets go of what it removed this many at
+#: a time, once each batch has left: its memory stays bounded, and what the
+#: keys' finalisers do meets a structure that is whole.
+BATCH = 16
 #: The most slots a segment may have.  A segment is allocated whole at the
 #: push that opens it (a key list and a float array: 16 bytes a slot, so
 #: 16 MiB at this bound) and one drained segment is kept spare; larger ones

@@ -1,9 +1,9 @@
-"""TTLDict: a mapping whose entries all live ``ttl`` seconds, built on TTLRing.
+"""TTLDict: a mapping whose entries all live ``ttl`` seconds, on a FIFO ring of its entries.
 
-The hot paths (``[]``, ``in``, ``del``, setting, the purge loop) live in
-``TTLDictCore``, compiled or pure; this module makes it a MutableMapping and
-adds what is shared by both implementations: ``expire``, ``len``,
-iteration, views, ``on_expire`` dispatch, copying and pickling.
+The hot paths (``[]``, ``get``, ``in``, ``del``, setting, ``len``,
+iteration, ``expire``, ``purge``, ``popitem``) live in ``TTLDictCore``,
+compiled or pure; this module makes it a MutableMapping and adds what is
+shared by both implementations: views, ``pop``, copying and pickling.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from collections.abc import ItemsView, ValuesView
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
 from ._pickling import copied_by_state
-from ._ringstate import real as _real, reading as _reading  # the number rules, shared by both cores
 
 __all__ = ["TTLDict"]
 
@@ -55,24 +54,31 @@ class _Values(ValuesView[V]):
 class TTLDict(_Base[K, V]):
     """A mapping whose entries all live ``ttl`` seconds from when they were set.
 
-    Setting a key (new or existing) restarts its life.  An expired key is
-    absent from every read (``in``, ``[]``, ``get``, ``len``, iteration) even
-    before ``expire()`` runs; ``len()`` and iteration purge expired entries
-    first.  Iteration walks the keys live when it began (it never raises
-    because time passed, and may yield a key that expired meanwhile);
-    ``items()``/``values()``/``popitem()``/``==`` skip an entry
-    that expires while they run (``dict(d)`` looks every listed key up again
-    and may raise ``KeyError``; ``dict(d.items())`` does not).  ``maxsize``
-    (an int >= 1, or None for no limit) evicts the oldest entry when a new
-    key would exceed it, expired entries first; lowering ``maxsize`` evicts
-    at once.  ``on_expire(key, value)`` is called once for every entry
-    removed because it expired or was evicted (not for ``del``, ``pop``,
-    ``popitem``, ``clear`` or overwrite), once the mapping is consistent;
-    the first exception it raises propagates after all calls are made.
-    Setting a key whose entry has expired is an insert: that entry goes to
-    ``on_expire`` then (the new value set), and never to ``expire()``; the
-    key keeps its place in iteration order.  Setters validate as the
-    constructor does.
+    Setting a key (new or existing) restarts its life and moves it to the
+    end: iteration, ``popitem()`` and ``expire()`` go oldest set first,
+    which is also expiry order.  An expired key is absent from every read
+    (``in``, ``[]``, ``get``, ``len``, iteration) even before ``expire()``
+    runs.  Memory follows the live entries without any call: each set
+    drops up to 8 expired entries (one comparison when none is due), and
+    ``len()``, iteration and ``popitem()`` purge expired entries first.
+    ``expire()`` removes the expired entries still held and returns them;
+    ``purge()`` removes them and returns only how many.  Iteration walks
+    the keys live when it began (it never raises because time passed, and
+    may yield a key that expired meanwhile); ``items()``/``values()``/``==``
+    skip an entry that expires while they run (``dict(d)`` looks every
+    listed key up again and may raise ``KeyError``; ``dict(d.items())``
+    does not).  ``maxsize`` (an int >= 1, or None for no limit) evicts the
+    oldest entry when a new key would exceed it, expired entries first;
+    lowering ``maxsize`` evicts at once.  ``on_expire(key, value)`` is
+    called once for every entry removed because it expired or was evicted
+    (by a set, ``expire()``, ``purge()``, ``len()``, iteration,
+    ``popitem()`` or ``maxsize``; not for ``del``, ``pop``, ``popitem``'s
+    own entry, ``clear`` or overwrite), once the mapping is consistent; the
+    first exception it raises propagates after all calls are made.  Setting
+    a key whose entry has expired is an insert: that entry goes to
+    ``on_expire`` then (the new value set), and never to ``expire()``.
+    Overwriting a live key keeps the key object first stored, as a dict
+    does.  Setters validate as the constructor does.
 
     ``clock`` must be callable; a reading that is NaN or not a number raises
     an error naming ``clock()``.  ``copy.copy`` shares the keys, values,
@@ -103,29 +109,14 @@ class TTLDict(_Base[K, V]):
         __class_getitem__ = classmethod(types.GenericAlias)
 
     if TYPE_CHECKING:
-        _ring: Any
-        _data: dict[K, Any]
         _ttl: float
-        _clock: Any
         on_expire: Optional[Callable[[K, V], object]]
         maxsize: Optional[int]
 
-        def _purge(self, now: float) -> list[tuple[K, V]]: ...
-        def _next_expiry(self) -> Optional[float]: ...
+        def _held(self) -> int: ...
         def _take(self, key: K) -> V: ...
-        def _popfirst(self) -> tuple[K, V]: ...
         def __getstate__(self) -> tuple[Any, ...]: ...
         def __setstate__(self, state: tuple[Any, ...]) -> None: ...
-
-    def __len__(self) -> int:
-        self.expire()
-        return len(self._data)
-
-    def __iter__(self) -> Iterator[K]:
-        self.expire()
-        # The keys live now, copied: a purge while they are walked (time
-        # passed, and len() or another read purged) changes nothing here.
-        return iter(list(self._data))
 
     def items(self) -> ItemsView[K, V]:
         """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""
@@ -144,53 +135,8 @@ class TTLDict(_Base[K, V]):
                 raise
             return default
 
-    def popitem(self) -> tuple[K, V]:
-        """Remove and return the first live ``(key, value)``; KeyError when there is none."""
-        self.expire()
-        return self._popfirst()
-
-    def _notify(self, removed: list[tuple[K, V]]) -> None:
-        callback = self.on_expire
-        if callback is None:
-            return
-        error: Optional[BaseException] = None
-        for key, value in removed:
-            try:
-                callback(key, value)
-            except Exception as exc:  # the rest are still told
-                if error is None:
-                    error = exc
-        if error is not None:
-            raise error
-
-    def expire(self, now: Optional[float] = None) -> list[tuple[K, V]]:
-        """Remove and return the expired ``(key, value)`` pairs still held, oldest first.
-
-        ``now`` defaults to ``clock()``.  O(1) when nothing is due, O(k) for
-        k expired entries (entries overwritten since count among k).  The
-        pairs returned are also passed to ``on_expire`` (when given), one
-        call each, oldest first, before this returns.
-
-        Other calls purge expired entries too, reads included (``len()``,
-        iteration and the views, ``==``), and pass them to ``on_expire`` the
-        same way: each expired entry goes to ``on_expire`` once, whichever
-        call removed it, and ``expire()`` returns only those still held.
-        """
-        if now is None:
-            t = _reading(self._clock)
-        else:
-            t = _real(now, "now")
-        removed = self._purge(t)
-        if removed:
-            self._notify(removed)
-        return removed
-
-    def next_expiry(self) -> Optional[float]:
-        """When the oldest entry held expires, or None (a stale one may answer early).  O(1)."""
-        return self._next_expiry()  # one call into the core: atomic on a free-threaded build
-
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} held={len(self._data)} ttl={self._ttl!r} "
+        return (f"<{type(self).__name__} held={self._held()} ttl={self._ttl!r} "
                 f"maxsize={getattr(self, 'maxsize', None)!r}>")
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -1,16 +1,24 @@
-"""The dict, the ring and the hot paths of TTLDict (pure twin of ``_ttldictcore``).
+"""The table and the hot paths of TTLDict (pure twin of ``_ttldictcore``).
 
-Every set pushes its entry ``(key, value, created_at)`` on a TTLRing (the
-ring of this implementation) and maps the key to it in a dict; the ring
-gives the expiry order, the dict the current entry of each key.
+Every entry ``[key, value, hash, created_at]`` sits in a FIFO ring (a
+deque) in the order its key was last set, which with one TTL for all is
+expiry order: what is due is at the head, and one comparison tells whether
+anything is.  An index maps each hash to its entry (a tuple of them, in
+ring order, when hashes collide), so a key's ``__eq__`` runs at the same
+points as in the compiled core, whose index meets the keys of one hash in
+ring order too.  A key set again or deleted leaves a hole (its entry's key
+becomes ``_HOLE``) that goes when it reaches the head.
 ``dq_core._ttldict.TTLDict`` makes this a MutableMapping.
 
-User code (a key's ``__eq__`` or ``__hash__``, a finaliser run by the
-garbage collector) may try to change the mapping while one of its changes
-is under way; that re-entry is refused with ``RuntimeError``, so no change
-ever sees a half-made one.  Changes from several threads take turns on a
-lock, as the compiled core's run whole under the GIL (or a critical
-section): each operation is atomic in both implementations.
+User code (a key's ``__eq__`` or ``__hash__``, the clock, ``on_expire``, a
+finaliser run by the garbage collector) may try to change the mapping
+while one of its changes is under way; that re-entry is refused with
+``RuntimeError``, so no change ever sees a half-made one.  A lookup that
+ran a key's ``__eq__`` starts again if the table changed meanwhile, as a
+dict lookup does.  What a change removes is released, and shown to
+``on_expire``, once the change is complete.  Changes from several threads
+take turns on a lock, as the compiled core's run whole under the GIL (or a
+critical section): each operation is atomic in both implementations.
 """
 
 from __future__ import annotations
@@ -18,12 +26,13 @@ from __future__ import annotations
 import threading
 import time
 import types
-from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Optional, TypeVar
+from collections import deque
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar, Union, overload
 
-from ._ringcore_py import TTLRing
 from ._ringstate import clock_of, reading, real, reentered, ttl_of
 from ._ttldictstate import (
-    STATE_VERSION, Entry, attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
+    BATCH, STATE_VERSION, SWEEP, attributes_of, check_dict_state, maxsize_of, on_expire_of,
+    set_attributes,
 )
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
@@ -34,30 +43,111 @@ __all__ = ["TTLDictCore"]
 
 K = TypeVar("K")
 V = TypeVar("V")
+D = TypeVar("D")
+
+#: The key of a removed entry, until the entry leaves the ring.
+_HOLE: Any = object()
+#: What _live returns for a key absent or expired.
+_ABSENT: Any = object()
+
+Entry = list[Any]  # [key, value, hash, created_at]
 
 
-_FIELDS = ("_ring", "_data", "_clock", "_on_expire")  # what a re-initialisation releases after it
+class _Table:
+    """The ring and the index of one TTLDictCore; ``clear`` replaces it whole."""
+
+    __slots__ = ("ring", "index", "used", "version")
+
+    def __init__(self) -> None:
+        self.ring: deque[Entry] = deque()  # oldest first; the head is never a hole
+        self.index: dict[int, Union[Entry, tuple[Entry, ...]]] = {}
+        self.used = 0
+        self.version = 0  # raised by every change: a lookup that ran user code re-checks it
+
+
+def _find(tab: _Table, key: object, h: int) -> Optional[Entry]:
+    # key's entry in tab, or None.  A stored key of the same hash is compared
+    # with key by its __eq__: if that changed tab, the search starts again.
+    while True:
+        version = tab.version
+        found = tab.index.get(h)
+        if found is None:
+            return None
+        for e in (found,) if type(found) is list else found:
+            stored = e[0]
+            if stored is key:
+                return e
+            if stored == key:
+                if tab.version != version:
+                    break
+                return e
+            if tab.version != version:
+                break
+        else:
+            return None
+
+
+def _append(tab: _Table, e: Entry) -> None:
+    # e, complete, goes to the tail and into the index (behind its hash's others)
+    ring = tab.ring
+    if len(ring) > 2 * tab.used + 8:  # more holes than entries: compacted, as the compiled ring is
+        ring = tab.ring = deque([x for x in ring if x[0] is not _HOLE])
+    ring.append(e)
+    h = e[2]
+    index = tab.index
+    found = index.setdefault(h, e)
+    if found is not e:
+        index[h] = (found, e) if type(found) is list else found + (e,)  # type: ignore[operator]
+    tab.used += 1
+    tab.version += 1
+
+
+def _unbucket(index: dict[int, Any], h: int, bucket: tuple[Entry, ...], e: Entry) -> None:
+    # e leaves its hash's bucket (it shares the hash with others)
+    rest = tuple(x for x in bucket if x is not e)
+    index[h] = rest[0] if len(rest) == 1 else rest
+
+
+def _remove(tab: _Table, e: Entry) -> tuple[Any, Any]:
+    # e leaves the index and becomes a hole; its (key, value) go to the caller
+    h = e[2]
+    index = tab.index
+    found = index[h]
+    if found is e:
+        del index[h]
+    else:
+        _unbucket(index, h, found, e)  # type: ignore[arg-type]
+    pair = (e[0], e[1])
+    e[0] = _HOLE
+    e[1] = None
+    tab.used -= 1
+    tab.version += 1
+    ring = tab.ring
+    while ring and ring[0][0] is _HOLE:
+        ring.popleft()
+    if len(ring) > 2 * tab.used + 8:  # deletes left more holes than entries
+        tab.ring = deque([x for x in ring if x[0] is not _HOLE])
+    return pair
 
 
 class TTLDictCore(Generic[K, V]):
-    """The dict, the ring and the hot paths of TTLDict.
+    """The table and the hot paths of TTLDict.
 
-    Every set pushes its entry ``(key, value, created_at)`` on the ring; the
-    dict maps each key to its latest entry, so a ring entry whose key was
-    set again since is recognised as stale by identity and skipped.  Every
-    entry the dict holds is on the ring, at every point where user code
-    (a key's ``__hash__`` or ``__eq__``, the clock) can run.
+    Every entry sits in a FIFO ring in the order its key was last set (with
+    one TTL, expiry order: what is due is at the head), and an index over
+    the ring finds a key.  Setting a key again moves it to the tail.  What
+    a change removes is released, and shown to ``on_expire``, once the
+    change is complete.
 
     >>> d = TTLDictCore(10, clock=lambda: 0.0)
     >>> d["a"] = 1
     >>> d["a"], "b" in d
     (1, False)
-    >>> d._purge(10.0)
+    >>> d.expire(10.0)
     [('a', 1)]
     """
 
-    __slots__ = ("_ring", "_data", "_ttl", "_clock", "_maxsize", "_on_expire", "_busy", "_lock",
-                 "__weakref__")
+    __slots__ = ("_tab", "_ttl", "_clock", "_maxsize", "_on_expire", "_busy", "_lock", "__weakref__")
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
     _busy: int  # the ident of the thread whose change is under way, or 0
@@ -66,17 +156,18 @@ class TTLDictCore(Generic[K, V]):
     def __init__(self, ttl: float, maxsize: Optional[int] = None,
                  clock: Callable[[], float] = time.monotonic,
                  on_expire: Optional[Callable[[K, V], object]] = None) -> None:
-        ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
+        t = ttl_of(ttl)
         maxsize = maxsize_of(maxsize)
+        clock = clock_of(clock)
         on_expire = on_expire_of(on_expire)
+        tab = _Table()
         # what a re-initialised mapping held goes after the change is complete
         old = self._enter_anew()
         self._on_expire = on_expire
         self._maxsize = maxsize
         self._clock: Callable[[], float] = clock
-        self._ttl: float = ring.ttl
-        self._ring: TTLRing[Entry] = ring
-        self._data: dict[K, Entry] = {}
+        self._ttl: float = t
+        self._tab = tab
         self._leave()
         del old
 
@@ -104,15 +195,13 @@ class TTLDictCore(Generic[K, V]):
             self._lock = threading.Lock()
             self._busy = 0
         self._enter()
-        return [getattr(self, field, None) for field in _FIELDS]
+        return [getattr(self, field, None) for field in ("_tab", "_clock", "_on_expire")]
 
     def _get_ttl(self, /) -> float:
         return self._ttl
 
     def _set_ttl(self, /, value: float) -> None:
-        ttl = ttl_of(value)  # user code (__float__) runs before anything changes
-        self._ring._ttl = ttl
-        self._ttl = ttl
+        self._ttl = ttl_of(value)  # user code (__float__) runs before anything changes
 
     ttl = property(_get_ttl, _set_ttl,
                    doc="Seconds every entry lives; a new value applies to all entries at once.")
@@ -127,18 +216,15 @@ class TTLDictCore(Generic[K, V]):
         maxsize = maxsize_of(value)
         # lowered: the entries over it go at once, expired ones first, as at a set
         now = 0.0
-        if maxsize is not None and len(self._data) > maxsize:
+        if maxsize is not None and self._tab.used > maxsize:
             now = reading(self._clock)
         self._enter()
-        removed: Optional[list[tuple[K, V]]] = None
         try:
             self._maxsize = maxsize
-            if maxsize is not None and len(self._data) > maxsize:
-                removed = self._shrink(now, [])
+            removed = self._evict(now, [])
         finally:
             self._leave()
-        if removed:
-            self._notify(removed)
+        self._report(removed, None, True)
 
     @property
     def on_expire(self) -> Optional[Callable[[K, V], object]]:
@@ -158,54 +244,139 @@ class TTLDictCore(Generic[K, V]):
     def clock(self, value: Callable[[], float]) -> None:
         self._clock = clock_of(value)
 
+    def _time(self, now: Optional[float]) -> float:
+        # ``now`` as a time, the clock's reading when None
+        return reading(self._clock) if now is None else real(now, "now")
+
+    # -- reads ------------------------------------------------------------------
+
+    def _live(self, key: object) -> Any:
+        # key's value if it is held and live, else _ABSENT (the clock is read
+        # first, then the hash: the table is read after their user code)
+        now = self._clock()  # reading(self._clock), its float fast path inline
+        if type(now) is not float or now != now:
+            now = real(now, "clock()")
+        h = hash(key)
+        tab = self._tab
+        e = tab.index.get(h)
+        if e is not None and (type(e) is not list or e[0] is not key):  # not found by identity
+            e = _find(tab, key, h)
+        if e is None or e[3] + self._ttl <= now:
+            return _ABSENT
+        return e[1]
+
     def __getitem__(self, key: K, /) -> V:
         """Return self[key]."""
-        entry = self._data[key]
-        now = self._clock()  # reading(self._clock), its float fast path inline
+        # _live(key), inline: the hottest read
+        now = self._clock()
         if type(now) is not float or now != now:
             now = real(now, "clock()")
-        if entry[2] + self._ttl <= now:
+        h = hash(key)
+        tab = self._tab
+        try:
+            e: Any = tab.index[h]
+        except KeyError:
+            raise KeyError(key) from None
+        if type(e) is not list or e[0] is not key:
+            e = _find(tab, key, h)
+            if e is None:
+                raise KeyError(key)
+        if e[3] + self._ttl <= now:
             raise KeyError(key)
-        return entry[1]  # type: ignore[no-any-return]
+        return e[1]  # type: ignore[no-any-return]
+
+    @overload
+    def get(self, /, key: K) -> Optional[V]: ...
+    @overload
+    def get(self, /, key: K, default: Union[V, D]) -> Union[V, D]: ...
+
+    def get(self, /, key: K, default: object = None) -> object:
+        """Return the value of ``key`` if it is held and live, else ``default``.  O(1)."""
+        value = self._live(key)
+        return default if value is _ABSENT else value
 
     def __contains__(self, key: object, /) -> bool:
-        entry = self._data.get(key)  # type: ignore[arg-type]
-        if entry is None:
-            return False
-        now = self._clock()  # reading(self._clock), its float fast path inline
-        if type(now) is not float or now != now:
-            now = real(now, "clock()")
-        return not entry[2] + self._ttl <= now
+        return self._live(key) is not _ABSENT
 
     __contains__.__doc__ = list.__contains__.__doc__  # the compiled slot's, per Python version
 
-    def __setitem__(self, key: K, value: V) -> None:
+    def __len__(self, /) -> int:
+        """Return len(self)."""
+        self._purge(reading(self._clock))
+        return self._tab.used
+
+    def __iter__(self, /) -> Iterator[K]:
+        """Implement iter(self)."""
+        self._purge(reading(self._clock))
+        # The keys live now, copied: a purge while they are walked (time
+        # passed, and len() or another read purged) changes nothing here.
+        return iter(self._keys())
+
+    def _keys(self, /) -> list[K]:
+        """The keys held, oldest first (expired ones included)."""
+        return [e[0] for e in list(self._tab.ring) if e[0] is not _HOLE]
+
+    def _held(self, /) -> int:
+        """How many entries are held (expired ones not yet purged included)."""
+        return self._tab.used
+
+    def next_expiry(self, /) -> Optional[float]:
+        """When the oldest entry held expires, or None if none is held.  O(1).
+
+        ``inf`` for an entry that never expires.
+        """
+        tab = self._tab
+        if not tab.used:
+            return None
+        e = tab.ring[0][3] + self._ttl
+        return e if e == e else float("inf")
+
+    # -- changes ----------------------------------------------------------------
+
+    def __setitem__(self, key: K, value: V, /) -> None:
+        """Set self[key] to value."""
         now = self._clock()  # reading(self._clock), its float fast path inline
         if type(now) is not float or now != now:
             now = real(now, "clock()")
         self._enter()
-        removed: Optional[list[tuple[K, V]]] = None
+        removed: list[tuple[K, V]] = []
+        replaced = None
         try:
-            data = self._data
-            entry = (key, value, now)
-            old = data.setdefault(key, entry)  # a raising __hash__/__eq__ leaves everything as it was
-            if old is not entry:
-                data[key] = entry
-            self._ring.push(entry, now)
-            if old is not entry and old[2] + self._ttl <= now:
-                # Expired, so absent from every read: this set is an insert.
-                # The old entry, stale on the ring from now on (expire skips
-                # it), is reported here and only here.
-                removed = [(old[0], old[1])]
+            h = hash(key)  # a raising __hash__/__eq__ leaves everything as it was
+            tab = self._tab
+            e = tab.index.get(h)
+            if e is not None and (type(e) is not list or e[0] is not key):
+                e = _find(tab, key, h)
+            if e is None:
+                _append(tab, [key, value, h, now])
+            else:
+                expired = e[3] + self._ttl <= now
+                stored, old = _remove(tab, e)
+                if expired:
+                    # Expired, so absent from every read: this set is an
+                    # insert, and the old entry is reported here and only here.
+                    removed.append((stored, old))
+                    _append(tab, [key, value, h, now])
+                else:
+                    # Live: the key keeps its stored object, as a dict's does,
+                    # and moves to the tail; its old value goes after the change.
+                    replaced = old
+                    _append(tab, [stored, value, h, now])
+                del stored, old
+            ring = tab.ring
+            if ring[0][3] + self._ttl <= now:  # the set's bounded work: SWEEP at most
+                self._drop_due(now, SWEEP, removed)
             maxsize = self._maxsize
-            if maxsize is not None and len(data) > maxsize:
-                removed = self._shrink(now, [] if removed is None else removed)
+            if maxsize is not None and tab.used > maxsize:
+                self._evict(now, removed)
         finally:
             self._leave()
+        replaced = None  # the old value goes now: a finaliser may run
         if removed:
-            self._notify(removed)
+            self._report(removed, None, True)
 
-    def __delitem__(self, key: K) -> None:
+    def __delitem__(self, key: K, /) -> None:
+        """Delete self[key]."""
         self._take(key)
 
     def _take(self, /, key: K) -> V:
@@ -213,93 +384,161 @@ class TTLDictCore(Generic[K, V]):
         now = reading(self._clock)
         self._enter()
         try:
-            data = self._data
-            entry = data[key]
-            if entry[2] + self._ttl <= now:
+            h = hash(key)
+            tab = self._tab
+            e = _find(tab, key, h)
+            if e is None or e[3] + self._ttl <= now:
                 raise KeyError(key)
-            del data[key]  # its ring entry is stale from now on
+            stored, value = _remove(tab, e)
         finally:
             self._leave()
-        return entry[1]  # type: ignore[no-any-return]
+        del stored  # released after the change
+        return value  # type: ignore[no-any-return]
 
-    def _popfirst(self, /) -> tuple[K, V]:
-        """Remove and return the first live ``(key, value)`` in insertion order."""
+    def popitem(self, /) -> tuple[K, V]:
+        """Remove and return the oldest live ``(key, value)``; KeyError when there is none.
+
+        O(1), plus O(k) for k expired entries purged first.
+        """
+        self._purge(reading(self._clock))
         now = reading(self._clock)
         self._enter()
         try:
-            data = self._data
-            ttl = self._ttl
-            for key, entry in data.items():
-                if not entry[2] + ttl <= now:
+            tab = self._tab
+            for e in tab.ring:  # the first live one: expired ones are left to a purge
+                if e[0] is not _HOLE and not e[3] + self._ttl <= now:
                     break
             else:
                 raise KeyError("popitem(): dictionary is empty")
-            del data[key]
+            pair = _remove(tab, e)
         finally:
             self._leave()
-        return key, entry[1]
+        return pair
 
     def clear(self, /) -> None:
         """Remove every entry, without calling ``on_expire``.  O(n)."""
+        tab = _Table()
         self._enter()
         try:
-            ring, data = self._ring, self._data
-            self._ring = TTLRing(self._ttl, clock=self._clock)
-            self._data = {}
+            old, self._tab = self._tab, tab
         finally:
             self._leave()
-        del ring, data  # the old entries go here, after the change is complete
+        del old  # the old entries go here, after the change is complete
 
-    def _next_expiry(self, /) -> Optional[float]:
-        """When the oldest entry held expires, or None (a stale one may answer early)."""
-        return self._ring.next_expiry()
+    def expire(self, /, now: Optional[float] = None) -> list[tuple[K, V]]:
+        """Remove and return the expired ``(key, value)`` pairs still held, oldest first.
 
-    def _purge(self, /, now: float) -> list[tuple[K, V]]:
-        """Drop the expired entries still held; return them as (key, value)."""
+        ``now`` defaults to ``clock()``.  ``on_expire`` is called for each.
+        O(1) when nothing is due, O(k) for k expired entries.  ``purge()``
+        does the same without building the list.
+        """
+        t = self._time(now)
+        tab = self._tab
+        if not tab.used or not tab.ring[0][3] + self._ttl <= t:
+            return []  # nothing is due: one comparison, no change
         self._enter()
         try:
-            return self._drop_due(now, [])
+            removed = self._drop_due(t, -1, [])
         finally:
             self._leave()
+        if removed:
+            self._report(removed, None, True)
+        return removed
 
-    def _shrink(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
-        # maxsize is exceeded: expired entries go first, then the oldest, into out
-        self._drop_due(now, out)
-        data, ring, maxsize = self._data, self._ring, self._maxsize
-        while len(data) > maxsize and len(ring):  # type: ignore[operator]
-            self._drop_head(out)
-        return out
+    def purge(self, /, now: Optional[float] = None) -> int:
+        """Remove the expired entries still held and return how many; build nothing.
 
-    def _drop_due(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
-        # Each due head entry leaves the dict before it leaves the ring (the
-        # ones done, in one pop at the end), so a key's __hash__/__eq__ raising
-        # here leaves every held entry on the ring.  Appended to out.
-        data = self._data
+        ``now`` defaults to ``clock()``.  ``on_expire`` is called for each.
+        O(1) when nothing is due, O(k) for k expired entries.  As
+        ``expire()``, without the list.
+        """
+        if now is None:
+            t = self._clock()  # reading(self._clock), its float fast path inline
+            if type(t) is not float or t != t:
+                t = real(t, "clock()")
+        else:
+            t = real(now, "now")
+        return self._purge(t)
+
+    def _purge(self, now: float) -> int:
+        # Drops the entries due at now, BATCH at a time: each batch is
+        # released (and reported) once its change is complete.
+        tab = self._tab
+        if not tab.used or not tab.ring[0][3] + self._ttl <= now:
+            return 0  # nothing is due: one comparison
+        count = 0
+        error: Optional[BaseException] = None
+        while True:
+            self._enter()
+            try:
+                batch = self._drop_due(now, BATCH, [])
+            finally:
+                self._leave()
+            got = len(batch)
+            count += got
+            error = self._report(batch, error, False)
+            del batch  # released after its change
+            if got < BATCH:
+                break
+        if error is not None:
+            raise error
+        return count
+
+    # -- inside a change (the caller holds it) -----------------------------------
+
+    def _drop_due(self, now: float, most: int, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
+        # Moves up to ``most`` (< 0: every) due head entries into out: _remove
+        # for each head entry, inline (the entry leaves the ring at once).
+        tab = self._tab
+        ring, index = tab.ring, tab.index
+        popleft, append = ring.popleft, out.append
         done = 0
-        try:
-            for entry in self._ring._due(now):
-                key = entry[0]
-                if data.get(key) is entry:
-                    del data[key]
-                    out.append((key, entry[1]))
-                done += 1
-        finally:
-            if done:
-                self._ring._expire(0.0, done, False)
+        while most and ring and ring[0][3] + self._ttl <= now:
+            e = popleft()
+            h = e[2]
+            found = index[h]
+            if found is e:
+                del index[h]
+            else:
+                _unbucket(index, h, found, e)  # type: ignore[arg-type]
+            append((e[0], e[1]))
+            done += 1
+            most -= 1
+            while ring and ring[0][0] is _HOLE:
+                popleft()
+        if done:
+            tab.used -= done
+            tab.version += 1
         return out
 
-    def _drop_head(self, out: list[tuple[K, V]]) -> None:
-        # drop the ring's head entry, and from the dict if it is current there
-        entry = self._ring._peek()
-        key = entry[0]
-        data = self._data
-        if data.get(key) is entry:
-            del data[key]
-            out.append((key, entry[1]))
-        self._ring._expire(0.0, 1, False)
+    def _evict(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
+        # Over maxsize: the expired entries go first, then the oldest.
+        tab, maxsize = self._tab, self._maxsize
+        if maxsize is None or tab.used <= maxsize:
+            return out
+        self._drop_due(now, -1, out)
+        while tab.used > maxsize:
+            out.append(_remove(tab, tab.ring[0]))
+        return out
 
-    def _notify(self, removed: list[tuple[K, V]]) -> None:
-        raise NotImplementedError  # provided by dq_core._ttldict.TTLDict
+    # -- after a change -------------------------------------------------------------
+
+    def _report(self, removed: list[tuple[K, V]], error: Optional[BaseException],
+                raise_it: bool) -> Optional[BaseException]:
+        # on_expire(key, value) for each removed pair, oldest first.  An
+        # Exception it raises is kept (the first one, or ``error`` if given)
+        # while the rest are told; then raised (raise_it) or returned.
+        callback = self._on_expire
+        if callback is not None:
+            for key, value in removed:
+                try:
+                    callback(key, value)
+                except Exception as exc:  # the rest are still told
+                    if error is None:
+                        error = exc
+        if raise_it and error is not None:
+            raise error
+        return error
 
     # -- copying, pickling, invariants --------------------------------------
 
@@ -308,37 +547,47 @@ class TTLDictCore(Generic[K, V]):
         # a change under way has no whole state yet; none starts while it is read
         self._enter()
         try:
-            held = {id(e) for e in self._data.values()}
-            entries = [e for e, _ in self._ring._entries() if id(e) in held]
+            entries = [(e[0], e[1], e[3]) for e in self._tab.ring if e[0] is not _HOLE]
             return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
                     attributes_of(self), entries)
         finally:
             self._leave()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        ttl, maxsize, clock, on_expire, entries, data, attrs = check_dict_state(state, self)
-        ring: TTLRing[Entry] = TTLRing(ttl, clock=clock)
-        for e in entries:
-            ring.push(e, e[2])
+        ttl, maxsize, clock, on_expire, entries, attrs = check_dict_state(state, self)
+        tab = _Table()
+        for key, value, created_at in entries:  # keys' __hash__ runs before anything changes
+            _append(tab, [key, value, hash(key), created_at])
         old = self._enter_anew()
         self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
-        self._ring, self._data = ring, data
+        self._tab = tab
         self._leave()
         del old  # released after the change
         set_attributes(self, attrs)
 
     def _check(self, /) -> None:
-        """Assert every held entry is on the ring, and the bookkeeping around it."""
+        """Assert the table's bookkeeping: ring, index, hole-free head, probe order."""
         self._enter()  # nothing changes while it is read
         try:
-            ring, ttl = self._ring, self._ttl
-            entries = ring._entries()
-            values = list(self._data.values())
-            ring._check()
+            tab = self._tab
+            ring = list(tab.ring)
+            index = dict(tab.index)
+            used = tab.used
         finally:
             self._leave()
-        assert ring.ttl == ttl
-        on_ring = {id(e) for e, _ in entries}
-        for e in values:
-            assert type(e) is tuple and len(e) == 3 and type(e[2]) is float, e
-            assert id(e) in on_ring, e
+        held = [e for e in ring if e[0] is not _HOLE]
+        assert len(held) == used and len(ring) <= 2 * used + 9  # holes compacted
+        assert not ring or ring[0][0] is not _HOLE  # the head is held
+        assert all(type(e) is list and len(e) == 4 and type(e[3]) is float for e in ring)
+        assert all(e[1] is None for e in ring if e[0] is _HOLE)
+        # each hash's entries, in ring order: one alone, several in a tuple
+        by_hash: dict[int, list[Entry]] = {}
+        for e in held:
+            by_hash.setdefault(e[2], []).append(e)
+        assert set(by_hash) == set(index)
+        for h, group in by_hash.items():
+            found = index[h]
+            if len(group) == 1:
+                assert found is group[0]
+            else:
+                assert type(found) is tuple and list(found) == group

@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any, Optional, TypeVar
 
 from ._convert import at_least, to_int
-from ._ringstate import clock_of, real, ttl_of
+from ._ringstate import BATCH, clock_of, real, ttl_of
 
 __all__ = [
-    "STATE_VERSION", "Entry", "maxsize_of", "on_expire_of", "attributes_of", "set_attributes",
+    "STATE_VERSION", "SWEEP", "BATCH", "Entry", "maxsize_of", "on_expire_of", "attributes_of", "set_attributes",
     "check_dict_state",
 ]
 
@@ -26,6 +26,9 @@ T = TypeVar("T")
 
 #: Version of the state both implementations pickle to (1: without attributes).
 STATE_VERSION = 2
+#: The most expired entries a set drops (its bounded work): two would do to
+#: keep up with sets of new keys; more catch up sooner after a burst.
+SWEEP = 8
 
 Entry = tuple[Any, Any, float]  # (key, value, created_at)
 
@@ -62,12 +65,12 @@ def set_attributes(obj: object, attrs: Optional[dict[str, Any]]) -> None:
 
 
 def check_dict_state(state: object, obj: object = None) -> tuple[Any, ...]:
-    """Validate a TTLDictCore state; return (ttl, maxsize, clock, on_expire, entries, data, attrs).
+    """Validate a TTLDictCore state; return (ttl, maxsize, clock, on_expire, entries, attrs).
 
-    ``entries`` are the ``(key, value, created_at)`` tuples to push, oldest
-    first, and ``data`` the new dict of them: built here (keys' ``__hash__``
-    and ``__eq__`` run here), before anything is changed.  ``attrs`` is the
-    state's attributes, for ``obj`` (the object loading it) to take, or None.
+    ``entries`` are the ``(key, value, created_at)`` tuples to hold, oldest
+    first, with no key twice (keys' ``__hash__`` and ``__eq__`` run here),
+    checked before anything is changed.  ``attrs`` is the state's
+    attributes, for ``obj`` (the object loading it) to take, or None.
     """
     if type(state) is not tuple or not state:
         raise TypeError(f"TTLDict state must be a tuple of {STATE_VERSION + 5} items")
@@ -99,9 +102,6 @@ def check_dict_state(state: object, obj: object = None) -> tuple[Any, ...]:
         entries.append((e[0], e[1], real(e[2], f"created_at of entry {i}")))
     if maxsize is not None and len(entries) > maxsize:
         raise ValueError(f"TTLDict state holds {len(entries)} entries, over maxsize {maxsize}")
-    data: dict[Any, Entry] = {}
-    for e in entries:
-        data[e[0]] = e
-    if len(data) != len(entries):
+    if len({e[0]: None for e in entries}) != len(entries):
         raise ValueError("TTLDict state holds a key twice")
-    return ttl, maxsize, clock, on_expire, entries, data, attrs
+    return ttl, maxsize, clock, on_expire, entries, attrs

@@ -3,6 +3,7 @@
     python perf/bench_redis.py --fast -o redis.json && python perf/compare.py redis.json
     python perf/bench_redis.py --lateness
     python perf/bench_redis.py --waiters
+    python perf/bench_redis.py --peers
 
 Starts its own redis-server (AOF on, ``appendfsync everysec``) on a free
 loopback port; the pyperf workers get its port.
@@ -28,6 +29,23 @@ worker (its default ``poll_delay`` of 0.5 s, and 0.05 s), and how long a
 scripts and the Redis CPU time per job (``INFO commandstats``), when the
 threads share one queue object and when each has its own (as 20
 processes would).
+
+``--peers [LIB ...] [--pattern backlog|paced] [--jobs N] [--commands]``
+(timed, not pyperf): job for job against arq, saq, rq, dramatiq and BullMQ's
+Python port (``pip install arq saq rq "dramatiq[redis]" bullmq``), on one
+redis-server in one run.  Each library gets 2 worker processes, started
+and waiting; a producer then puts immediate jobs one call each (``put``,
+``enqueue_job``, ``enqueue``, ``send``, ``add``), as fast as it goes
+(``backlog``, 2000 jobs) or one every 2 ms (``paced``, 1000 jobs: every
+job wakes a waiting worker); the workers run a no-op job function, keeping
+no result (arq ``keep_result=0``, saq ``ttl=-1``, rq ``result_ttl=0``,
+BullMQ ``removeOnComplete``; dramatiq keeps none).  dq_core's workers run
+the README's loop (``get``, then ``ack``); the peers' run as shipped (arq
+10 jobs at a time, polling every 0.5 s; saq 10; rq's ``SimpleWorker``, one;
+dramatiq 8 threads; BullMQ 1).  Measured from the first put to the last job
+run: the server's CPU time (``INFO cpu``, user + sys) per job, its commands
+per job (``INFO commandstats``: calls per job x microseconds per call; a
+script's commands are counted inside its ``evalsha`` time too), and jobs/s.
 """
 
 from __future__ import annotations
@@ -352,10 +370,268 @@ def waiters() -> None:
         server.kill()
 
 
+# ---------------------------------------------------------------- job for job, against the peers
+
+#: The libraries ``--peers`` runs, in its table's order.
+PEERS = ("dq_core", "arq", "saq", "rq", "dramatiq", "bullmq")
+_DONE: Any = None  # a worker process's shared count of the jobs it ran
+
+
+def _ran() -> None:
+    with _DONE.get_lock():
+        _DONE.value += 1
+
+
+async def peer_noop(ctx: Any = None) -> None:  # arq and saq pass a context
+    _ran()
+
+
+def peer_noop_sync() -> None:  # rq
+    _ran()
+
+
+async def peer_noop_bullmq(job: Any, token: str) -> None:
+    _ran()
+
+
+def _dramatiq_actor(port: int) -> Any:
+    """The no-op actor on a RedisBroker (declared where it is used: the broker first)."""
+    import dramatiq
+    from dramatiq.brokers.redis import RedisBroker
+
+    broker = RedisBroker(host="127.0.0.1", port=port)  # type: ignore[no-untyped-call]
+    broker.middleware = [m for m in broker.middleware  # what a result-less job needs
+                         if type(m).__name__ not in ("Prometheus",)]
+    dramatiq.set_broker(broker)
+
+    @dramatiq.actor(actor_name="peer_noop", queue_name="peers", max_retries=0)
+    def noop() -> None:
+        _ran()
+
+    return noop
+
+
+def _peer_worker(lib: str, port: int, done: Any, ready: Any) -> None:
+    """One worker process of ``lib``: runs jobs one at a time until terminated."""
+    global _DONE
+    _DONE = done
+    if __name__ != "bench_redis":  # rq imports its job function from the module by name
+        sys.modules.setdefault("bench_redis", sys.modules[__name__])
+    logging.disable(logging.WARNING)
+    url = f"redis://127.0.0.1:{port}"
+    if lib == "dq_core":
+        q = RedisDelayQueue("peers", redis.Redis(port=port))
+        ready.release()
+        while True:
+            job = q.get(timeout=5)
+            if job is not None:
+                q.ack(job)
+                _ran()
+    elif lib == "arq":
+        from arq.worker import func
+
+        async def run_arq() -> None:  # made in its loop: arq binds it at construction
+            worker = Worker(functions=[func(peer_noop, name="peer_noop")],
+                            redis_settings=RedisSettings(port=port), keep_result=0,
+                            handle_signals=False)
+            ready.release()
+            await worker.main()
+
+        asyncio.run(run_arq())
+    elif lib == "saq":
+        import saq
+
+        async def run_saq() -> None:
+            queue = saq.Queue.from_url(url, name="peers")
+            worker = saq.Worker(queue, functions=[peer_noop])
+            ready.release()
+            await worker.start()
+
+        asyncio.run(run_saq())
+    elif lib == "rq":
+        import rq
+
+        conn = redis.Redis(port=port)
+        simple = rq.SimpleWorker([rq.Queue("peers", connection=conn)], connection=conn)
+        ready.release()
+        simple.work(logging_level="WARNING")
+    elif lib == "dramatiq":
+        import dramatiq
+
+        actor = _dramatiq_actor(port)
+        threads = dramatiq.Worker(actor.broker)
+        threads.start()
+        ready.release()
+        threading.Event().wait()
+    elif lib == "bullmq":
+        import bullmq  # type: ignore[import-untyped]
+
+        async def run_bullmq() -> None:
+            bullmq.Worker("peers", peer_noop_bullmq, {"connection": url, "concurrency": 1})
+            ready.release()
+            await asyncio.Event().wait()
+
+        asyncio.run(run_bullmq())
+
+
+def _produce_peer(lib: str, port: int, n: int, pace: float = 0.0) -> None:
+    """Put ``n`` jobs due at once, one call each, as fast as the client goes
+    (``pace``: a pause of that many seconds before each put)."""
+    url = f"redis://127.0.0.1:{port}"
+    if lib == "dq_core":
+        q = RedisDelayQueue("peers", redis.Redis(port=port))
+        for _ in range(n):
+            time.sleep(pace)
+            q.put(b"x")
+        q.client.close()
+    elif lib == "rq":
+        import rq
+
+        queue = rq.Queue("peers", connection=redis.Redis(port=port))
+        for _ in range(n):
+            time.sleep(pace)
+            queue.enqueue("bench_redis.peer_noop_sync", result_ttl=0)  # rq refuses __main__
+    elif lib == "dramatiq":
+        actor = _dramatiq_actor(port)
+        for _ in range(n):
+            time.sleep(pace)
+            actor.send()
+    else:
+        async def produce() -> None:
+            if lib == "arq":
+                pool = await arq.create_pool(RedisSettings(port=port))
+                for _ in range(n):
+                    await asyncio.sleep(pace)
+                    await pool.enqueue_job("peer_noop")
+                await pool.aclose()
+            elif lib == "saq":
+                import saq
+
+                queue = saq.Queue.from_url(url, name="peers")
+                for _ in range(n):
+                    await asyncio.sleep(pace)
+                    await queue.enqueue("peer_noop", ttl=-1)
+                await queue.disconnect()
+            else:
+                import bullmq
+
+                queue = bullmq.Queue("peers", {"connection": url})
+                for _ in range(n):
+                    await asyncio.sleep(pace)
+                    await queue.add("peer_noop", {}, {"removeOnComplete": True})
+                await queue.close()
+
+        asyncio.run(produce())
+
+
+def _server_cpu(admin: redis.Redis) -> float:
+    info: Any = admin.info("cpu")
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+
+def peer_run(lib: str, port: int, n: int, pace: float = 0.0, workers: int = 2) -> dict[str, Any]:
+    """``n`` jobs due at once, put one call each while ``workers`` processes
+    run them one at a time: Redis CPU (``INFO cpu``, the server's user + sys
+    time) and commands (``INFO commandstats``) per job, and jobs/s, from the
+    first put to the last job run."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    admin = redis.Redis(port=port)
+    admin.flushall()
+    done = ctx.Value("q", 0)
+    ready = ctx.Semaphore(0)
+    procs = [ctx.Process(target=_peer_worker, args=(lib, port, done, ready), daemon=True)
+             for _ in range(workers)]
+    for p in procs:
+        p.start()
+    try:
+        for _ in procs:
+            if not ready.acquire(timeout=60):
+                raise RuntimeError(f"{lib}: a worker did not start")
+        time.sleep(1.5)  # every worker waiting
+        admin.config_resetstat()
+        cpu0, t0 = _server_cpu(admin), time.perf_counter()
+        _produce_peer(lib, port, n, pace)
+        end = time.monotonic() + 120
+        while done.value < n and time.monotonic() < end:
+            time.sleep(0.002)
+        elapsed = time.perf_counter() - t0
+        cpu = _server_cpu(admin) - cpu0
+        stats: Any = admin.info("commandstats")
+        ran = done.value
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(10)
+        admin.close()
+    if ran < n:
+        raise RuntimeError(f"{lib}: {ran} of {n} jobs ran in 120 s")
+    calls = {k[len("cmdstat_"):]: (v["calls"] / n, v["usec_per_call"]) for k, v in stats.items()
+             if k not in ("cmdstat_config", "cmdstat_info")}
+    return {"lib": lib, "jobs": n, "cpu_us": cpu * 1e6 / n, "jobs_s": n / elapsed,
+            "usec": sum(v["usec"] for k, v in stats.items()
+                        if k not in ("cmdstat_config", "cmdstat_info")) / n,
+            "calls": calls}
+
+
+#: The two patterns of ``--peers``: (label, pause before each put, jobs).
+PATTERNS = (("backlog: puts as fast as one producer goes", 0.0, 2000),
+            ("paced: a put every 2 ms, the workers waiting for it", 0.002, 1000))
+
+
+def _arg(name: str, default: str) -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def peers() -> None:
+    """``--peers [LIB ...] [--jobs N] [--pattern backlog|paced] [--commands]``."""
+    libs = [a for a in sys.argv[2:] if a in PEERS] or list(PEERS)
+    patterns = [p for p in PATTERNS if p[0].startswith(_arg("--pattern", ""))]
+    server = start_server()
+    try:
+        info: Any = server.client().info("server")
+        version = info["redis_version"]
+        print(f"immediate jobs put one call each, run by 2 worker processes per library "
+              f"(dq_core: get, then ack; the peers' workers as shipped); one redis-server "
+              f"{version} (AOF everysec); Redis CPU: "
+              f"the server's user + sys time per job (INFO cpu), from the first put to the last "
+              f"job run")
+        for label, pace, jobs in patterns:
+            n = int(_arg("--jobs", str(jobs)))
+            print(f"{label} ({n} jobs)")
+            rows = []
+            for lib in libs:
+                try:
+                    row = peer_run(lib, server.port, n, pace)
+                except (ImportError, RuntimeError) as exc:
+                    print(f"  {lib}: not measured ({type(exc).__name__}: {exc})")
+                    continue
+                rows.append(row)
+                top = sorted(row["calls"].items(), key=lambda kv: -kv[1][0] * kv[1][1])
+                top = top if "--commands" in sys.argv else top[:8]
+                print(f"  {lib:<9}{row['cpu_us']:7.1f} us Redis CPU/job {row['jobs_s']:6.0f} jobs/s"
+                      f"  (commandstats {row['usec']:.1f} us/job: " + ", ".join(
+                          f"{k} {c:.2f}x{u:.1f}us" for k, (c, u) in top) + ")", flush=True)
+            base = next((r for r in rows if r["lib"] == "dq_core"), None)
+            if base is not None and len(rows) > 1:
+                print(f"  {'':<9}{'Redis CPU/job':>15}{'jobs/s':>9}{'its CPU/dq_core':>17}"
+                      f"{'dq_core jobs/s / its':>22}")
+                for r in rows:
+                    print(f"  {r['lib']:<9}{r['cpu_us']:12.1f} us{r['jobs_s']:9.0f}"
+                          f"{r['cpu_us'] / base['cpu_us']:16.2f}x"
+                          f"{base['jobs_s'] / r['jobs_s']:21.2f}x", flush=True)
+    finally:
+        server.kill()
+
+
 if __name__ == "__main__":
     if "--lateness" in sys.argv:
         lateness()
     elif "--waiters" in sys.argv:
         waiters()
+    elif "--peers" in sys.argv:
+        peers()
     else:
         bench()

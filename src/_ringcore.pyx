@@ -15,9 +15,12 @@ that can run Python code is held by a reference of our own.
 """
 
 cimport cython
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from cython.view cimport array as cvarray
 
+from _clock cimport clock_reading
 from _pickling cimport copied, deep_copied, reduced
 
 import time
@@ -38,6 +41,11 @@ SHORTCUTS = types.MappingProxyType({})
 # The pure twin's constants, as C values
 cdef Py_ssize_t COMPACT_MIN = _ringstate.COMPACT_MIN
 cdef int STATE_VERSION = _ringstate.STATE_VERSION
+cdef enum:
+    BATCH = 16  # keys a purge lets go of at a time: _ringstate.BATCH (checked below)
+if BATCH != _ringstate.BATCH:
+    raise ImportError("_ringcore's BATCH differs from dq_core._ringstate.BATCH")
+cdef object MONOTONIC = time.monotonic
 
 
 @cython.final
@@ -117,8 +125,8 @@ cdef class TTLRing:
     cdef double _time(self, value, str name) except? -1.0:
         # ``value`` as a time, ``clock()`` when None (user code may run: before _enter)
         if value is None:
-            clock = self._clock
-            return _reading(clock)
+            clock = self._clock  # held: the call may replace it
+            return clock_reading(clock, MONOTONIC)
         return _real(value, name)
 
     @property
@@ -170,35 +178,82 @@ cdef class TTLRing:
         """Pop and return every head key with ``created_at + ttl <= now``, oldest first.
 
         ``now`` defaults to ``clock()``; ``max_items`` >= 0 caps how many.
-        O(1) when nothing is due, O(k) for k expired keys.
+        O(1) when nothing is due, O(k) for k expired keys.  ``purge()`` does
+        the same without building the list.
         """
         cdef double t = self._time(now, "now")
         cdef Py_ssize_t cap
         cap = -1 if type(max_items) is int and max_items == -1 else max_items_of(max_items)
+        if not self._due(t):
+            return []  # nothing is due: one comparison, no change
         _begin_change(&self._busy, "TTLRing")
         try:
             return self._expire(t, cap, True)
         finally:
             self._busy = False
 
+    def purge(self, now=None):
+        """Pop every head key with ``created_at + ttl <= now`` and return how many; build nothing.
+
+        ``now`` defaults to ``clock()``.  As ``expire()`` without the list:
+        the keys are let go of, a few at a time, once they have left.  O(1)
+        when nothing is due, O(k) for k expired keys.
+        """
+        cdef double t = self._time(now, "now")
+        cdef PyObject* keys[BATCH]
+        cdef Py_ssize_t k, got, count = 0
+        while True:
+            with cython.critical_section(self):
+                if not self._due(t):
+                    break  # nothing (more) is due: one comparison, no change
+                _begin_change(&self._busy, "TTLRing")
+                try:
+                    got = self._pop(t, BATCH, True, None, keys)
+                finally:
+                    self._busy = False
+            count += got
+            for k in range(got - 1, -1, -1):  # newest first, as a list lets go of its items
+                Py_DECREF(<object>keys[k])
+            if got < BATCH:
+                break
+        return count
+
+    cdef inline bint _due(self, double t) noexcept:
+        # whether the head key is due at t
+        return self._len and self._hseg.times[self._head] + self._ttl <= t
+
     cdef list _expire(self, double t, Py_ssize_t max_items, bint due_only):
         # Pops up to max_items (< 0: no cap) head keys, only due ones if
-        # due_only.  The caller holds _busy.
+        # due_only, into a new list.  The caller holds _busy.
         cdef list out = []
-        cdef Py_ssize_t head, n = self._len
+        self._pop(t, max_items, due_only, out, NULL)
+        return out
+
+    cdef Py_ssize_t _pop(self, double t, Py_ssize_t max_items, bint due_only, list out,
+                         PyObject** keys) except -1:
+        # Pops up to max_items (< 0: no cap) head keys, only due ones if
+        # due_only: appended to out, or (out None) their references stored
+        # in keys.  Returns how many.  The caller holds _busy.
+        cdef Py_ssize_t head, n = self._len, got = 0
         cdef _Segment seg
+        cdef PyObject* key
         if n == 0:
-            return out
+            return 0
         seg = self._hseg
         head = self._head
-        if due_only and not seg.times[head] + self._ttl <= t:
-            return out
         while n and max_items:
             if due_only and not seg.times[head] + self._ttl <= t:
                 break
             max_items -= 1
-            out.append(<object>PyList_GET_ITEM(seg.keys, head))
-            seg.keys[head] = None  # let go of the key at once (out holds it)
+            key = PyList_GET_ITEM(seg.keys, head)
+            if out is None:
+                Py_INCREF(None)  # the slot's reference goes to keys, None takes its place
+                PyList_SET_ITEM(seg.keys, head, None)
+                keys[got] = key
+            else:
+                out.append(<object>key)
+                seg.keys[head] = None  # let go of the key at once (out holds it)
+            got += 1
             head += 1
             n -= 1
             if head == self._size:
@@ -215,11 +270,11 @@ cdef class TTLRing:
         self._hseg = seg
         self._len = n
         self._head = head
-        self._expired += PyList_GET_SIZE(out)
+        self._expired += got
         if self._first >= COMPACT_MIN and 2 * self._first > PyList_GET_SIZE(self._segs):
             del self._segs[:self._first]
             self._first = 0
-        return out
+        return got
 
     @cython.critical_section
     def popleft(self):

@@ -1,27 +1,38 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""The dict, the ring and the hot paths of TTLDict (twin of ``_ttldictcore_py``).
+"""The table and the hot paths of TTLDict (twin of ``_ttldictcore_py``).
 
-Every set pushes its entry ``(key, value, created_at)`` on a TTLRing (the
-compiled one, driven through its C interface in dq_core/_ringcore.pxd) and maps
-the key to it in a dict; the ring gives the expiry order, the dict the
-current entry of each key.  ``dq_core._ttldict.TTLDict`` makes this a
-MutableMapping.
+Every entry (key, value, hash, created_at) sits in one C array, a FIFO
+ring in the order the keys were last set, which with one TTL for all is
+expiry order: what is due is at the head, and one comparison tells whether
+anything is.  An open-addressing index over the ring finds a key, as
+CPython's compact dict keeps its entries apart from its index
+(src/include/dq_ttltable.h).  32 bytes an entry in the ring and 8 in the
+index, where a dict of (key, value, created_at) tuples on a TTLRing needs
+about 150.  ``dq_core._ttldict.TTLDict`` makes this a MutableMapping.
 
-User code (a key's ``__eq__`` or ``__hash__``, a finaliser run by the
-garbage collector) may try to change the mapping while one of its changes
-is under way; that re-entry is refused with ``RuntimeError``, so no change
-ever sees a half-made one.  Every object read across a call that can run
-Python code is held by a reference of our own.
+User code (a key's ``__eq__`` or ``__hash__``, the clock, ``on_expire``, a
+finaliser run by the garbage collector) may try to change the mapping
+while one of its changes is under way; that re-entry is refused with
+``RuntimeError``, so no change ever sees a half-made one.  A lookup that ran
+a key's ``__eq__`` starts again if the table changed meanwhile, as a dict
+lookup does; every object read across a call that can run Python code is
+held by a reference of our own, the table included (``clear`` replaces it).
+What a change removes is released, and shown to ``on_expire``, once the
+change is complete.
 """
 
 cimport cython
-from cpython.dict cimport PyDict_SetItem, PyDict_DelItem
-from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.object cimport (
+    Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject, inquiry, traverseproc,
+)
 from cpython.pythread cimport PyThread_get_thread_ident
-from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.stdint cimport uint64_t
 
-from dq_core._ringcore cimport TTLRing, _reading
+from _clock cimport clock_reading
+from _number cimport _real
 
 import time
 import types
@@ -38,45 +49,140 @@ __all__ = ["TTLDictCore"]
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none.
 SHORTCUTS = types.MappingProxyType({})
 
-cdef extern from "dq_dict.h":
-    # d[k] (None if absent) and d.setdefault(k, v), as new references
-    object _dict_get "dq_dict_get"(dict, object)
-    object _dict_setdefault "dq_dict_setdefault"(dict, object, object)
+cdef extern from "dq_ttltable.h":
+    ctypedef struct dq_ttl_entry:
+        PyObject* key
+        PyObject* value
+        Py_hash_t hash
+        double t
+    ctypedef struct dq_ttl_table:
+        dq_ttl_entry* ents
+        Py_ssize_t cap, head, span, used, isize, ifill
+        bint wide
+        uint64_t version
+    ctypedef struct dq_ttl_out:
+        PyObject** items
+        Py_ssize_t n
+    Py_ssize_t DQ_TT_EMPTY, DQ_TT_DUMMY
+    Py_ssize_t dq_tt_ix(dq_ttl_table* t, size_t i) noexcept
+    size_t dq_tt_next(size_t i, size_t* perturb, size_t mask) noexcept
+    size_t dq_tt_slot_of(dq_ttl_table* t, Py_hash_t h, Py_ssize_t pos) noexcept
+    int dq_tt_reserve(dq_ttl_table* t) except -1
+    int dq_tt_resize(dq_ttl_table* t, Py_ssize_t cap) except -1
+    void dq_tt_append(dq_ttl_table* t, PyObject* key, PyObject* value, Py_hash_t h, double t) noexcept
+    void dq_tt_remove(dq_ttl_table* t, Py_ssize_t pos, size_t islot, PyObject** key,
+                      PyObject** value) noexcept
+    void dq_tt_pop_head(dq_ttl_table* t, PyObject** key, PyObject** value) noexcept
+    void dq_tt_shrink(dq_ttl_table* t) noexcept
+    int dq_tt_traverse(dq_ttl_table* t, void* visit, void* arg) noexcept
+    void dq_tt_clear(dq_ttl_table* t) noexcept
+    void dq_out_init(dq_ttl_out* o) noexcept
+    int dq_out_reserve(dq_ttl_out* o) except -1
+    void dq_out_push(dq_ttl_out* o, PyObject* key, PyObject* value) noexcept
+    void dq_out_release(dq_ttl_out* o, Py_ssize_t start) noexcept
 
 
-# The pure twin's constant, as a C value
+# The pure twin's constants, as C values
 cdef int STATE_VERSION = _ttldictstate.STATE_VERSION
+cdef Py_ssize_t SWEEP = _ttldictstate.SWEEP
+cdef Py_ssize_t BATCH = _ttldictstate.BATCH
+cdef object MONOTONIC = time.monotonic
+cdef object _ABSENT = object()  # what _live returns for a key absent or expired
 
 
-cdef inline bint _due(object entry, double ttl, double now) noexcept:
-    # entry is one of ours: (key, value, created_at) with a float created_at
-    return PyFloat_AS_DOUBLE(<object>PyTuple_GET_ITEM(entry, 2)) + ttl <= now
+@cython.final
+@cython.auto_pickle(False)
+cdef class _Table:
+    # The ring and index of dq_ttltable.h.  A mapping replaced whole (clear,
+    # __init__, __setstate__) gets a new _Table, and a lookup holding the
+    # old one goes on in it, unchanged, as one holding a replaced dict does.
+    cdef dq_ttl_table t
+    # An object field, so that Cython gives the type the garbage collector's
+    # support; its traverse and clear are extended to the entries below.
+    cdef object _gc
+
+    def __dealloc__(self):
+        dq_tt_clear(&self.t)
+
+
+cdef traverseproc _table_traverse_fields = (<PyTypeObject*>_Table).tp_traverse
+cdef inquiry _table_clear_fields = (<PyTypeObject*>_Table).tp_clear
+
+
+cdef int _table_traverse(PyObject* o, void* visit, void* arg) noexcept:
+    cdef int e = dq_tt_traverse(&(<_Table>o).t, visit, arg)
+    return e if e else (<int (*)(PyObject*, void*, void*) noexcept>_table_traverse_fields)(o, visit, arg)
+
+
+cdef int _table_clear(PyObject* o) noexcept:
+    dq_tt_clear(&(<_Table>o).t)
+    return (<int (*)(PyObject*) noexcept>_table_clear_fields)(o)
+
+
+(<PyTypeObject*>_Table).tp_traverse = <traverseproc>_table_traverse
+(<PyTypeObject*>_Table).tp_clear = <inquiry>_table_clear
+
+
+cdef Py_ssize_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
+    # The ring slot of key's entry in tab (and its index slot in *islot), or
+    # -1.  A stored key of the same hash is compared with key by its
+    # __eq__: if that changed tab, the search starts again.
+    cdef dq_ttl_table* t = &tab.t
+    cdef size_t mask, perturb, i
+    cdef Py_ssize_t pos
+    cdef uint64_t version
+    cdef int eq
+    cdef object stored
+    while True:
+        if t.cap == 0:
+            return -1
+        version = t.version
+        mask = <size_t>t.isize - 1
+        perturb = <size_t>h
+        i = <size_t>h & mask
+        while True:
+            pos = dq_tt_ix(t, i)
+            if pos == DQ_TT_EMPTY:
+                return -1
+            if pos >= 0:
+                if t.ents[pos].key == <PyObject*>key:
+                    islot[0] = i
+                    return pos
+                if t.ents[pos].hash == h:
+                    stored = <object>t.ents[pos].key
+                    eq = PyObject_RichCompareBool(stored, key, Py_EQ)
+                    stored = None  # may run a finaliser: before the check
+                    if t.version != version:
+                        break  # tab changed: again
+                    if eq:
+                        islot[0] = i
+                        return pos
+            i = dq_tt_next(i, &perturb, mask)
 
 
 @cython.auto_pickle(False)
 cdef class TTLDictCore:
-    """The dict, the ring and the hot paths of TTLDict.
+    """The table and the hot paths of TTLDict.
 
-    Every set pushes its entry ``(key, value, created_at)`` on the ring; the
-    dict maps each key to its latest entry, so a ring entry whose key was
-    set again since is recognised as stale by identity and skipped.  Every
-    entry the dict holds is on the ring, at every point where user code
-    (a key's ``__hash__`` or ``__eq__``, the clock) can run.
+    Every entry sits in a FIFO ring in the order its key was last set (with
+    one TTL, expiry order: what is due is at the head), and an index over
+    the ring finds a key.  Setting a key again moves it to the tail.  What
+    a change removes is released, and shown to ``on_expire``, once the
+    change is complete.
 
     >>> d = TTLDictCore(10, clock=lambda: 0.0)
     >>> d["a"] = 1
     >>> d["a"], "b" in d
     (1, False)
-    >>> d._purge(10.0)
+    >>> d.expire(10.0)
     [('a', 1)]
     """
 
-    # the shared layer (dq_core._ttldict) reads them as _ring, _data, _clock
-    cdef TTLRing _rng
-    cdef dict _map
+    cdef _Table _tab
     cdef readonly double _ttl
     cdef object _clk
     cdef object _maxsize, _on_expire
+    cdef Py_ssize_t _max         # maxsize, or -1 for none
     cdef bint _busy              # a change is under way
     cdef unsigned long _owner    # ... made by this thread
     cdef object __weakref__
@@ -87,24 +193,26 @@ cdef class TTLDictCore:
 
     def __cinit__(self):
         # a valid empty mapping even before __init__ or __setstate__
-        self._rng = TTLRing(0)
-        self._map = {}
-        self._clk = time.monotonic
+        self._tab = _Table()
+        self._clk = MONOTONIC
+        self._max = -1
 
     @cython.critical_section
     def __init__(self, ttl, maxsize=None, clock=time.monotonic, on_expire=None):
-        ring = TTLRing(ttl, clock=clock)
+        cdef double t = ttl_of(ttl)
         maxsize = maxsize_of(maxsize)
+        clock = clock_of(clock)
         on_expire = on_expire_of(on_expire)
+        tab = _Table()
         self._begin()
         # what a re-initialised mapping held goes after the change is complete
-        old = (self._rng, self._map, self._clk, self._on_expire)
+        old = (self._tab, self._clk, self._on_expire)
         self._on_expire = on_expire
         self._maxsize = maxsize
+        self._max = -1 if maxsize is None else maxsize
         self._clk = clock
-        self._ttl = ring._ttl
-        self._rng = ring
-        self._map = {}
+        self._ttl = t
+        self._tab = tab
         self._busy = False
 
     def _get_ttl(self):
@@ -114,7 +222,6 @@ cdef class TTLDictCore:
     def _set_ttl(self, value):
         cdef double t = ttl_of(value)  # user code (__float__) runs before anything changes
         with cython.critical_section(self):
-            self._rng._ttl = t
             self._ttl = t
 
     ttl = property(_get_ttl, _set_ttl,
@@ -129,21 +236,24 @@ cdef class TTLDictCore:
     @maxsize.setter
     def maxsize(self, value):
         cdef double now = 0.0
-        cdef list removed = None
+        cdef dq_ttl_out out
         value = maxsize_of(value)
-        with cython.critical_section(self):
-            # lowered: the entries over it go at once, expired ones first, as at a set
-            if value is not None and len(self._map) > value:
-                now = self._now()
-            self._begin()
-            try:
-                self._maxsize = value
-                if value is not None and len(self._map) > value:
-                    removed = self._shrink(now, [])
-            finally:
-                self._busy = False
-        if removed:  # on_expire runs outside the critical section
-            self._notify(removed)
+        dq_out_init(&out)
+        try:
+            with cython.critical_section(self):
+                # lowered: the entries over it go at once, expired ones first, as at a set
+                if value is not None and self._tab.t.used > value:
+                    now = self._now()
+                self._begin()
+                try:
+                    self._maxsize = value
+                    self._max = -1 if value is None else value
+                    self._evict(now, &out)
+                finally:
+                    self._busy = False
+            self._report(&out, None, True)  # on_expire runs outside the critical section
+        finally:
+            dq_out_release(&out, 0)
 
     @property
     def on_expire(self):
@@ -169,26 +279,6 @@ cdef class TTLDictCore:
         with cython.critical_section(self):
             self._clk = value
 
-    @property
-    def _ring(self):
-        with cython.critical_section(self):
-            return self._rng
-
-    @property
-    def _data(self):
-        with cython.critical_section(self):
-            return self._map
-
-    @property
-    def _clock(self):
-        with cython.critical_section(self):
-            return self._clk
-
-    @cython.critical_section
-    def _next_expiry(self):
-        """When the oldest entry held expires, or None (a stale one may answer early)."""
-        return self._rng._next_expiry()
-
     cdef int _begin(self) except -1:
         # A change begins.  One from user code that the change under way runs
         # (a key's __hash__/__eq__, a finaliser: this thread) is refused.  One
@@ -206,150 +296,358 @@ cdef class TTLDictCore:
         return 0
 
     cdef inline double _now(self) except? -1.0:
-        clock = self._clk
-        return _reading(clock)
+        # one reading of the clock: time.monotonic read in C, another clock called and checked
+        clock = self._clk  # held: the call may replace it
+        return clock_reading(clock, MONOTONIC)
 
-    cdef inline object _lookup(self, object key):
-        # The current entry of key, or None.  The dict is held by a reference
-        # of our own while key's __hash__/__eq__ run (they may clear() it),
-        # and the entry is owned before anything else can run.
-        cdef dict data = self._map
-        return _dict_get(data, key)
+    cdef inline double _time(self, object now) except? -1.0:
+        # ``now`` as a time, the clock's reading when None
+        if now is None:
+            return self._now()
+        return _real(now, "now")
+
+    # -- reads ------------------------------------------------------------------
+
+    cdef inline object _live(self, object key):
+        # key's value if it is held and live, else _ABSENT (the clock is read
+        # first, then the hash: the table is read after their user code)
+        cdef double now = self._now()
+        cdef Py_hash_t h = PyObject_Hash(key)
+        cdef _Table tab = self._tab
+        cdef size_t islot
+        cdef Py_ssize_t pos = _find(tab, key, h, &islot)
+        if pos < 0 or tab.t.ents[pos].t + self._ttl <= now:
+            return _ABSENT
+        return <object>tab.t.ents[pos].value
 
     @cython.critical_section
     def __getitem__(self, key):
-        entry = self._lookup(key)
-        if entry is None:
+        value = self._live(key)
+        if value is _ABSENT:
             raise KeyError(key)
-        cdef double now = self._now()
-        if _due(entry, self._ttl, now):
-            raise KeyError(key)
-        return <object>PyTuple_GET_ITEM(entry, 1)
+        return value
+
+    @cython.critical_section
+    def get(self, key, default=None):
+        """Return the value of ``key`` if it is held and live, else ``default``.  O(1)."""
+        value = self._live(key)
+        return default if value is _ABSENT else value
 
     @cython.critical_section
     def __contains__(self, key):
-        entry = self._lookup(key)
-        if entry is None:
-            return False
-        cdef double now = self._now()
-        return not _due(entry, self._ttl, now)
+        return self._live(key) is not _ABSENT
+
+    def __len__(self):
+        self._purge(self._now())
+        with cython.critical_section(self):
+            return self._tab.t.used
+
+    def __iter__(self):
+        self._purge(self._now())
+        # The keys live now, copied: a purge while they are walked (time
+        # passed, and len() or another read purged) changes nothing here.
+        return iter(self._keys())
+
+    @cython.critical_section
+    def _keys(self):
+        """The keys held, oldest first (expired ones included)."""
+        cdef dq_ttl_table* t
+        cdef dq_ttl_entry* e
+        cdef Py_ssize_t k, n
+        cdef uint64_t version
+        cdef list out
+        cdef _Table tab
+        while True:
+            tab = self._tab
+            t = &tab.t
+            version, n = t.version, t.used
+            out = [None] * n  # may run a finaliser that changes the table: then again
+            if t.version == version and self._tab is tab:
+                break
+        n = 0
+        for k in range(t.span):
+            e = &t.ents[(t.head + k) & (t.cap - 1)]
+            if e.key != NULL:
+                out[n] = <object>e.key
+                n += 1
+        return out
+
+    @cython.critical_section
+    def _held(self):
+        """How many entries are held (expired ones not yet purged included)."""
+        return self._tab.t.used
+
+    @cython.critical_section
+    def next_expiry(self):
+        """When the oldest entry held expires, or None if none is held.  O(1).
+
+        ``inf`` for an entry that never expires.
+        """
+        cdef dq_ttl_table* t = &self._tab.t
+        cdef double e
+        if not t.used:
+            return None
+        e = t.ents[t.head].t + self._ttl
+        return e if e == e else float("inf")
+
+    # -- changes ----------------------------------------------------------------
 
     def __setitem__(self, key, value):
         cdef double now
-        cdef list removed = None
-        with cython.critical_section(self):
-            now = self._now()
-            self._begin()
-            try:
-                data = self._map
-                entry = (key, value, now)
-                ring = self._rng
-                # a raising __hash__/__eq__ leaves everything as it was
-                old = _dict_setdefault(data, key, entry)
-                if old is not entry:
-                    PyDict_SetItem(data, key, entry)
-                (<TTLRing>ring)._push(entry, now)
-                if old is not entry and _due(old, self._ttl, now):
-                    # Expired, so absent from every read: this set is an insert.
-                    # The old entry, stale on the ring from now on (expire skips
-                    # it), is reported here and only here.
-                    removed = [(<object>PyTuple_GET_ITEM(old, 0), <object>PyTuple_GET_ITEM(old, 1))]
-                maxsize = self._maxsize
-                if maxsize is not None and len(data) > maxsize:
-                    removed = self._shrink(now, [] if removed is None else removed)
-            finally:
-                self._busy = False
-        if removed:  # on_expire runs outside the critical section
-            self._notify(removed)
+        cdef Py_hash_t h
+        cdef Py_ssize_t pos
+        cdef size_t islot
+        cdef PyObject* ok
+        cdef PyObject* ov
+        cdef _Table tab
+        cdef dq_ttl_table* t
+        cdef dq_ttl_out out
+        cdef bint expired
+        replaced = None
+        dq_out_init(&out)
+        try:
+            with cython.critical_section(self):
+                now = self._now()
+                self._begin()
+                try:
+                    h = PyObject_Hash(key)  # a raising __hash__/__eq__ leaves everything as it was
+                    tab = self._tab
+                    t = &tab.t
+                    dq_tt_reserve(t)  # room for the entry (a resize moves none of what _find finds)
+                    pos = _find(tab, key, h, &islot)
+                    Py_INCREF(value)
+                    if pos < 0:
+                        Py_INCREF(key)
+                        dq_tt_append(t, <PyObject*>key, <PyObject*>value, h, now)
+                    else:
+                        expired = t.ents[pos].t + self._ttl <= now
+                        dq_tt_remove(t, pos, islot, &ok, &ov)
+                        if expired:
+                            # Expired, so absent from every read: this set is an
+                            # insert, and the old entry is reported here and only here.
+                            dq_out_push(&out, ok, ov)  # the first pair: room inline
+                            Py_INCREF(key)
+                            ok = <PyObject*>key
+                        else:
+                            # Live: the key keeps its stored object, as a dict's does,
+                            # and moves to the tail; its old value goes after the change.
+                            replaced = <object>ov
+                            Py_DECREF(replaced)
+                        dq_tt_append(t, ok, <PyObject*>value, h, now)
+                    self._sweep(now, &out)
+                    if 0 <= self._max < t.used:
+                        self._evict(now, &out)
+                finally:
+                    self._busy = False
+            replaced = None  # the old value goes now: a finaliser may run
+            self._report(&out, None, True)  # on_expire runs outside the critical section
+        finally:
+            dq_out_release(&out, 0)
 
     def __delitem__(self, key):
         self._take(key)
 
-    @cython.critical_section
     def _take(self, key):
         """Remove ``key`` and return its value; KeyError if absent or expired."""
-        cdef double now = self._now()
-        self._begin()
-        try:
-            data = self._map
-            entry = data[key]
-            if _due(entry, self._ttl, now):
-                raise KeyError(key)
-            del data[key]  # its ring entry is stale from now on
-        finally:
-            self._busy = False
-        return <object>PyTuple_GET_ITEM(entry, 1)
+        cdef double now
+        cdef Py_hash_t h
+        cdef Py_ssize_t pos
+        cdef size_t islot
+        cdef PyObject* ok
+        cdef PyObject* ov
+        cdef _Table tab
+        with cython.critical_section(self):
+            now = self._now()
+            self._begin()
+            try:
+                h = PyObject_Hash(key)
+                tab = self._tab
+                pos = _find(tab, key, h, &islot)
+                if pos < 0 or tab.t.ents[pos].t + self._ttl <= now:
+                    raise KeyError(key)
+                dq_tt_remove(&tab.t, pos, islot, &ok, &ov)
+                dq_tt_shrink(&tab.t)
+                # the references the table held, released after the change
+                stored, value = <object>ok, <object>ov
+                Py_DECREF(stored)
+                Py_DECREF(value)
+            finally:
+                self._busy = False
+        stored = None
+        return value
 
-    @cython.critical_section
-    def _popfirst(self):
-        """Remove and return the first live ``(key, value)`` in insertion order."""
-        cdef double now = self._now()
-        cdef double ttl
-        self._begin()
-        try:
-            data = self._map
-            ttl = self._ttl
-            for key, entry in data.items():
-                if not _due(entry, ttl, now):
-                    break
-            else:
-                raise KeyError("popitem(): dictionary is empty")
-            del data[key]
-        finally:
-            self._busy = False
-        return key, <object>PyTuple_GET_ITEM(entry, 1)
+    def popitem(self):
+        """Remove and return the oldest live ``(key, value)``; KeyError when there is none.
+
+        O(1), plus O(k) for k expired entries purged first.
+        """
+        cdef double now
+        cdef dq_ttl_table* t
+        cdef Py_ssize_t k, pos = -1
+        cdef PyObject* ok
+        cdef PyObject* ov
+        self._purge(self._now())
+        with cython.critical_section(self):
+            now = self._now()
+            self._begin()
+            try:
+                t = &self._tab.t
+                for k in range(t.span):  # the first live one: expired ones are left to a purge
+                    pos = (t.head + k) & (t.cap - 1)
+                    if t.ents[pos].key != NULL and not t.ents[pos].t + self._ttl <= now:
+                        break
+                    pos = -1
+                if pos < 0:
+                    raise KeyError("popitem(): dictionary is empty")
+                dq_tt_remove(t, pos, dq_tt_slot_of(t, t.ents[pos].hash, pos), &ok, &ov)
+                dq_tt_shrink(t)
+                key, value = <object>ok, <object>ov
+                Py_DECREF(key)
+                Py_DECREF(value)
+            finally:
+                self._busy = False
+        return key, value
 
     @cython.critical_section
     def clear(self):
         """Remove every entry, without calling ``on_expire``.  O(n)."""
+        tab = _Table()
         self._begin()
+        old, self._tab = self._tab, tab
+        self._busy = False
+        del old  # the old entries go here, after the change is complete
+
+    def expire(self, now=None):
+        """Remove and return the expired ``(key, value)`` pairs still held, oldest first.
+
+        ``now`` defaults to ``clock()``.  ``on_expire`` is called for each.
+        O(1) when nothing is due, O(k) for k expired entries.  ``purge()``
+        does the same without building the list.
+        """
+        cdef double t = self._time(now)
+        cdef dq_ttl_out out
+        cdef Py_ssize_t k
+        cdef list removed
+        dq_out_init(&out)
         try:
-            ring, data = self._rng, self._map
-            self._rng = TTLRing(self._ttl, clock=self._clk)
-            self._map = {}
+            with cython.critical_section(self):
+                if not self._due(t):
+                    return []  # nothing is due: one comparison, no change
+                self._begin()
+                try:
+                    self._drop_due(t, -1, &out)
+                    dq_tt_shrink(&self._tab.t)
+                finally:
+                    self._busy = False
+            removed = [None] * out.n
+            for k in range(out.n):
+                removed[k] = (<object>out.items[2 * k], <object>out.items[2 * k + 1])
+            self._report(&out, None, True)
         finally:
-            self._busy = False
-        del ring, data  # the old entries go here, after the change is complete
+            dq_out_release(&out, 0)
+        return removed
 
-    @cython.critical_section
-    def _purge(self, double now):
-        """Drop the expired entries still held; return them as (key, value)."""
-        self._begin()
+    def purge(self, now=None):
+        """Remove the expired entries still held and return how many; build nothing.
+
+        ``now`` defaults to ``clock()``.  ``on_expire`` is called for each.
+        O(1) when nothing is due, O(k) for k expired entries.  As
+        ``expire()``, without the list.
+        """
+        return self._purge(self._time(now))
+
+    cdef Py_ssize_t _purge(self, double now) except -1:
+        # Drops the entries due at now, BATCH at a time: each batch is
+        # released (and reported) once its change is complete.
+        cdef dq_ttl_out out
+        cdef Py_ssize_t got, count = 0
+        with cython.critical_section(self):
+            if not self._due(now):
+                return 0  # nothing is due: one comparison, no change
+        error = None
+        dq_out_init(&out)
         try:
-            return self._drop_due(now, [])
+            while True:
+                with cython.critical_section(self):
+                    self._begin()
+                    try:
+                        self._drop_due(now, BATCH, &out)
+                        if out.n < BATCH:  # the last batch: the table may shrink (once)
+                            dq_tt_shrink(&self._tab.t)
+                    finally:
+                        self._busy = False
+                got = out.n
+                count += got
+                error = self._report(&out, error, False)
+                dq_out_release(&out, 0)
+                if got < BATCH:
+                    break
         finally:
-            self._busy = False
+            dq_out_release(&out, 0)
+        if error is not None:
+            raise error
+        return count
 
-    cdef list _shrink(self, double now, list out):
-        # maxsize is exceeded: expired entries go first, then the oldest, into out
-        self._drop_due(now, out)
-        data, maxsize = self._map, self._maxsize
-        while len(data) > maxsize and self._rng._len:
-            self._drop_head(out)
-        return out
+    cdef inline bint _due(self, double now) noexcept:
+        # whether the head entry (the oldest) is due at now
+        cdef dq_ttl_table* t = &self._tab.t
+        return t.used and t.ents[t.head].t + self._ttl <= now
 
-    cdef list _drop_due(self, double now, list out):
-        # Each head entry leaves the dict before it leaves the ring, so a
-        # key's __hash__/__eq__ raising here leaves every held entry on the ring.
-        # Appended to out.
-        cdef TTLRing ring = self._rng
-        while ring._len:
-            if not _due(ring._peek(), self._ttl, now):
-                break
-            self._drop_head(out)
-        return out
+    # -- inside a change (the caller holds _busy) ----------------------------------
 
-    cdef int _drop_head(self, list out) except -1:
-        # drop the ring's head entry, and from the dict if it is current there
-        cdef TTLRing ring = self._rng
-        entry = ring._peek()
-        key = <object>PyTuple_GET_ITEM(entry, 0)
-        data = self._map
-        if self._lookup(key) is entry:
-            PyDict_DelItem(data, key)
-            out.append((key, <object>PyTuple_GET_ITEM(entry, 1)))
-        ring._expire(0.0, 1, False)
+    cdef int _drop_due(self, double now, Py_ssize_t most, dq_ttl_out* out) except -1:
+        # Moves up to ``most`` (< 0: every) due head entries into out.
+        cdef dq_ttl_table* t = &self._tab.t
+        cdef PyObject* ok
+        cdef PyObject* ov
+        while most and t.used and t.ents[t.head].t + self._ttl <= now:
+            dq_out_reserve(out)
+            dq_tt_pop_head(t, &ok, &ov)
+            dq_out_push(out, ok, ov)
+            most -= 1
         return 0
+
+    cdef inline int _sweep(self, double now, dq_ttl_out* out) except -1:
+        # A set's bounded work: up to SWEEP due entries leave (none is due: one comparison)
+        if self._due(now):
+            self._drop_due(now, SWEEP, out)
+            dq_tt_shrink(&self._tab.t)
+        return 0
+
+    cdef int _evict(self, double now, dq_ttl_out* out) except -1:
+        # Over maxsize: the expired entries go first, then the oldest.
+        cdef dq_ttl_table* t = &self._tab.t
+        cdef PyObject* ok
+        cdef PyObject* ov
+        if self._max < 0 or t.used <= self._max:
+            return 0
+        self._drop_due(now, -1, out)
+        while t.used > self._max:
+            dq_out_reserve(out)
+            dq_tt_pop_head(t, &ok, &ov)
+            dq_out_push(out, ok, ov)
+        dq_tt_shrink(t)
+        return 0
+
+    # -- after a change -------------------------------------------------------------
+
+    cdef object _report(self, dq_ttl_out* out, object error, bint raise_it):
+        # on_expire(key, value) for each pair of out, oldest first.  An Exception
+        # it raises is kept (the first one, or ``error`` if given) while the rest
+        # are told; then raised (raise_it) or returned.
+        cdef Py_ssize_t k
+        with cython.critical_section(self):
+            callback = self._on_expire
+        if callback is not None:
+            for k in range(out.n):
+                try:
+                    callback(<object>out.items[2 * k], <object>out.items[2 * k + 1])
+                except Exception as exc:  # the rest are still told
+                    if error is None:
+                        error = exc
+        if raise_it and error is not None:
+            raise error
+        return error
 
     # -- copying, pickling, invariants --------------------------------------
 
@@ -358,42 +656,89 @@ cdef class TTLDictCore:
         """The state both implementations pickle to and load from."""
         # a change under way has no whole state yet; none starts while it is read
         # (an allocation here may run a finaliser, and that another thread)
+        cdef dq_ttl_table* t
+        cdef dq_ttl_entry* e
+        cdef Py_ssize_t k
         self._begin()
         try:
-            held = {id(e) for e in self._map.values()}
-            entries = [e for e, _ in self._rng._entries() if id(e) in held]
+            t = &self._tab.t
+            entries = []
+            for k in range(t.span):
+                e = &t.ents[(t.head + k) & (t.cap - 1)]
+                if e.key != NULL:
+                    entries.append((<object>e.key, <object>e.value, e.t))
             return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
                     attributes_of(self), entries)
         finally:
             self._busy = False
 
     def __setstate__(self, state):
-        ttl, maxsize, clock, on_expire, entries, data, attrs = check_dict_state(state, self)
-        cdef TTLRing ring = TTLRing(ttl, clock=clock)
-        for e in entries:
-            ring.push(e, e[2])
+        cdef double ttl
+        cdef _Table tab = _Table()
+        cdef Py_hash_t h
+        ttl_, maxsize, clock, on_expire, entries, attrs = check_dict_state(state, self)
+        ttl = ttl_
+        for key, value, created_at in entries:  # keys' __hash__ runs before anything changes
+            h = PyObject_Hash(key)
+            dq_tt_reserve(&tab.t)
+            Py_INCREF(key)
+            Py_INCREF(value)
+            dq_tt_append(&tab.t, <PyObject*>key, <PyObject*>value, h, created_at)
         with cython.critical_section(self):
             self._begin()
-            old = (self._rng, self._map, self._clk, self._on_expire)  # released after the change
+            old = (self._tab, self._clk, self._on_expire)  # released after the change
             self._ttl, self._maxsize, self._clk, self._on_expire = ttl, maxsize, clock, on_expire
-            self._rng, self._map = ring, data
+            self._max = -1 if maxsize is None else maxsize
+            self._tab = tab
             self._busy = False
         del old  # released after the change
         set_attributes(self, attrs)
 
     def _check(self):
-        """Assert every held entry is on the ring, and the bookkeeping around it."""
+        """Assert the table's bookkeeping: ring, index, hole-free head, probe order."""
+        cdef dq_ttl_table* t
+        cdef dq_ttl_entry* e
+        cdef Py_ssize_t k, pos
         with cython.critical_section(self):
             self._begin()  # nothing changes while it is read
             try:
-                ring, data, ttl = self._rng, self._map, self._ttl
-                entries = ring._entries()
-                values = list(data.values())
-                ring._check()
+                t = &self._tab.t
+                cap, head, span, used = t.cap, t.head, t.span, t.used
+                isize, ifill, wide = t.isize, t.ifill, t.wide
+                ring = []  # (ring slot, key or None, hash, created_at), oldest first
+                for k in range(t.span):
+                    pos = (t.head + k) & (t.cap - 1)
+                    e = &t.ents[pos]
+                    ring.append((pos, None if e.key == NULL else <object>e.key, e.hash, e.t))
+                index = [dq_tt_ix(t, k) for k in range(t.isize)]
             finally:
                 self._busy = False
-        assert ring.ttl == ttl
-        on_ring = {id(e) for e, _ in entries}
-        for e in values:
-            assert type(e) is tuple and len(e) == 3 and type(e[2]) is float, e
-            assert id(e) in on_ring, e
+        _check_table(cap, head, span, used, isize, ifill, wide, ring, index)
+
+
+def _check_table(cap, head, span, used, isize, ifill, wide, ring, index):
+    # the invariants of dq_ttltable.h, on a snapshot (TTLDictCore._check)
+    assert cap == 0 or (cap >= 8 and cap & (cap - 1) == 0), cap
+    assert isize == 2 * cap and bool(wide) == (cap > 2**31)
+    assert 0 <= used <= span <= cap and 0 <= head < max(cap, 1)
+    held = [(pos, h) for pos, key, h, t in ring if key is not None]
+    assert len(held) == used
+    assert ring[0][1] is not None if span else head == 0  # the head is held
+    assert all(ix in (DQ_TT_EMPTY, DQ_TT_DUMMY) or 0 <= ix < cap for ix in index)
+    assert sum(ix != DQ_TT_EMPTY for ix in index) == ifill and 3 * ifill <= 2 * isize
+    assert sorted(ix for ix in index if ix >= 0) == sorted(pos for pos, h in held)
+    # Along a key's probe sequence the keys of its hash met first are the ones
+    # set before it, in ring order (the order of the pure twin's buckets).
+    hash_of = dict(held)
+    mask = isize - 1
+    for rank, (pos, h) in enumerate(held):
+        perturb = h % 2**64
+        i = perturb & mask
+        met = []
+        while index[i] != pos:
+            assert index[i] != DQ_TT_EMPTY, "a held entry missing from the index"
+            if index[i] >= 0 and hash_of[index[i]] == h:
+                met.append(index[i])
+            perturb >>= 5
+            i = (i * 5 + perturb + 1) & mask
+        assert met == [p for p, g in held[:rank] if g == h], (pos, met)

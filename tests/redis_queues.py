@@ -81,12 +81,13 @@ def check(server: RedisServer, name: str, live: Iterable[str],
         state = {k.decode(): v.decode() for k, v in c.hgetall(keys["state"]).items()}
         assert set(state) == set(live), "a job was lost or made up"
         assert set(c.hkeys(keys["pay"])) == {i.encode() for i in live}
-        members = {m.decode() for m in c.zrange(keys["q"], 0, -1)}
+        members = {m.decode() for k in (keys["q"], q.keys[8], q.keys[9])
+                   for m in c.zrange(k, 0, -1)}
         leased = {m.decode() for m in c.zrange(keys["lease"], 0, -1)}
         dead = {m.decode() for m in c.zrange(keys["dead"], 0, -1)}
         for job_id, v in state.items():
             kind, rest = v[0], v.split(":", 1)[1]
-            if kind == "S":
+            if kind in "SP":
                 assert rest in members and rest.endswith(job_id)
             elif kind == "L":
                 assert job_id in leased

@@ -14,7 +14,7 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, Awaitable, Callable, Iterator, List
 
 import pytest
 import redis
@@ -22,7 +22,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from dq_core.redis import AsyncRedisDelayQueue, RedisDelayQueue
+from dq_core.redis import AsyncRedisDelayQueue, RedisDelayQueue, RetryPolicy
 from redis_server import SERVER, free_port
 
 CLI = shutil.which("redis-cli")
@@ -88,13 +88,31 @@ async def call(obj: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     return await out if inspect.isawaitable(out) else out
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
-def test_a_queue_works_on_a_cluster_from_one_slot(cluster, kind):
+def run_on_cluster(cluster: List[int], kind: str, name: str,
+                   scenario: Callable[[Any], Awaitable[None]], **options: Any) -> None:
+    """Run ``scenario(q)`` on a queue of ``kind`` on the cluster, closed whatever happens."""
     if kind == "sync":
         client: Any = RedisCluster(host="127.0.0.1", port=cluster[0])
         face: Any = RedisDelayQueue
     else:
         client, face = AsyncRedisCluster(host="127.0.0.1", port=cluster[0]), AsyncRedisDelayQueue
+
+    async def main() -> None:
+        q = face(name, client, **options)
+        try:
+            await scenario(q)
+        finally:
+            if kind == "sync":
+                q.close()
+                client.close()
+            else:
+                await q.aclose()
+                await client.aclose()
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_queue_works_on_a_cluster_from_one_slot(cluster, kind):
     name = "orders-" + uuid.uuid4().hex
 
     async def scenario(q: Any) -> None:
@@ -131,15 +149,28 @@ def test_a_queue_works_on_a_cluster_from_one_slot(cluster, kind):
         await call(q, "clear")
         assert await call(q, "stats") == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
 
-    async def main() -> None:
-        q = face(name, client, lease=0.3, max_attempts=2)
-        try:
-            await scenario(q)
-        finally:
-            if kind == "sync":
-                q.close()
-                client.close()
-            else:
-                await q.aclose()
-                await client.aclose()
-    asyncio.run(main())
+    run_on_cluster(cluster, kind, name, scenario, lease=0.3, max_attempts=2)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_priorities_retry_rate_and_peek_on_a_cluster(cluster, kind):
+    # the keys these add (qp, rdy, pri; meta's policy and bucket) are the queue's
+    # own, in its one slot: every script runs on one node
+    name = "features-" + uuid.uuid4().hex
+
+    async def scenario(q: Any) -> None:
+        low = await call(q, "put", b"low", priority=5)
+        high = await call(q, "put", b"high", priority=-5)
+        assert [j.id for j in await call(q, "peek")] == [high, low]
+        [job] = await call(q, "get_many", 10)  # the burst: one token
+        assert job.id == high
+        assert await call(q, "nack", job)  # the policy: due again 0.01 s later
+        got = await call(q, "get", timeout=5)  # the next token (0.2 s), then high again
+        assert (got.id, got.attempts) == (high, 2)
+        assert (await call(q, "get", timeout=5)).id == low
+        slots = {key_slot(k.encode()) for k in q.keys}
+        assert len(slots) == 1
+        await call(q, "clear")
+
+    run_on_cluster(cluster, kind, name, scenario, rate=5,
+                   retry=RetryPolicy(base=0.01, jitter=0.0))

@@ -420,7 +420,8 @@ def test_a_big_batch_runs_in_bounded_scripts(redis_server):
     assert sorted(j.id for j in q.dead()) == sorted(ids)
     assert q.purge_dead() == n
     per = {op: [k for o, k in sent if o == op] for op in ("put", "claim", "dead", "purge_dead")}
-    assert len(per["put"]) == n // 500 and max(per["put"]) == 2 + 3 * 500  # 500 jobs a script
+    # (absolute, if_exists, priority) and 500 jobs a script
+    assert len(per["put"]) == n // 500 and max(per["put"]) == 3 + 3 * 500
     assert len(per["claim"]) == n // 500 and set(per["claim"]) == {4}  # of 500 at most
     assert len(per["dead"]) == n // 500 + 1  # pages of 500, the last one empty
     assert len(per["purge_dead"]) == n // 1000 + 1  # CHUNK a script

@@ -8,6 +8,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from dq_core._ttldictstate import SWEEP
+
 
 def test_expired_keys_are_invisible_before_expire(impl):
     clock = Clock()
@@ -86,7 +88,7 @@ def test_on_expire_exception_propagates_after_the_mapping_is_consistent(impl):
     with pytest.raises(RuntimeError, match="boom a"):
         d.expire()
     assert calls == ["a", "b", "c"]  # every callback ran
-    assert len(d._data) == 0 and d.expire() == []
+    assert d._held() == 0 and d.expire() == []
 
 
 def test_ttl_change_applies_to_every_entry(impl):
@@ -168,7 +170,7 @@ def test_lowering_maxsize_evicts_at_once_expired_entries_first(impl):
     clock.now = 11.5  # "b" (set at 1) has expired
     d.maxsize = 2
     assert calls == [("b", 1), ("c", 2), ("d", 3)]
-    assert len(d._data) == 2 and dict(d.items()) == {"a": 10, "e": 4}
+    assert d._held() == 2 and dict(d.items()) == {"a": 10, "e": 4}
     d["f"] = 5  # the next insert evicts one, not a backlog
     assert calls[3:] == [("e", 4)] and sorted(d) == ["a", "f"]
     d.maxsize = 5  # raising it evicts nothing
@@ -235,9 +237,15 @@ def test_stateful_every_expired_or_evicted_entry_is_reported_once(impl):
                     oldest = min(self.model, key=lambda k: self.model[k][1:] + self.model[k][:1])
                     self.expected.append((oldest, self.model.pop(oldest)[0]))
 
+        def _sweep(self):
+            # a set drops up to SWEEP expired entries, oldest set first
+            dead = sorted((k for k in self.model if self._dead(k)), key=lambda k: self.model[k][0])
+            for k in dead[:SWEEP]:
+                self.expected.append((k, self.model.pop(k)[0]))
+
         @rule(k=st.integers(0, 7), how=st.sampled_from(["set", "setdefault"]))
         def set(self, k, how):
-            self.seq += 1  # values are unique: each names one entry
+            self.seq += 1  # values are unique: each names one entry, and sorts by set order
             if k in self.model and self._dead(k):
                 self.expected.append((k, self.model.pop(k)[0]))
             if how == "setdefault" and k in self.model:
@@ -248,6 +256,7 @@ def test_stateful_every_expired_or_evicted_entry_is_reported_once(impl):
                 self.d[k] = self.seq
             else:
                 assert self.d.setdefault(k, self.seq) == self.seq
+            self._sweep()
             self._evict()
 
         @rule(k=st.integers(0, 7))
@@ -319,17 +328,22 @@ def test_stateful_against_model(impl):
             live = self._live()
             self.model = {k: v for k, v in self.model.items() if k in live}
 
+        def _oldest_first(self, keys):
+            return sorted(keys, key=lambda key: self.model[key][1:])
+
         @rule(k=st.integers(0, 9), v=st.integers())
         def set(self, k, v):
-            live = self._live()
-            if k not in self.model and len(self.model) >= 6:
-                self._drop_dead()  # expired entries go before any eviction
-                if len(self.model) >= 6:
-                    oldest = min(self.model, key=lambda key: self.model[key][1:])
-                    del self.model[oldest]
             self.seq += 1
+            self.model.pop(k, None)  # set again: to the end
             self.model[k] = (v, self.clock.now, self.seq)
             self.d[k] = v
+            live = self._live()
+            for key in self._oldest_first(k for k in self.model if k not in live)[:SWEEP]:
+                del self.model[key]  # the set's bounded sweep
+            if len(self.model) > 6:
+                self._drop_dead()  # expired entries go before any eviction
+                while len(self.model) > 6:
+                    del self.model[self._oldest_first(self.model)[0]]
 
         @rule(k=st.integers(0, 9))
         def delete(self, k):
@@ -356,7 +370,7 @@ def test_stateful_against_model(impl):
         def purging_reads(self):
             live = self._live()
             assert len(self.d) == len(live)
-            assert dict(self.d.items()) == live
+            assert list(self.d.items()) == [(k, live[k]) for k in self._oldest_first(live)]
             self._drop_dead()
 
         @invariant()
@@ -365,7 +379,7 @@ def test_stateful_against_model(impl):
             for k in range(10):  # these reads do not purge
                 assert (k in self.d) == (k in live)
                 assert self.d.get(k) == live.get(k)
-            self.d._ring._check()
+            self.d._check()
 
     run_state_machine_as_test(
         DictMachine, settings=settings(max_examples=80, stateful_step_count=40)
@@ -376,20 +390,32 @@ def test_no_reference_leak_over_a_million_operations(impl):
     import sys
 
     clock = Clock()
+    seen = []
     d = impl.TTLDict(1.0, maxsize=500, clock=clock)
-    value = object()
-    base = sys.getrefcount(value)
+    key, value = object(), object()
+    base, kbase = sys.getrefcount(value), sys.getrefcount(key)
     rounds = 1000 if impl.name == "c" else 200
-    for r in range(rounds):  # c: 1000 x (1000 sets, 1000 gets, misses, expiry)
+    for r in range(rounds):  # c: 1000 x (1000 sets, 1000 gets, misses, sweeps, evictions)
         clock.now = float(r)
-        for k in range(1000):  # over maxsize: evictions too
+        d.on_expire = (lambda k, v: seen.append(v)) if r % 2 else None
+        seen.clear()
+        for k in range(1000):  # over maxsize: evictions too; the rounds before expired: sweeps
             d[k] = value
             d.get(k)
             k in d
+            if k % 97 == 0:
+                d[key] = value  # the same key again: holes
+                d.pop(k, None)
         d.get("missing")
+        if r % 3 == 0:
+            d.popitem()
+        clock.now += 0.5 * (r % 2)
+        d.purge() if r % 4 else d.expire()
     clock.now += 10
     assert d.expire() != [] or len(d) == 0
-    assert sys.getrefcount(value) == base
+    d.clear()
+    seen.clear()
+    assert sys.getrefcount(value) == base and sys.getrefcount(key) == kbase
 
 
 def test_docstrings_identical(both):
@@ -399,8 +425,9 @@ def test_docstrings_identical(both):
     both  # the compiled core is required (or skipped) as for every twin test
     c, py = (importlib.import_module(name).TTLDictCore
              for name in ("dq_core._ttldictcore", "dq_core._ttldictcore_py"))
-    for name in ["__doc__", "ttl", "maxsize", "on_expire", "clock", "clear", "_purge", "_take",
-                 "_popfirst", "__getstate__", "_check"]:
+    for name in ["__doc__", "ttl", "maxsize", "on_expire", "clock", "clear", "get", "expire", "purge",
+                 "popitem", "next_expiry", "_keys", "_held", "_take",
+                 "__getstate__", "_check"]:
         a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__
         b = py.__doc__ if name == "__doc__" else getattr(py, name).__doc__
         assert inspect.cleandoc(a) == inspect.cleandoc(b), name

@@ -83,7 +83,11 @@ def test_eq_clearing_during_a_read_finds_the_entry_as_it_was(impl):
     d._check()
 
 
-def test_eq_that_raises_during_expire_keeps_every_entry_on_the_ring(impl):
+@pytest.mark.parametrize("how", ["expire", "purge", "len", "set", "maxsize"])
+def test_removing_expired_entries_runs_no_key_code(impl, how):
+    # An entry leaves by its place on the ring, never by a lookup: keys whose
+    # __eq__ and __hash__ raise from now on cannot stop a purge, a set's
+    # sweep or an eviction, nor leave an entry half removed.
     clock = FakeClock()
     seen = []
     d = impl.TTLDict(8, clock=clock, on_expire=lambda k, v: seen.append(k.name))
@@ -92,20 +96,39 @@ def test_eq_that_raises_during_expire_keeps_every_entry_on_the_ring(impl):
     d[a] = 1
     d[b] = 2
     clock.now = 4
-    d[c] = 0  # c lives on; its first ring entry is stale
+    d[c] = 3  # c lives on, set again: a hole where it was
 
     def boom() -> None:
         raise ValueError("boom")
 
+    class Hostile:
+        def __hash__(self) -> int:
+            raise ValueError("boom")
+
     clock.now = 10
-    c.action = boom  # looking a up compares c with a: raises
-    with pytest.raises(ValueError, match="boom"):
-        d.expire()
-    d._check()
-    assert seen == [] and len(d._data) == 3
-    assert [(k.name, v) for k, v in d.expire()] == [("a", 1), ("b", 2)]
-    assert seen == ["a", "b"] and list(d) == [c]
-    d._check()
+    for key in (a, b, c):
+        key.action = boom  # any comparison would raise
+    hash_of = Colliding.__hash__
+    Colliding.__hash__ = lambda self: boom()  # type: ignore[method-assign]
+    try:
+        if how == "expire":
+            assert [(k.name, v) for k, v in d.expire()] == [("a", 1), ("b", 2)]
+        elif how == "purge":
+            assert d.purge() == 2
+        elif how == "len":
+            assert len(d) == 1
+        elif how == "set":
+            d["x"] = 9  # its sweep drops a and b
+        else:
+            d.maxsize = 1
+        d._check()
+        assert seen == ["a", "b"] and d._held() == 1 + (how == "set")
+        with pytest.raises(ValueError, match="boom"):
+            d[Hostile()] = 1
+        d._check()
+    finally:
+        Colliding.__hash__ = hash_of  # type: ignore[method-assign]
+    assert list(d) == [c] + (["x"] if how == "set" else [])
 
 
 def test_hash_that_re_enters_on_set_is_refused_and_changes_nothing(impl):
@@ -209,7 +232,7 @@ def test_ttldict_expire_now_follows_the_number_rules(impl, now, exc, msg):
     d["a"] = 1
     with pytest.raises(exc, match=msg):
         d.expire(now=now)
-    assert seen == [] and d["a"] == 1 and len(d._data) == 1
+    assert seen == [] and d["a"] == 1 and d._held() == 1
     assert d.expire(now=2**53) == [("a", 1)]
 
 
@@ -343,7 +366,7 @@ def test_ttl_setter_whose_float_clears_the_dict(impl):
         for j in range(50):
             d[j] = [j]
         d.ttl = Num(5.0, d.clear)
-        assert d.ttl == 5.0 and d._ring.ttl == 5.0
+        assert d.ttl == 5.0
         d._check()
         d["a"] = 1
         d.clock.now = 5.0
@@ -391,3 +414,28 @@ def test_set_from_a_collection_while_the_mapping_is_read_is_refused(impl, read):
         # a collection runs inside the read (from 3.12 a compiled read has
         # none: the collector waits for the interpreter's next bytecode)
         assert "TTLDict was re-entered while it was being changed" in outcomes
+
+
+@pytest.mark.parametrize("op", ["set", "get", "in", "del", "len", "expire", "purge", "popitem"])
+def test_a_clock_replacing_itself_while_it_is_read(impl, op):
+    # the mapping's only reference to the clock goes while the clock runs
+    d = impl.TTLDict(10, clock=lambda: 0.0)
+    d["a"] = 1
+    freed = []
+
+    class SelfReplacing:
+        def __call__(self) -> float:
+            d.clock = lambda: 2.0
+            self.junk = [0] * 100  # written into memory freed too early, if it were
+            return 1.0
+
+        def __del__(self) -> None:
+            freed.append(True)
+
+    d.clock = SelfReplacing()
+    calls = {"set": lambda: d.__setitem__("b", 2), "get": lambda: d.get("a"), "in": lambda: "a" in d,
+             "del": lambda: d.__delitem__("a"), "len": lambda: len(d), "expire": d.expire,
+             "purge": d.purge, "popitem": d.popitem}
+    calls[op]()
+    assert freed == [True] and d.clock() == 2.0
+    d._check()

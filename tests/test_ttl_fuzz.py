@@ -55,13 +55,15 @@ def act(side: Side, action: str) -> None:
         d.push("from user code", 0.0)
     elif action == "expire":
         side.log.append(("expired", d.expire(math.inf)))
+    elif action == "purge":
+        side.log.append(("purged", d.purge(math.inf)))
     elif action == "fin-push":
         Finaliser(lambda: d.push("from a finaliser", 0.0), side.log)
         gc.collect(0)  # the collector is off (collector_off): the cycle is young
 
 
 DICT_ACTIONS = ["raise", "clear", "set", "del", "len", "fin-set", "fin-clear"]
-RING_ACTIONS = ["raise", "push", "expire", "fin-push"]
+RING_ACTIONS = ["raise", "push", "expire", "purge", "fin-push"]
 
 
 class Key:
@@ -195,11 +197,12 @@ def test_ttldict_lockstep(both, collector_off):
 
         @rule(k=st.integers(0, 5), action=st.sampled_from(DICT_ACTIONS),
               where=st.sampled_from(["eq", "hash"]), ahead=st.sampled_from([5.0, 10.0, 20.0]),
-              how=st.sampled_from(["expire", "len", "set"]))
+              how=st.sampled_from(["expire", "purge", "len", "set"]))
         def purge_with_an_armed_key(self, k, action, where, ahead, how):
             self.arm(k, action, where)
             ops = {
                 "expire": lambda s: s.obj.expire(s.clock.now + ahead),
+                "purge": lambda s: s.obj.purge(s.clock.now + ahead),
                 "len": lambda s: (s.clock.__setattr__("now", s.clock.now + ahead), len(s.obj)),
                 "set": lambda s: s.obj.__setitem__(s.keys[(k + 1) % 6], ahead),
             }
@@ -210,9 +213,9 @@ def test_ttldict_lockstep(both, collector_off):
             for s in self.sides:
                 s.clock.now += step
 
-        @rule(now=NUMBERS)
-        def expire(self, now):
-            self.same(lambda s: s.obj.expire(now))
+        @rule(now=NUMBERS, how=st.sampled_from(["expire", "purge"]))
+        def expire(self, now, how):
+            self.same(lambda s: getattr(s.obj, how)(now))
 
         @rule(how=st.sampled_from(["len", "items", "values", "keys", "popitem", "eq", "clear",
                                    "next_expiry", "repr"]))
@@ -259,7 +262,7 @@ def test_ttldict_lockstep(both, collector_off):
         def consistent(self):
             for s in self.sides:
                 s.obj._check()
-            states = [norm(s.obj.__getstate__()[5]) for s in self.sides]
+            states = [norm(s.obj.__getstate__()[1:3] + s.obj.__getstate__()[5:]) for s in self.sides]
             assert states[0] == states[1]
             assert norm(self.sides[0].log) == norm(self.sides[1].log)
 
@@ -300,6 +303,10 @@ def test_ttlring_lockstep(both, collector_off):
         @rule(now=NUMBERS, cap=st.sampled_from([-1, 0, 1, 2, 2**70, 1.5, "x"]))
         def expire(self, now, cap):
             self.same(lambda s: s.obj.expire(now, cap))
+
+        @rule(now=NUMBERS)
+        def purge(self, now):
+            self.same(lambda s: s.obj.purge(now))
 
         @rule(now=st.floats(0, 30), action=st.sampled_from(RING_ACTIONS))
         def expire_hostile(self, now, action):

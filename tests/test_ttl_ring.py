@@ -163,11 +163,66 @@ def test_expired_keys_are_released_at_once(impl):
     assert [ref() is None for ref in refs] == [True] * 5 + [False] * 5
 
 
+@pytest.mark.parametrize("size", [1, 5, 1024])
+def test_purge_counts_and_releases_in_batches(impl, size):
+    from dq_core._ringstate import BATCH
+
+    class Key:
+        pass
+
+    r = impl.TTLRing(1, segment_size=size)
+    n = 3 * BATCH + 5
+    keys = [Key() for _ in range(n + 10)]
+    refs = [weakref.ref(k) for k in keys]
+    for i, k in enumerate(keys):
+        r.push(k, created_at=0.0 if i < n else 9.0)
+    del keys, k
+    assert r.purge(now=5.0) == n and r.purge(now=5.0) == 0
+    gc.collect()
+    assert [ref() is None for ref in refs] == [True] * n + [False] * 10
+    assert len(r) == 10 and r.stats()["expired"] == n
+    r._check()
+    assert r.purge(now=10.0) == 10 and len(r) == 0 and r.next_expiry() is None
+    r._check()
+
+
+def test_a_key_purged_may_push_from_its_finaliser(impl):
+    # keys are let go of once their batch has left the ring: a finaliser may push
+    from ttl_helpers import PushOnDel
+
+    r = impl.TTLRing(1, segment_size=4)
+    log: list[str] = []
+    r.push(PushOnDel(r, log), created_at=0.0)
+    assert r.purge(now=0.5) == 0 and r.purge(now=1.5) == 1
+    assert log == ["done"] and len(r) == 1  # pushed at 0.0: due, not purged by this call
+    assert r.purge(now=1.5) == 1 and len(r) == 0
+    r._check()
+
+
+def test_expire_and_purge_with_nothing_due_change_nothing(impl):
+    # one comparison, no change: the ring is left exactly as it was
+    r = impl.TTLRing(10, segment_size=2, clock=lambda: 0.0)
+    log = []
+
+    class Key:
+        def __del__(self):
+            log.append((r.expire(), r.purge()))
+
+    for i in range(50):
+        r.push(i, created_at=float(i))
+    r.push(Key(), created_at=100.0)
+    r.popleft()  # 0 goes; nothing due at 0.0
+    assert r.expire() == [] and r.purge() == 0 and len(r) == 50
+    r._check()
+    r.expire(now=1000.0)  # the Key's finaliser runs after its batch left: nothing due then
+    assert log == [([], 0)] and len(r) == 0
+
+
 def test_docstrings_identical(both):
     import inspect
 
     c, py = (m.TTLRing for m in both)
-    for name in ["__doc__", "push", "expire", "popleft", "next_expiry", "stats", "ttl", "_check"]:
+    for name in ["__doc__", "push", "expire", "purge", "popleft", "next_expiry", "stats", "ttl", "_check"]:
         a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__
         b = py.__doc__ if name == "__doc__" else getattr(py, name).__doc__
         assert inspect.cleandoc(a) == inspect.cleandoc(b), name
@@ -194,13 +249,16 @@ def test_stateful_against_model(impl, size):
                 self.model.append((self.n, created))
                 self.n += 1
 
-        @rule(ahead=st.floats(-5, 30, allow_nan=False))
-        def expire(self, ahead):
+        @rule(ahead=st.floats(-5, 30, allow_nan=False), how=st.sampled_from(["expire", "purge"]))
+        def expire(self, ahead, how):
             now = self.t + ahead
             expected = []
             while self.model and self.model[0][1] + self.ttl <= now:
                 expected.append(self.model.pop(0)[0])
-            assert self.ring.expire(now=now) == expected
+            if how == "expire":
+                assert self.ring.expire(now=now) == expected
+            else:
+                assert self.ring.purge(now=now) == len(expected)
 
         @rule()
         def popleft(self):

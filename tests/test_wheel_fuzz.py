@@ -127,7 +127,10 @@ def state_of(w) -> object:
 class Lockstep(RuleBasedStateMachine):
     def __init__(self, both, tick, size) -> None:
         super().__init__()
-        gc.collect()
+        # young garbage only: a full collection per example cost seconds of
+        # CPU late in the suite (a large heap), and the test timed out on a
+        # loaded machine; older garbage holds nothing of this example's
+        gc.collect(0)
         gc.disable()  # finalisers run where the test says, alike on both sides
         self.sides = [Side(m, tick, size) for m in both]
         self.handles: list[int] = []
@@ -233,6 +236,7 @@ class Lockstep(RuleBasedStateMachine):
 
 
 def test_compiled_and_pure_agree_in_lockstep(both):
+    gc.collect()  # once: what earlier tests left finalises before the examples
     for tick, size in [(0.25, 2), (1.0, 16), (1e-3, 256)]:
         machine = type("Machine", (Lockstep,), {
             "__init__": lambda self, t=tick, z=size: Lockstep.__init__(self, both, t, z),

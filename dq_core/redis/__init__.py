@@ -39,7 +39,8 @@ Design, in the discipline of the Redis queue libraries that got it right:
   retried call carries the same nonce, so it acts once.
 
 The package, one job per module: ``lua/`` the scripts (``_scripts`` reads
-them), ``_serializer`` the payloads' bytes, ``_job`` the Job, ``_errors``
+them), ``_serializer`` the payloads' bytes, ``_job`` the Job, ``_retry`` the
+RetryPolicy, ``_cron`` Cron, ``_cli`` the command line, ``_errors``
 Unavailable, ``_wakeups`` what a waiter knows of the wake-ups, ``_protocol``
 the protocol written once as generators of steps (run a script, subscribe,
 wait) and the driver that carries them out, ``_sync`` and ``_asyncio`` the
@@ -55,11 +56,14 @@ except ImportError as exc:  # pragma: no cover - tested in a subprocess
         'pip install "dq_core[redis]"', name=exc.name, path=exc.path) from exc
 
 from ._asyncio import AsyncRedisDelayQueue
+from ._cron import Cron
 from ._errors import Unavailable
 from ._job import Job
 from ._protocol import IfExists
+from ._retry import RetryPolicy
 from ._scripts import SOURCES
 from ._serializer import Payload, Serializer
 from ._sync import RedisDelayQueue
 
-__all__ = ["AsyncRedisDelayQueue", "Job", "RedisDelayQueue", "Serializer", "Unavailable"]
+__all__ = ["AsyncRedisDelayQueue", "Cron", "Job", "RedisDelayQueue", "RetryPolicy", "Serializer",
+           "Unavailable"]

@@ -9,7 +9,9 @@ from typing import Any, AsyncIterator, Deque, Iterable, List, Optional, TypeVar,
 
 import redis.asyncio as _aredis
 
+from ._cron import Cron
 from ._job import Job
+from ._retry import RetryPolicy
 from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Protocol, _PubSub
 from ._serializer import Payload, Serializer
 
@@ -140,22 +142,28 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
                  client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     @overload
     def __init__(self: "AsyncRedisDelayQueue[T]", name: str,
                  client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     def __init__(self, name: str, client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
                  lease: float = 30.0,
                  max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max, retry_for)
+                         dead_ttl, dead_max, retry_for, retry, rate, burst)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return await self._scripts[op](keys=keys, args=args)
@@ -192,20 +200,22 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     _drive = _Protocol._carry_out
 
     async def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-                  if_exists: IfExists = "replace") -> str:
+                  if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put`."""
-        return await self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists))
+        return await self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists,
+                                          priority))
 
     async def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-                     if_exists: IfExists = "replace") -> str:
+                     if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put_at`."""
-        return await self._drive(self._put_one(payload, when, "when", True, job_id, if_exists))
+        return await self._drive(self._put_one(payload, when, "when", True, job_id, if_exists,
+                                          priority))
 
     async def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                        job_ids: Optional[Iterable[str]] = None,
-                       if_exists: IfExists = "replace") -> List[str]:
+                       if_exists: IfExists = "replace", priority: float = 0) -> List[str]:
         """Coroutine of :meth:`RedisDelayQueue.put_many`."""
-        return await self._drive(self._put_many(payloads, delays, job_ids, if_exists))
+        return await self._drive(self._put_many(payloads, delays, job_ids, if_exists, priority))
 
     async def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
         """Coroutine of :meth:`RedisDelayQueue.get`."""
@@ -223,7 +233,7 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
         """Coroutine of :meth:`RedisDelayQueue.ack_many`."""
         return await self._drive(self._ack_flow(jobs))
 
-    async def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
+    async def nack(self, job_or_id: Union[Job[T], str], delay: Optional[float] = None) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.nack`."""
         return await self._drive(self._nack_flow(job_or_id, delay))
 
@@ -253,6 +263,16 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
             except asyncio.CancelledError:
                 pass
 
+    async def put_recurring(self, payload: T, *, every: Optional[float] = None,
+                            cron: "Union[str, Cron, None]" = None, job_id: Optional[str] = None,
+                            priority: float = 0) -> str:
+        """Coroutine of :meth:`RedisDelayQueue.put_recurring`."""
+        return await self._drive(self._recur_flow(payload, every, cron, job_id, priority))
+
+    async def cancel_recurring(self, job_id: str) -> bool:
+        """Coroutine of :meth:`RedisDelayQueue.cancel_recurring`."""
+        return await self._drive(self._by_id_flow("unrecur", job_id))
+
     async def cancel(self, job_id: str) -> bool:
         """Coroutine of :meth:`RedisDelayQueue.cancel`."""
         return await self._drive(self._by_id_flow("cancel", job_id))
@@ -278,6 +298,11 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     async def dead(self, limit: Optional[int] = None, *, start: int = 0) -> List[Job[T]]:
         """Coroutine of :meth:`RedisDelayQueue.dead`."""
         return await self._drive(self._dead_flow(limit, start))
+
+    async def peek(self, limit: int = 10) -> List[Job[T]]:
+        """Coroutine of :meth:`RedisDelayQueue.peek`."""
+        jobs, _ = await self._drive(self._peek_flow(limit))
+        return jobs
 
     async def purge_dead(self, older_than: float = 0.0) -> int:
         """Coroutine of :meth:`RedisDelayQueue.purge_dead`."""

@@ -35,7 +35,9 @@ from .._pickling import Uncopyable
 from .._validate import check_timeout
 from .._waiting import MAX_WAIT
 from ._errors import Unavailable
+from ._cron import Cron
 from ._job import Job
+from ._retry import RetryPolicy
 from ._scripts import CHUNK, KEY_NAMES, READ_ONLY, REPLAY_MS, SOURCES
 from ._serializer import Serializer, check_serializer, decode, encode
 from ._wakeups import Wakeups
@@ -154,12 +156,34 @@ def _micros(seconds: float, name: str) -> int:
     return math.ceil(seconds * _US)
 
 
+def _priority(priority: object) -> str:
+    """A job's priority as the scripts take it: '0' for none (0 or -0.0)."""
+    p = to_real(priority, "priority")
+    if not -math.inf < p < math.inf:
+        raise ValueError(f"priority must be a finite number, got {priority!r}")
+    return "0" if p == 0.0 else repr(p)
+
+
 def _policy_error(exc: _redis.ResponseError) -> Optional[ValueError]:
     """The ValueError for a script's refusal of a conflicting policy, else None."""
     words = str(exc).split()
     if len(words) != 4 or words[0] != "DQPOLICY":
         return None
     _, name, stored, given = words
+    if name == "retry":
+        def show(wire: str) -> str:
+            return ", ".join(f"{k}={v}" for k, v in
+                             zip(("base", "factor", "max_delay", "jitter"), wire.split(",")))
+        return ValueError(f"retry=RetryPolicy({show(given)}, ...) conflicts with the queue's "
+                          f"stored backoff ({show(stored)}): a queue's policy is set by the "
+                          f"first client that states it (pass retry=None to use the stored "
+                          f"one, or clear() the queue)")
+    if name == "rate":
+        def show(wire: str) -> str:
+            return "rate={}, burst={}".format(*wire.split(","))
+        return ValueError(f"{show(given)} conflicts with the queue's stored {show(stored)}: a "
+                          f"queue's policy is set by the first client that states it (pass "
+                          f"rate=None to use the stored one, or clear() the queue)")
     if name == "dead_ttl":
         stored, given = repr(int(stored) / _US), repr(int(given) / _US)
     return ValueError(f"{name}={given} conflicts with the queue's stored {name}={stored}: "
@@ -173,13 +197,17 @@ class _Protocol(Uncopyable, Generic[T, C]):
     steps out with the face's I/O (``_script``, ``_new_pubsub``)."""
 
     __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
-                 "retry_for", "channel", "keys", "_prefix", "_head", "_scripts", "_idle",
+                 "retry_for", "retry", "_retry_wire", "rate", "burst", "_rate_wire", "_stated",
+                 "channel", "keys", "_prefix",
+                 "_head", "_scripts", "_idle",
                  "_idle_lock", "_pid", "_checked", "_listener", "_me", "_wake", "_down")
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
     def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
                  serializer: Optional[Serializer[T]], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None:
         expected = self._client_class
         if not isinstance(client, expected):
             module = expected[0].__module__.split(".client")[0]
@@ -200,6 +228,23 @@ class _Protocol(Uncopyable, Generic[T, C]):
             max_attempts = to_count(max_attempts, "max_attempts")
             if max_attempts < 1:
                 raise ValueError("max_attempts must be at least 1 (or None: no limit)")
+        if retry is not None:
+            if not isinstance(retry, RetryPolicy):
+                raise TypeError(f"retry must be a RetryPolicy or None, not "
+                                f"{type(retry).__name__!r}")
+            if retry.max_attempts is not None:
+                if max_attempts is not None and max_attempts != retry.max_attempts:
+                    raise ValueError(f"max_attempts={max_attempts!r} conflicts with "
+                                     f"retry.max_attempts={retry.max_attempts!r}")
+                max_attempts = retry.max_attempts
+        burst = to_real(burst, "burst")
+        if not 1.0 <= burst < math.inf:
+            raise ValueError(f"burst must be a finite number of at least 1, got {burst!r}")
+        if rate is not None:
+            rate = to_real(rate, "rate")
+            if not 0.0 < rate < math.inf:
+                raise ValueError(f"rate must be a positive finite number of jobs a second "
+                                 f"(or None: no limit), got {rate!r}")
         ttl_us = ""
         if dead_ttl is not None:
             dead_ttl = to_real(dead_ttl, "dead_ttl")
@@ -217,6 +262,11 @@ class _Protocol(Uncopyable, Generic[T, C]):
         check_serializer(serializer)
         self.name, self.lease, self.serializer = name, lease, serializer
         self.retry_for = retry_for
+        self.retry = retry  # the backoff as this client states it (None: the stored one)
+        self._retry_wire = "" if retry is None else retry._wire()
+        self.rate, self.burst = rate, burst  # the rate as this client states it (None: stored)
+        self._rate_wire = "" if rate is None else f"{rate!r},{burst!r}"
+        self._stated = retry is None and rate is None  # stated to the server (at first contact)
         # the policy as this client states it (None: the queue's stored one)
         self.max_attempts, self.dead_ttl, self.dead_max = max_attempts, dead_ttl, dead_max
         prefix = f"dq:{{{name}}}:"
@@ -243,6 +293,10 @@ class _Protocol(Uncopyable, Generic[T, C]):
                         if getattr(self, k) is not None)
         if self.retry_for != RETRY_FOR:
             extra += f", retry_for={self.retry_for!r}"
+        if self.retry is not None:
+            extra += f", retry={self.retry!r}"
+        if self.rate is not None:
+            extra += f", rate={self.rate!r}, burst={self.burst!r}"
         return (f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
                 f"max_attempts={self.max_attempts!r}{extra})")
 
@@ -292,10 +346,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
             jobs.append(Job(job_id, payload, _seconds(flat[i + 2]), int(flat[i + 3]), token))
         return jobs, bad
 
-    def _dead_jobs(self, flat: List[Any]) -> List[Job[T]]:
+    def _dead_jobs(self, flat: List[Any], reasons: bool = True) -> List[Job[T]]:
+        """The jobs of a dead (or peek: ``reasons=False``) reply, 5 items each."""
         jobs: List[Job[T]] = []
         for i in range(0, len(flat), 5):
-            data, reason = flat[i + 1], flat[i + 4].decode(errors="replace")
+            data = flat[i + 1]
+            reason = flat[i + 4].decode(errors="replace") if reasons else None
             payload: Any = None
             if data is not None:
                 try:
@@ -313,12 +369,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     def _put_flow(self, payloads: Iterable[object], times: Iterable[object], name: str,
                   absolute: bool, job_ids: Optional[Iterable[object]],
-                  if_exists: object) -> _Flow[List[str]]:
+                  if_exists: object, priority: object = 0) -> _Flow[List[str]]:
         if if_exists not in ("replace", "keep"):
             raise ValueError(f"if_exists must be 'replace' or 'keep', got {if_exists!r}")
+        head: List[Any] = ["1" if absolute else "0", if_exists, _priority(priority)]
         items = list(payloads)
         n = len(items)
-        head: List[Any] = ["1" if absolute else "0", if_exists]
         ts = list(times)
         if len(ts) != n:
             plural = name if name.endswith("s") else name + "s"
@@ -352,16 +408,18 @@ class _Protocol(Uncopyable, Generic[T, C]):
         return ids
 
     def _put_one(self, payload: object, t: object, name: str, absolute: bool,
-                 job_id: Optional[object], if_exists: object) -> _Flow[str]:
+                 job_id: Optional[object], if_exists: object,
+                 priority: object = 0) -> _Flow[str]:
         ids = None if job_id is None else [self._id(job_id)]
-        out = yield from self._put_flow([payload], [t], name, absolute, ids, if_exists)
+        out = yield from self._put_flow([payload], [t], name, absolute, ids, if_exists, priority)
         return out[0]
 
     def _put_many(self, payloads: Iterable[object], delays: Optional[Iterable[object]],
-                  job_ids: Optional[Iterable[object]], if_exists: object) -> _Flow[List[str]]:
+                  job_ids: Optional[Iterable[object]], if_exists: object,
+                  priority: object = 0) -> _Flow[List[str]]:
         items = list(payloads)
         times = [0] * len(items) if delays is None else delays
-        return self._put_flow(items, times, "delays", False, job_ids, if_exists)
+        return self._put_flow(items, times, "delays", False, job_ids, if_exists, priority)
 
     def _claim_flow(self, max_items: object, timeout: object) -> _Flow[List[Job[T]]]:
         try:
@@ -448,7 +506,11 @@ class _Protocol(Uncopyable, Generic[T, C]):
 
     def _nack_flow(self, job: object, delay: object) -> _Flow[bool]:
         job_id, token = self._lease_of(job)
-        return bool((yield from self._run("nack", job_id, token, self._delay(delay))))
+        if delay is None:  # the queue's retry policy: the script draws the backoff
+            args: List[Any] = [job_id, token, "", repr(random.random()), self._retry_wire]
+        else:
+            args = [job_id, token, self._delay(delay), "", ""]
+        return bool((yield from self._run("nack", *args)))
 
     def _extend_flow(self, job: object, lease: object,
                      until: Optional[float] = None) -> _Flow[bool]:
@@ -486,6 +548,32 @@ class _Protocol(Uncopyable, Generic[T, C]):
             if len(reply) < 5 * want:
                 break
         return jobs
+
+    def _recur_flow(self, payload: object, every: object, cron: object, job_id: object,
+                    priority: object) -> _Flow[str]:
+        if (every is None) == (cron is None):
+            raise TypeError("put_recurring takes every= or cron= (one of them)")
+        if every is not None:
+            seconds = to_real(every, "every")
+            if not 0.001 <= seconds < math.inf:
+                raise ValueError(f"every must be a finite number of seconds of at least "
+                                 f"0.001, got {every!r}")
+            rule = f"e{_micros(seconds, 'every')}"
+        else:
+            rule = "c" + (cron if isinstance(cron, Cron) else Cron(cast(str, cron)))._wire()
+        job_id = os.urandom(16).hex() if job_id is None else self._id(job_id)
+        p = _priority(priority)
+        data = encode(self.serializer, payload, "payload")
+        yield from self._run("recur", job_id, rule, p, data)
+        return job_id
+
+    def _peek_flow(self, limit: object) -> _Flow[Tuple[List[Job[T]], List[float]]]:
+        """The first ``limit`` scheduled jobs, unclaimed, and their priorities."""
+        n = to_count(limit, "limit")
+        if not 0 <= n <= CHUNK:
+            raise ValueError(f"limit must be from 0 to {CHUNK}, got {limit!r}")
+        reply = yield from self._run("peek", n)
+        return self._dead_jobs(reply, reasons=False), [float(p) for p in reply[4::5]]
 
     def _purge_flow(self, older_than: object) -> _Flow[int]:
         age = to_real(older_than, "older_than")
@@ -633,6 +721,16 @@ class _Protocol(Uncopyable, Generic[T, C]):
         with the call's nonce, so that a call that ran returns its first reply."""
         if not self._checked:
             await self._check_eviction()
+        if not self._stated:  # the retry policy and rate go with the queue at first contact
+            self._stated = True
+            try:
+                await self._call(_Run("policy", [self._retry_wire, self._rate_wire],
+                                      step.until))
+            except _redis.OutOfMemoryError:
+                self._stated = False  # a full server: stated at a later call (a nack too)
+            except BaseException:
+                self._stated = False
+                raise
         op = step.op
         nonce = "" if op in READ_ONLY else os.urandom(8).hex()
         keys = self.keys + [self._prefix + "r:" + nonce]
@@ -661,6 +759,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
             if policy is not None:
                 raise policy from None
             raise
+        finally:
+            if op == "clear":  # the stored policy went with it: state it again
+                self._stated = self.retry is None and self.rate is None
 
     async def _carry_out(self, flow: _Flow[R]) -> R:
         held = _Held()

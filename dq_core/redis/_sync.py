@@ -10,7 +10,9 @@ from typing import Any, Coroutine, Iterable, Iterator, List, Optional, TypeVar, 
 
 import redis as _redis
 
+from ._cron import Cron
 from ._job import Job
+from ._retry import RetryPolicy
 from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Flow, _Protocol, _PubSub
 from ._serializer import Payload, Serializer
 
@@ -40,6 +42,18 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
     or a ``redis.RedisCluster`` (every key of a queue carries the hash tag
     ``{name}``: one slot).
 
+    ``retry``, a :class:`RetryPolicy`, sets how long ``nack(job)`` without a
+    delay waits (exponential backoff with jitter) and, with its
+    ``max_attempts``, the queue's; it is stored with the queue as
+    ``max_attempts`` is.
+
+    ``rate`` (jobs a second, None: no limit) and ``burst`` limit the claims
+    of the queue, by every client together: a token bucket on the server's
+    clock, holding at most ``burst`` tokens (full at first), which every
+    claimed job takes one of.  A waiting ``get`` sleeps until the next token
+    when jobs are due but the bucket is empty.  Stored with the queue, as
+    ``max_attempts`` is.
+
     A lost connection is ridden out: a waiting ``get`` reconnects with
     backoff and subscribes again until its own timeout (then it returns
     None); every other call retries for up to ``retry_for`` seconds (0 to
@@ -54,21 +68,27 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
                  client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     @overload
     def __init__(self: "RedisDelayQueue[T]", name: str,
                  client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None: ...
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None: ...
 
     def __init__(self, name: str, client: "Union[_redis.Redis, _redis.RedisCluster]", *,
                  lease: float = 30.0, max_attempts: Optional[int] = None,
                  serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR) -> None:
+                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
+                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
+                 burst: float = 1) -> None:
         super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max, retry_for)
+                         dead_ttl, dead_max, retry_for, retry, rate, burst)
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return self._scripts[op](keys=keys, args=args)
@@ -104,7 +124,7 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         return _run_blocking(self._carry_out(flow))
 
     def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-            if_exists: IfExists = "replace") -> str:
+            if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Schedule ``payload`` ``delay`` seconds from now (server time); return its job id.
 
         A ``job_id`` already held (scheduled, leased or dead) is, with
@@ -114,28 +134,37 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         ``if_exists="keep"`` the job held is left exactly as it is (payload,
         deadline, lease, attempts) and the id is returned: a put by id is then
         idempotent while the job exists (scheduled, leased or dead); once it
-        was acked or cancelled, the same put schedules it afresh.  O(log n).
+        was acked or cancelled, the same put schedules it afresh.
+
+        ``priority``: among jobs that are due, lower priorities are claimed
+        first, and equal ones by deadline, then first-in first-out; a job
+        not yet due waits for its deadline whatever its priority.  A job
+        keeps its priority when it is retried (nack, lease ended) or
+        requeued.  O(log n).
         """
-        return self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists))
+        return self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists,
+                                          priority))
 
     def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-               if_exists: IfExists = "replace") -> str:
+               if_exists: IfExists = "replace", priority: float = 0) -> str:
         """Schedule ``payload`` at Unix time ``when`` (server clock); return its job id.
 
-        ``job_id`` and ``if_exists`` as for :meth:`put`.  O(log n).
+        ``job_id``, ``if_exists`` and ``priority`` as for :meth:`put`.  O(log n).
         """
-        return self._drive(self._put_one(payload, when, "when", True, job_id, if_exists))
+        return self._drive(self._put_one(payload, when, "when", True, job_id, if_exists,
+                                          priority))
 
     def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
                  job_ids: Optional[Iterable[str]] = None,
-                 if_exists: IfExists = "replace") -> List[str]:
+                 if_exists: IfExists = "replace", priority: float = 0) -> List[str]:
         """Schedule many payloads; ``delays`` default to 0.  O(k log n).
 
         Each script puts 500 jobs atomically, so a big batch never holds the
         server for long; a connection lost midway leaves the scripts already
-        run done.  ``job_ids`` and ``if_exists`` as for :meth:`put`.
+        run done.  ``job_ids``, ``if_exists`` and ``priority`` (one for the
+        batch) as for :meth:`put`.
         """
-        return self._drive(self._put_many(payloads, delays, job_ids, if_exists))
+        return self._drive(self._put_many(payloads, delays, job_ids, if_exists, priority))
 
     def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
         """Claim the earliest due job, waiting up to ``timeout`` seconds (None: forever).
@@ -170,9 +199,12 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         """``ack`` for many jobs in one round trip per 500; one bool each.  O(k log n)."""
         return self._drive(self._ack_flow(jobs))
 
-    def nack(self, job_or_id: Union[Job[T], str], delay: float = 0.0) -> bool:
-        """Give the job back, due again after ``delay`` (or dead past max_attempts).
+    def nack(self, job_or_id: Union[Job[T], str], delay: Optional[float] = None) -> bool:
+        """Give the job back, due again after ``delay`` seconds (or dead past max_attempts).
 
+        Without a delay (None), the queue's :class:`RetryPolicy` (stored with
+        the queue, whichever client stated it) sets it from the job's
+        attempts; a queue without one makes the job due again at once.
         False if the lease was lost.  O(log n).
         """
         return self._drive(self._nack_flow(job_or_id, delay))
@@ -212,6 +244,30 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
             stop.set()
             thread.join()
 
+    def put_recurring(self, payload: T, *, every: Optional[float] = None,
+                      cron: "Union[str, Cron, None]" = None, job_id: Optional[str] = None,
+                      priority: float = 0) -> str:
+        """Run ``payload`` every ``every`` seconds, or at the times of a ``cron``
+        expression (:class:`Cron`: five fields, UTC); return its id.
+
+        One job at a time: the queue holds one instance of it, a job like any
+        other (claimed, leased, acked, retried), whose id is
+        ``"<job_id>@<deadline in microseconds>"``.  Claiming it schedules the
+        next one, at the first firing after that moment: so it runs once per
+        firing across every worker, and firings missed while no worker claimed
+        (an outage) collapse into one.  ``every`` counts from the put: first
+        ``every`` seconds later.  A ``job_id`` already recurring is replaced
+        (its scheduled instance goes; a running one goes on).  ``priority``
+        as for :meth:`put`.  O(log n); a cron's next firing costs up to a few
+        thousand steps of the claim script, once a firing.
+        """
+        return self._drive(self._recur_flow(payload, every, cron, job_id, priority))
+
+    def cancel_recurring(self, job_id: str) -> bool:
+        """Stop a recurring job, and delete its scheduled instance (a running one
+        goes on: ack it as usual); False if no such recurring job.  O(log n)."""
+        return self._drive(self._by_id_flow("unrecur", job_id))
+
     def cancel(self, job_id: str) -> bool:
         """Delete the job whatever its state (scheduled, leased, dead); False if unknown.  O(log n)."""
         return self._drive(self._by_id_flow("cancel", job_id))
@@ -244,6 +300,17 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         comes as its raw bytes.  Read in pages of 500.  O(k + log n).
         """
         return self._drive(self._dead_flow(limit, start))
+
+    def peek(self, limit: int = 10) -> List[Job[T]]:
+        """The next ``limit`` (0 to 1000) scheduled jobs, without claiming them.
+
+        Those due first, in the order a claim would take them (priority,
+        deadline, first-in first-out), then those not yet due by deadline;
+        leased and dead jobs are not among them.  A payload the serializer
+        cannot decode comes as its raw bytes.  O(limit + log n).
+        """
+        jobs, _ = self._drive(self._peek_flow(limit))
+        return jobs
 
     def purge_dead(self, older_than: float = 0.0) -> int:
         """Delete the jobs dead for at least ``older_than`` seconds; return how many.  O(k log n)."""

@@ -86,7 +86,10 @@ class Wakeups:
                         self.backup, self.backup_at = math.inf, -1
                 if due < 0:
                     continue
-                if who == b"*":
+                # '*': every listener looks at due; so too when a look says that
+                # nobody watches the job due next (an earlier '*' for it may have
+                # been taken for one of an earlier job, which this look cleared)
+                if who == b"*" or (kind == b"L" and not who and due > sent):
                     t = self._local(due)
                     if t < self.weak:
                         self.weak, self.weak_at = t, due

@@ -1,12 +1,13 @@
 # cython: language_level=3
-# The C interface of dq_core._ringcore, cimported by _ttldictcore (TTLDictCore drives
-# its ring through these fields and cdef methods, without Python calls).
+# The C interface of dq_core._ringcore: TTLRing's fields and cdef methods, for
+# a core that drives a ring without Python calls.
 # This file's path names the module, dq_core._ringcore, so that a module that
 # cimports TTLRing imports the type from there at run time (a src/_ringcore.pxd
 # would name a top-level "_ringcore").
 
 cimport cython
 from cpython.list cimport PyList_GET_ITEM
+from cpython.object cimport PyObject
 
 
 from _number cimport _real
@@ -50,7 +51,12 @@ cdef class TTLRing:
     @cython.final
     cdef int _push(self, object key, double t) except -1
     @cython.final
+    cdef bint _due(self, double t) noexcept
+    @cython.final
     cdef list _expire(self, double t, Py_ssize_t max_items, bint due_only)
+    @cython.final
+    cdef Py_ssize_t _pop(self, double t, Py_ssize_t max_items, bint due_only, list out,
+                         PyObject** keys) except -1
     @cython.final
     cdef list _entries(self)
     @cython.final

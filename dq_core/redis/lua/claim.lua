@@ -58,7 +58,7 @@ local function settle(k)
     else
       if watch == me then set_watch(nil, nil) end  -- busy, or nothing to watch
       if k == 0 and has('w') then
-        redis.call('ZADD', idle, now, me)
+        redis.call('ZADD', idle, now_s, me)
         role = 'i'
       end
     end
@@ -67,8 +67,15 @@ local function settle(k)
     if wat then set_watch(watch, nil) end
   elseif nxt > now then
     tell(nxt, 1)  -- a lease that ends before the watcher looks, or no watcher
+<<<<<<< HEAD
   elseif k > 0 then  -- jobs left due: idle listeners take them (the caller looks again)
-    tell(nxt, redis.call('ZCOUNT', q, '-inf', now), true)
+    tell(nxt, due_count(), true)
+=======
+  elseif k > 0 and (watch or redis.call('EXISTS', idle) == 1) then
+    -- jobs left due: idle listeners take them (the caller looks again); with
+    -- none idle and no watcher there is nobody to tell, and nothing to count
+    tell(nxt, redis.call('ZCOUNT', q, '-inf', now_s), true)
+>>>>>>> redis5
   end
   if me ~= '' and (has('o') or watch ~= before) then
     -- no '*': due now, tell() named who looks; due later with no watcher,
@@ -78,19 +85,29 @@ local function settle(k)
   return nxt, role
 end
 
-local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[6]))
+<<<<<<< HEAD
+local due = take_due(tonumber(ARGV[6]))  -- {id, deadline, ...}, out of their sorted sets
+=======
+local due = redis.call('ZRANGEBYSCORE', q, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', ARGV[6])
+>>>>>>> redis5
 if #due == 0 then
   local nxt, role = settle(0)
   return {now, nxt, role}
 end
 local k = #due / 2
 local until_ = now + tonumber(ARGV[7])
+<<<<<<< HEAD
+local ids = {}
+for i = 1, k do ids[i] = due[2 * i - 1] end
+=======
+local until_s = us(until_)
 local ms, ids = {}, {}
 for i = 1, k do
   ms[i] = due[2 * i - 1]
   ids[i] = string.sub(ms[i], 17)
 end
 each('ZREM', q, ms, 1)
+>>>>>>> redis5
 local olds, pays = hmget(state, ids), hmget(pay, ids)
 local sargs, largs, out, ds = {}, {}, {now, -1, ''}, {}
 local tail = ':' .. nonce .. '.'
@@ -102,9 +119,9 @@ for i = 1, k do
     bury(id, a - 1, tonumber(due[2 * i]), now, 'payload missing')
   else
     j = j + 1
-    local s = 'L' .. a .. tail .. j
+    local s = string.format('L%d%s%d', a, tail, j)
     sargs[2 * j - 1] = id ; sargs[2 * j] = s
-    largs[2 * j - 1] = until_ ; largs[2 * j] = id
+    largs[2 * j - 1] = until_s ; largs[2 * j] = id
     local o = 5 * j - 1
     out[o] = id ; out[o + 1] = pays[i] ; out[o + 2] = due[2 * i]
     out[o + 3] = a ; out[o + 4] = s
@@ -115,6 +132,7 @@ if j > 0 then
   each('HSET', state, sargs, 2)
   each('ZADD', lease, largs, 2)
 end
+if recur then recur_next(ids) end  -- before settle: the next instances are waited for
 out[2], out[3] = settle(j)
-remember(us(now) .. ':' .. us(out[2]) .. ':' .. us(until_) .. ':' .. table.concat(ds, ','))
+remember(now_s .. ':' .. us(out[2]) .. ':' .. until_s .. ':' .. table.concat(ds, ','))
 return out

@@ -7,6 +7,6 @@ if not holds(id, ARGV[7]) then return remember(0) end
 -- first write that may add memory, and an extend adds none
 redis.call('ZREM', lease, id)
 local until_ = now + tonumber(ARGV[8])
-redis.call('ZADD', lease, until_, id)
+redis.call('ZADD', lease, us(until_), id)
 tell(until_, 1)  -- a lease shortened below the watcher's time
 return remember(1)

@@ -3,8 +3,8 @@
 -- (_scripts.py) puts the constants CHUNK and REPLAY_MS before it and one
 -- script's body after it.
 --
--- KEYS: the queue's keys (q, state, pay, lease, dead, seq, meta, idle), then
--- the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
+-- KEYS: the queue's keys (q, state, pay, lease, dead, seq, meta, idle, qp,
+-- rdy, pri, rec), then the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
 -- caller's policy (max_attempts, dead_ttl in microseconds, dead_max; ''
 -- where the caller states none); ARGV[5]: the call's nonce ('' for
 -- read-only calls); the rest is each script's own.
@@ -20,6 +20,18 @@
 --       stating it; and the watcher: the listener that looks when the next
 --       job falls due (watch), and that time in us (wat)
 -- idle  sorted set: the listeners waiting with nothing to do, score = since (us)
+-- Jobs put with a priority other than 0 (meta's 'pri' says one ever was; a
+-- queue that never saw one never touches these):
+-- qp    sorted set: such jobs not yet due, member = 16-digit deadline .. 16-digit
+--       sequence .. id, score = deadline (us); state 'P<attempts>:<member>'
+-- rdy   sorted set: such jobs found due by a claim (moved from qp), same member,
+--       score = priority: a claim takes those below 0, then q's due jobs (the
+--       priority-0 ones), then those above 0; by deadline, then sequence, among ties
+-- pri   hash: id -> priority (kept while the job exists: retries keep it)
+-- rec   hash: recurring jobs (meta's 'rec' says one ever was): id -> 'rule|priority|
+--       instance|payload'; rule 'e<every us>:<anchor us>' or 'c<cron lists>';
+--       instance: the id, '<id>@<deadline us>', of the one job it has scheduled
+--       (claiming it schedules the next, the first firing after now)
 -- r:<nonce>  a state-changing call's reply, kept REPLAY_MS: the same call
 --       replayed (a reply lost, the client library sending it again) returns it
 --       (a number, a string of 0s and 1s, or what a claim needs to answer again)
@@ -44,7 +56,8 @@
 -- that died or stopped waiting costs one late job.
 
 local q, state, pay, lease, dead, seq, meta, idle, rkey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[13]
+local qp, rdy, pri, rec = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local chan, nonce = ARGV[1], ARGV[5]
 
 local prior = nil
@@ -52,7 +65,7 @@ if nonce ~= '' then prior = redis.call('GET', rkey) end
 
 -- the queue's policy: stored with it; a caller stating another one is refused
 local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
-local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat')
+local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri', 'rate', 'rtok', 'rec')
 for i = 1, 3 do
   local given = ARGV[i + 1]
   if given ~= '' then
@@ -64,13 +77,17 @@ for i = 1, 3 do
 end
 local maxa, dttl, dmax = tonumber(pol[1] or '0'), tonumber(pol[2] or '0'), tonumber(pol[3] or '0')
 local watch, wat = pol[4] or nil, tonumber(pol[5] or '')
+local prio = pol[6] and true or false  -- a job with a priority other than 0 was ever put
+local recur = pol[9] and true or false  -- a recurring job was ever put
 
 -- keep the reply r (a number or a string) for a replay of this call.  A full
 -- server (maxmemory, noeviction) refuses a script's first write that may add
 -- memory: only a call that changed nothing is refused its record, and its
 -- replay changes nothing either
 local function remember(r)
-  if nonce ~= '' then redis.pcall('SET', rkey, r, 'PX', REPLAY_MS) end
+  if nonce ~= '' then
+    redis.pcall('SET', rkey, type(r) == 'number' and string.format('%d', r) or r, 'PX', REPLAY_PX)
+  end
   return r
 end
 
@@ -80,10 +97,13 @@ local function now_us()
 end
 local now = now_us()
 
--- integer microseconds as a string, every digit kept ('..' would write %.14g)
+-- integer microseconds as a string, every digit kept ('..' would write %.14g).
+-- A number given to redis.call is written with %.17g, ten times the cost of
+-- the rest of a call: the scripts give strings
 local function us(x)
   return string.format('%d', x)
 end
+local now_s = us(now)
 
 -- sorted-set member: equal scores sort by member, hence FIFO by sequence
 -- ('%016d' formats as '%016.0f' does below 2**53, in half the time)
@@ -120,26 +140,59 @@ local function hmget(key, ids)
   return out
 end
 
+-- the queue's rate (meta's 'rate': 'rate,burst', tokens a second and at most
+-- stored; absent: none) and its token bucket (meta's 'rtok': 'tokens:since',
+-- since in us; absent: full), on the server's clock: a claim takes a token a job
+local rate, burst, tokens = nil, nil, nil
+if pol[7] then
+  local r, b = string.match(pol[7], '^([^,]+),([^,]+)$')
+  rate, burst = tonumber(r) / 1000000, tonumber(b)
+  tokens = burst
+  if pol[8] then
+    local t, since = string.match(pol[8], '^([^:]+):(.+)$')
+    tokens = math.min(burst, tonumber(t) + math.max(0, now - tonumber(since)) * rate)
+  end
+end
+
+-- the earliest time a job due at d can be claimed: when the bucket holds a token
+local function ready_at(d)
+  if rate and tokens < 1 then return math.max(d, now + math.ceil((1 - tokens) / rate)) end
+  return d
+end
+
 -- the earliest score of the sorted set z, or nil
 local function first_score(z)
-  local h = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
+  local h = redis.call('ZRANGE', z, '0', '0', 'WITHSCORES')
   if h[2] then return tonumber(h[2]) end
   return nil
 end
 
+-- the earliest of two scores (nil: none)
+local function earliest(a, b)
+  if a and (not b or a <= b) then return a end
+  return b
+end
+
+-- the earliest deadline of a scheduled job (a prioritised one found due: now)
 local function head_score()
-  return first_score(q)
+  local h = first_score(q)
+  if prio then
+    h = earliest(h, first_score(qp))
+    if redis.call('EXISTS', rdy) == 1 then h = earliest(h, now) end
+  end
+  return h
 end
 
 -- when a job may next be due: the earliest deadline or lease end (-1: none)
 local function next_due()
-  local a, b = first_score(q), first_score(lease)
+  local a, b = head_score(), first_score(lease)
+  if a then a = ready_at(a) end
   if a and (not b or a <= b) then return a end
   return b or -1
 end
 
 local function wake_up(kind, d, who)
-  return kind .. ':' .. us(d) .. ':' .. who .. ':' .. us(now)
+  return kind .. ':' .. us(d) .. ':' .. who .. ':' .. now_s
 end
 
 -- up to n idle listeners, the most recently idle first, taken out of idle and
@@ -147,9 +200,8 @@ end
 local function pick(n, d)
   local got = {}
   while #got < n do
-    local last = redis.call('ZRANGE', idle, -1, -1)[1]
+    local last = redis.call('ZPOPMAX', idle)[1]  -- Redis 5.0: the most recently idle
     if not last then break end
-    redis.call('ZREM', idle, last)
     if redis.call('PUBLISH', chan .. ':' .. last, wake_up('P', d, last)) > 0 then
       got[#got + 1] = last
     end
@@ -183,6 +235,7 @@ end
 -- before the watcher looks, the watcher looks at d instead (an idle listener
 -- becomes the watcher if there is none; else every listener looks at d)
 local function tell(d, n, quiet)
+  d = ready_at(d)
   if d <= now then
     local who = pick(math.min(n, 64), d)
     if #who < n and watcher_told(d) then who[#who + 1] = watch end
@@ -206,10 +259,99 @@ local function wake_if_head(d, head, n)
   end
 end
 
+-- the priority of id ('0' for none)
+local function priority_of(id)
+  if not prio then return '0' end
+  return redis.call('HGET', pri, id) or '0'
+end
+
+-- schedule id at d with a attempts: in q, or in qp if it has a priority
 local function schedule(id, d, a)
-  local m = member(redis.call('INCR', seq), id)
+  local s = redis.call('INCR', seq)
+  if priority_of(id) ~= '0' then
+    local m = member(d, '') .. member(s, id)
+    redis.call('ZADD', qp, d, m)
+    redis.call('HSET', state, id, 'P' .. a .. ':' .. m)
+    return
+  end
+  local m = member(s, id)
   redis.call('ZADD', q, d, m)
   redis.call('HSET', state, id, 'S' .. a .. ':' .. m)
+end
+
+-- a scheduled job's state v ('S' or 'P') leaves its sorted set
+local function unschedule(v)
+  local kind, _, m = split(v)
+  if kind == 'S' then
+    redis.call('ZREM', q, m)
+  else
+    redis.call('ZREM', qp, m)
+    redis.call('ZREM', rdy, m)
+  end
+end
+
+-- prioritised jobs due now move from qp to rdy, scored by their priority
+local function promote()
+  while true do
+    local ms = redis.call('ZRANGEBYSCORE', qp, '-inf', now, 'LIMIT', 0, CHUNK)
+    if #ms == 0 then return end
+    local ids, args = {}, {}
+    for i = 1, #ms do ids[i] = string.sub(ms[i], 33) end
+    local ps = hmget(pri, ids)
+    for i = 1, #ms do args[2 * i - 1] = ps[i] or 0 ; args[2 * i] = ms[i] end
+    redis.call('ZADD', rdy, unpack(args))
+    redis.call('ZREM', qp, unpack(ms))
+    if #ms < CHUNK then return end
+  end
+end
+
+-- up to n due jobs, taken out of their sorted set in the order a claim takes
+-- them (priority, then deadline, then sequence): {id, deadline, ...}
+local function take_due(n)
+  local out = {}
+  if rate then n = math.min(n, math.floor(tokens)) end
+  local function spent()  -- a token for each job taken
+    local k = #out / 2
+    if rate and k > 0 then
+      tokens = tokens - k
+      redis.call('HSET', meta, 'rtok', string.format('%.17g', tokens) .. ':' .. us(now))
+    end
+    return out
+  end
+  local function from_q(k)
+    if k <= 0 then return end
+    local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, k)
+    local ms = {}
+    for i = 1, #due, 2 do
+      ms[#ms + 1] = due[i]
+      out[#out + 1] = string.sub(due[i], 17) ; out[#out + 1] = due[i + 1]
+    end
+    if #ms > 0 then each('ZREM', q, ms, 1) end
+  end
+  local function from_rdy(lo, hi, k)
+    if k <= 0 then return end
+    local ms = redis.call('ZRANGEBYSCORE', rdy, lo, hi, 'LIMIT', 0, k)
+    for i = 1, #ms do
+      out[#out + 1] = string.sub(ms[i], 33) ; out[#out + 1] = us(tonumber(string.sub(ms[i], 1, 16)))
+    end
+    if #ms > 0 then each('ZREM', rdy, ms, 1) end
+  end
+  if not prio then
+    from_q(n)
+    return spent()
+  end
+  promote()
+  from_rdy('-inf', '(0', n)
+  from_q(n - #out / 2)
+  from_rdy('(0', '+inf', n - #out / 2)
+  return spent()
+end
+
+-- how many scheduled jobs are due now
+local function due_count()
+  local n = redis.call('ZCOUNT', q, '-inf', now)
+  if prio then n = n + redis.call('ZCARD', rdy) + redis.call('ZCOUNT', qp, '-inf', now) end
+  return n
 end
 
 -- jobs that go for good: out of the sorted set zset (dead by default), state and payload
@@ -218,6 +360,7 @@ local function forget(ids, zset)
     each('ZREM', zset or dead, ids, 1)
     each('HDEL', state, ids, 1)
     each('HDEL', pay, ids, 1)
+    if prio then each('HDEL', pri, ids, 1) end
   end
   return #ids
 end
@@ -255,9 +398,127 @@ local function retry(id, d, a, now, why)
   return true
 end
 
+-- the queue's policy in meta's field ('retry': 'base,factor,max_delay,jitter';
+-- 'rate': 'rate,burst'; nil: none), stored by the first caller that states one
+-- (given ~= ''); a caller stating another gets, second, the error to reply
+local function stated(field, given)
+  local s = redis.call('HGET', meta, field) or nil
+  if given ~= '' then
+    if s and s ~= given then return nil, 'DQPOLICY ' .. field .. ' ' .. s .. ' ' .. given end
+    if not s then redis.call('HSET', meta, field, given) ; s = given end
+  end
+  return s
+end
+
+-- the proleptic Gregorian date (year, month, day) of a day counted from 1970-01-01
+local function civil(days)
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524)
+                          - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  return yoe + era * 400 + (m <= 2 and 1 or 0), m, d
+end
+
+-- a recurring rule's first firing strictly after t (us): 'e<n>:<anchor>' every
+-- n us from anchor; 'c<min>;<hour>;<dom>;<month>;<dow>;<flags>' the lists of a
+-- cron expression (UTC; flags: day of month '*', day of week '*'), as
+-- dq_core/redis/_cron.py computes it; nil if none within four years
+local function next_fire(rule, t)
+  if string.sub(rule, 1, 1) == 'e' then
+    local n, a = string.match(rule, '^e(%d+):(%d+)$')
+    n, a = tonumber(n), tonumber(a)
+    return a + (math.floor((t - a) / n) + 1) * n
+  end
+  local f = {}
+  for part in string.gmatch(string.sub(rule, 2), '[^;]+') do f[#f + 1] = part end
+  local function list(text, keyed)
+    local out = {}
+    for v in string.gmatch(text, '%d+') do
+      if keyed then out[tonumber(v)] = true else out[#out + 1] = tonumber(v) end
+    end
+    return out
+  end
+  local mins, hours = list(f[1]), list(f[2])
+  local doms, months, dows = list(f[3], true), list(f[4], true), list(f[5], true)
+  local any = string.find(f[6], '1', 1, true) ~= nil  -- either day field is '*'
+  local minute = math.floor(t / 60000000) + 1
+  local day0 = math.floor(minute / 1440)
+  local start = minute - day0 * 1440
+  for off = 0, 4 * 366 do
+    local days = day0 + off
+    local _, m, d = civil(days)
+    if months[m] then
+      local dom, dow = doms[d] or false, dows[(days + 4) % 7] or false
+      if (any and dom and dow) or (not any and (dom or dow)) then
+        local first = off == 0 and start or 0
+        for _, h in ipairs(hours) do
+          for _, mi in ipairs(mins) do
+            if h * 60 + mi >= first then return (days * 1440 + h * 60 + mi) * 60000000 end
+          end
+        end
+      end
+    end
+  end
+  return nil
+end
+
+-- a new job (attempts 0) with payload data, due at d, priority p ('0': none)
+local function add_job(id, data, d, p)
+  if p ~= '0' then
+    if not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
+    redis.call('HSET', pri, id, p)
+  end
+  redis.call('HSET', pay, id, data)
+  schedule(id, d, 0)
+end
+
+-- a scheduled job (not leased, not dead) goes for good; whether there was one
+local function drop_scheduled(id)
+  local v = redis.call('HGET', state, id)
+  local kind = v and string.sub(v, 1, 1)
+  if kind ~= 'S' and kind ~= 'P' then return false end
+  unschedule(v)
+  redis.call('HDEL', state, id)
+  redis.call('HDEL', pay, id)
+  if prio then redis.call('HDEL', pri, id) end
+  return true
+end
+
+-- the recurring job base's next instance: its first firing after now; returns its id and deadline
+local function recur_from(base, rule, p, data)
+  local d = next_fire(rule, now)
+  if not d then redis.call('HDEL', rec, base) ; return nil, nil end  -- never again
+  local inst = base .. '@' .. us(d)
+  add_job(inst, data, d, p)
+  redis.call('HSET', rec, base, rule .. '|' .. p .. '|' .. inst .. '|' .. data)
+  return inst, d
+end
+
+-- the parts of a recurring job's record: rule, priority, instance, payload
+local function recurring(spec)
+  return string.match(spec, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+end
+
+-- claimed jobs that are recurring instances schedule their next (missed firings collapse)
+local function recur_next(ids)
+  for _, id in ipairs(ids) do
+    local base = string.match(id, '^(.*)@%d+$')
+    local spec = base and redis.call('HGET', rec, base)
+    if spec then
+      local rule, p, inst, data = recurring(spec)
+      if inst == id then recur_from(base, rule, p, data) end
+    end
+  end
+end
+
 -- leases that ended are due again (at their end), attempts already counted
 local function reclaim(now)
-  local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'WITHSCORES', 'LIMIT', 0, CHUNK)
+  local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', CHUNK_S)
   for i = 1, #ended, 2 do
     local id = ended[i]
     redis.call('ZREM', lease, id)

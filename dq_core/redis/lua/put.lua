@@ -2,10 +2,12 @@ if prior then return tonumber(prior) end
 
 -- ARGV[6]: '1' if times are absolute; ARGV[7]: 'keep' to skip ids already
 -- held, 'replace' to replace them, 'new' for ids that no job holds (drawn at
--- random by the client: nothing to look up); then (id, payload, microseconds)
--- triples
+-- random by the client: nothing to look up); ARGV[8]: the jobs' priority
+-- ('0': none, they go to q; else to qp); then (id, payload, microseconds) triples
 local absolute, keep, new = ARGV[6] == '1', ARGV[7] == 'keep', ARGV[7] == 'new'
-local n = (#ARGV - 7) / 3
+local p = ARGV[8]
+if p ~= '0' and not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
+local n = (#ARGV - 8) / 3
 local first = redis.call('INCRBY', seq, n) - n + 1  -- fresh numbers, none reused
 local head = head_score()
 local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
@@ -14,17 +16,18 @@ local k, best = 0, nil
 local from, to, step = n - 1, 0, -1
 if keep then from, to, step = 0, n - 1, 1 end
 for i = from, to, step do
-  local id = ARGV[8 + 3 * i]
+  local id = ARGV[9 + 3 * i]
   if new or not seen[id] then
-    local d = tonumber(ARGV[10 + 3 * i])
+    local d = tonumber(ARGV[11 + 3 * i])
     if not absolute then d = now + d end
     if best == nil or d < best then best = d end
     local m = member(first + i, id)
+    if p ~= '0' then m = member(d, '') .. m end
     k = k + 1
     if not new then seen[id] = true ; ids[k] = id end
     zargs[2 * k - 1] = d ; zargs[2 * k] = m
-    sargs[2 * k - 1] = id ; sargs[2 * k] = 'S0:' .. m
-    pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[9 + 3 * i]
+    sargs[2 * k - 1] = id ; sargs[2 * k] = (p ~= '0' and 'P0:' or 'S0:') .. m
+    pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[10 + 3 * i]
   end
 end
 local old = new and {} or hmget(state, ids)
@@ -45,6 +48,7 @@ elseif not new then  -- ids already held leave their old state: a new put starts
     if old[i] then
       local kind, _, rest = split(old[i])
       if kind == 'S' then gone[#gone + 1] = rest
+      elseif kind == 'P' then unschedule(old[i])
       elseif kind == 'L' then leased[#leased + 1] = ids[i]
       else died[#died + 1] = ids[i] end
     end
@@ -52,17 +56,24 @@ elseif not new then  -- ids already held leave their old state: a new put starts
   if #gone > 0 then each('ZREM', q, gone, 1) end
   if #leased > 0 then each('ZREM', lease, leased, 1) end
   if #died > 0 then each('ZREM', dead, died, 1) end
+  if prio and p == '0' then each('HDEL', pri, ids, 1) end  -- replaced without a priority
 end
 if keep then  -- the earliest of those put
   best = nil
   for i = 1, #zargs, 2 do
-    if best == nil or zargs[i] < best then best = zargs[i] end
+    local d = tonumber(zargs[i])
+    if best == nil or d < best then best = d end
   end
 end
 if #zargs > 0 then
-  each('ZADD', q, zargs, 2)
+  each('ZADD', p ~= '0' and qp or q, zargs, 2)
   each('HSET', state, sargs, 2)
   each('HSET', pay, pargs, 2)
+  if p ~= '0' then  -- its priority, kept across retries
+    local r = {}
+    for i = 1, #sargs, 2 do r[i] = sargs[i] ; r[i + 1] = p end
+    each('HSET', pri, r, 2)
+  end
 end
 if best ~= nil then wake_if_head(best, head, #zargs / 2) end
 return remember(#zargs / 2)

@@ -4,9 +4,9 @@ if prior then return tonumber(prior) end
 local id = ARGV[6]
 local v = redis.call('HGET', state, id)
 if not v then return remember(0) end
-local kind, a, m = split(v)
-if kind ~= 'S' then return remember(0) end
-redis.call('ZREM', q, m)
+local kind, a = split(v)
+if kind ~= 'S' and kind ~= 'P' then return remember(0) end
+unschedule(v)
 local d, head = now + tonumber(ARGV[7]), head_score()
 schedule(id, d, a)
 wake_if_head(d, head)
