@@ -67,15 +67,8 @@ local function settle(k)
     if wat then set_watch(watch, nil) end
   elseif nxt > now then
     tell(nxt, 1)  -- a lease that ends before the watcher looks, or no watcher
-<<<<<<< HEAD
   elseif k > 0 then  -- jobs left due: idle listeners take them (the caller looks again)
     tell(nxt, due_count(), true)
-=======
-  elseif k > 0 and (watch or redis.call('EXISTS', idle) == 1) then
-    -- jobs left due: idle listeners take them (the caller looks again); with
-    -- none idle and no watcher there is nobody to tell, and nothing to count
-    tell(nxt, redis.call('ZCOUNT', q, '-inf', now_s), true)
->>>>>>> redis5
   end
   if me ~= '' and (has('o') or watch ~= before) then
     -- no '*': due now, tell() named who looks; due later with no watcher,
@@ -85,29 +78,16 @@ local function settle(k)
   return nxt, role
 end
 
-<<<<<<< HEAD
 local due = take_due(tonumber(ARGV[6]))  -- {id, deadline, ...}, out of their sorted sets
-=======
-local due = redis.call('ZRANGEBYSCORE', q, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', ARGV[6])
->>>>>>> redis5
 if #due == 0 then
   local nxt, role = settle(0)
   return {now, nxt, role}
 end
 local k = #due / 2
 local until_ = now + tonumber(ARGV[7])
-<<<<<<< HEAD
+local until_s = us(until_)
 local ids = {}
 for i = 1, k do ids[i] = due[2 * i - 1] end
-=======
-local until_s = us(until_)
-local ms, ids = {}, {}
-for i = 1, k do
-  ms[i] = due[2 * i - 1]
-  ids[i] = string.sub(ms[i], 17)
-end
-each('ZREM', q, ms, 1)
->>>>>>> redis5
 local olds, pays = hmget(state, ids), hmget(pay, ids)
 local sargs, largs, out, ds = {}, {}, {now, -1, ''}, {}
 local tail = ':' .. nonce .. '.'
