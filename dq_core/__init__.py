@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # the pure classes are the type source of both implementation
     from ._timer import Timer
     from ._ttldict import TTLDict
     from ._wheelcore_py import TimingWheel
+    from ._wheelttldict import WheelTTLDict
+
+    def cached(ttl: object = None, maxsize: int | None = 128, *, typed: bool = False,
+               key: object = None, cache: object = None) -> object: ...
 else:
     from ._assemble import classes
     from ._pickling import publish
@@ -37,11 +41,13 @@ else:
     TTLRing = _classes.TTLRing
     TTLDict = _classes.TTLDict
     PriorityExecutor = _classes.PriorityExecutor
+    WheelTTLDict = _classes.WheelTTLDict
+    cached = _classes.cached
     del _classes, classes, publish
 
 __all__ = [
     "DelayQueue", "Empty", "Full", "Heap", "PriorityExecutor", "PriorityQueue", "RateLimiter",
     "ShutDown", "TTLDict", "TTLRing", "Timer", "TimerHandle", "TimingWheel",
-    "implementation",
+    "WheelTTLDict", "cached", "implementation",
 ]
 __version__ = "0.1.0"

@@ -8,8 +8,10 @@ and waiting, mapping methods, a thread):
 
 - a face that extends a core (``PriorityQueue``, ``DelayQueue``, ``TTLDict``)
   is joined with it as a base class;
-- a face that holds a core (``Timer`` holds a ``TimingWheel``,
-  ``PriorityExecutor`` a ``PriorityQueue``) gets the class as an attribute.
+- a face that holds a core (``Timer`` and ``WheelTTLDict`` hold a
+  ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
+  as an attribute; ``cached`` is made for the implementation's
+  ``WheelTTLDict``.
 
 Two cores only serve others: ``_itemheapcore`` (``ItemHeap``, the heap of
 both PriorityQueues) and ``_lockcore`` (``LockedBase``, the lock of the
@@ -34,7 +36,7 @@ from collections.abc import MutableMapping
 from types import ModuleType, new_class
 from typing import Any, NamedTuple
 
-from . import _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict
+from . import _cached, _delayqueue, _priorityexecutor, _priorityqueue, _timer, _ttldict, _wheelttldict
 from ._argerrors import name_methods
 from ._signature import strip_annotations
 
@@ -91,6 +93,8 @@ class Classes(NamedTuple):
     TTLRing: Any
     TTLDict: Any
     PriorityExecutor: Any
+    WheelTTLDict: Any
+    cached: Any
 
 
 def _public(face: type, *cores: type, **attrs: Any) -> type:
@@ -113,6 +117,8 @@ def _as_compiled(public: tuple[Any, ...]) -> None:
     """Show the pure twins' methods as their compiled twins show theirs: no annotations,
     and argument errors that name the public class (``DelayQueue.put``, not ``DelayCore.put``)."""
     for cls in public:
+        if not isinstance(cls, type):  # cached is a function
+            continue
         for klass in cls.__mro__:
             strip_annotations(klass, _PURE_ONLY)
         name_methods(cls, _NAMED_MODULES)
@@ -124,6 +130,7 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         "_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore"))
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
     priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
+    wheel_ttl_dict = _public(_wheelttldict.WheelTTLDict, _TimingWheel=wheel.TimingWheel)
     public = Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,
@@ -133,6 +140,8 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         TTLRing=ring.TTLRing,
         TTLDict=adopt(_public(_ttldict.TTLDict, ttldict.TTLDictCore, MutableMapping)),
         PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
+        WheelTTLDict=wheel_ttl_dict,
+        cached=_cached.make_cached(wheel_ttl_dict),
     )
     _as_compiled(public)
     return public

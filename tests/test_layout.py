@@ -29,7 +29,7 @@ FACES = frozenset({
     "dq_core", "dq_core._compat", "dq_core._assemble", "dq_core.aio", "dq_core.bench",
     "dq_core.benchmarks", "dq_core.redis", "dq_core._priorityqueue", "dq_core._delayqueue",
     "dq_core._ttldict", "dq_core._timer", "dq_core._priorityexecutor", "dq_core._ratelimiter",
-    "dq_core._queueprotocol",
+    "dq_core._queueprotocol", "dq_core._wheelttldict", "dq_core._cached",
 })
 #: The neutral modules below the faces, which the cores may import: rules,
 #: states, exceptions and mechanics that both implementations share.

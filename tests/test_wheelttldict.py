@@ -1,0 +1,344 @@
+"""WheelTTLDict: a TTL per key on the timing wheel, LRU maxsize, on_expire (both implementations)."""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+from collections.abc import MutableMapping
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from clocks import FakeClock
+
+
+def make(impl, ttl=10.0, **kw):
+    clock = FakeClock(0.0)
+    return impl.WheelTTLDict(ttl, clock=clock, **kw), clock
+
+
+def test_is_a_mutable_mapping_generic_and_exported(impl):
+    d, _ = make(impl)
+    assert isinstance(d, MutableMapping)
+    assert impl.WheelTTLDict[str, int].__args__ == (str, int)
+    assert impl.WheelTTLDict.__module__ == "dq_core" and impl.WheelTTLDict.__name__ == "WheelTTLDict"
+    assert d._wheel.__class__ is impl.wheelcore.TimingWheel  # the wheel of its own implementation
+
+
+def test_each_key_lives_its_own_ttl(impl):
+    d, clock = make(impl, ttl=10)
+    d["default"] = 1
+    d.set("short", 2, ttl=1)
+    d.set("long", 3, ttl=100)
+    d.set("forever", 4, ttl=math.inf)
+    assert d.deadline("short") == 1.0 and d.deadline("forever") == math.inf
+    clock.now = 0.999
+    assert sorted(d) == ["default", "forever", "long", "short"]
+    clock.now = 1.0  # a deadline reached is expired: never returned
+    assert "short" not in d and d.get("short", "x") == "x"
+    with pytest.raises(KeyError):
+        d["short"]
+    clock.now = 10.0
+    assert sorted(d) == ["forever", "long"] and len(d) == 2
+    clock.now = 1e9
+    assert dict(d) == {"forever": 4}
+
+
+def test_no_default_ttl_means_no_expiry(impl):
+    d = impl.WheelTTLDict(clock=FakeClock(0.0))
+    d["k"] = "v"
+    d._wheel.advance(1e6)
+    assert d.ttl is None and d["k"] == "v" and len(d._wheel) == 0
+
+
+def test_an_expired_value_is_never_returned_before_the_wheel_gives_it_back(impl):
+    # reads compare the deadline with the clock: a coarse tick changes nothing
+    d, clock = make(impl, ttl=0.25, tick=1.0)
+    d["k"] = "v"
+    clock.now = 0.25
+    assert "k" not in d and d.get("k") is None and list(d.items()) == [] and list(d.values()) == []
+    with pytest.raises(KeyError):
+        del d["k"]
+    with pytest.raises(KeyError):
+        d.pop("k")
+    assert d.pop("k", "gone") == "gone"
+
+
+def test_expire_returns_exactly_the_expired_entries(impl):
+    d, clock = make(impl, ttl=5, tick=0.01)
+    for i in range(100):
+        d.set(i, i * 10, ttl=i * 0.001 + 0.0005)
+    out = d.expire(now=0.0505)
+    assert out == [(i, i * 10) for i in range(51)]  # earliest first, none live, none missed
+    assert sorted(d) == list(range(51, 100))
+    d._check()
+
+
+def test_entries_handed_back_early_wait_aside_and_expire_once(impl):
+    seen = []
+    d, clock = make(impl, ttl=1, tick=1.0, on_expire=lambda k, v: seen.append(k))
+    for i in range(10):
+        d.set(i, i, ttl=0.5 + i * 0.1)
+    d.set("deleted", 0, ttl=1.2)
+    d.set("overwritten", 0, ttl=1.3)
+    assert d.expire(0.1) == []  # all came off the wheel two ticks ahead; none expired
+    assert len(d._wheel) == 0 and len(d._soon) == 12
+    del d["deleted"]
+    d.set("overwritten", 1, ttl=5)
+    d._check()
+    for now in (0.2, 0.3, 0.4):  # calls more frequent than ticks: nothing handed back and forth
+        assert d.expire(now) == [] and len(d._soon) == 12
+    assert [k for k, _ in d.expire(0.75)] == [0, 1, 2]
+    assert [k for k, _ in d.expire(2.0)] == list(range(3, 10))
+    assert seen == list(range(10)) and sorted(d, key=str) == ["overwritten"] and d._soon == []
+    d._check()
+
+
+def test_overwrite_restarts_life_and_is_not_expired(impl):
+    seen = []
+    d, clock = make(impl, ttl=10, on_expire=lambda k, v: seen.append((k, v)))
+    d["k"] = "old"
+    clock.now = 9.0
+    d.set("k", "new", ttl=5)
+    clock.now = 12.0
+    assert d["k"] == "new" and d.expire() == [] and seen == []
+    clock.now = 14.0
+    assert d.expire() == [("k", "new")] and seen == [("k", "new")]
+    d._check()
+
+
+def test_setting_an_expired_key_tells_on_expire_once(impl):
+    seen = []
+    d, clock = make(impl, ttl=1, on_expire=lambda k, v: seen.append((k, v)))
+    d["k"] = "old"
+    clock.now = 1.5
+    d["k"] = "new"
+    assert seen == [("k", "old")] and d["k"] == "new"
+    assert d.expire() == [] and seen == [("k", "old")]
+    d._check()
+
+
+def test_on_expire_is_not_called_for_del_pop_clear_or_overwrite(impl):
+    seen = []
+    d, clock = make(impl, ttl=1, on_expire=lambda k, v: seen.append((k, v)))
+    d["a"] = d["b"] = d["c"] = d["d"] = 1
+    del d["a"]
+    d.pop("b")
+    d["c"] = 2
+    d.popitem()
+    d.clear()
+    clock.now = 5
+    assert d.expire() == [] and seen == [] and len(d._wheel) == 0
+
+
+def test_on_expire_errors_propagate_after_every_call(impl):
+    seen = []
+
+    def cb(k, v):
+        seen.append(k)
+        raise ValueError(k)
+
+    d, clock = make(impl, ttl=1, on_expire=cb)
+    d["a"] = d["b"] = 1
+    clock.now = 2
+    with pytest.raises(ValueError, match="a"):
+        d.expire()
+    assert seen == ["a", "b"] and len(d) == 0
+    d._check()
+
+
+def test_sets_purge_what_came_due_without_expire(impl):
+    d, clock = make(impl, ttl=1, tick=0.01)
+    for i in range(1000):
+        clock.now = i * 0.01
+        d[i] = i
+    # memory follows the live window: about 100 entries live at any time
+    assert len(d._data) <= 103
+    d._check()
+
+
+def test_maxsize_evicts_the_least_recently_used(impl):
+    seen = []
+    d, _ = make(impl, maxsize=3, on_expire=lambda k, v: seen.append((k, v)))
+    d["a"], d["b"], d["c"] = 1, 2, 3
+    assert d["a"] == 1  # a read refreshes a
+    d["d"] = 4
+    assert seen == [("b", 2)] and list(d) == ["c", "a", "d"]
+    d.get("c")
+    d["a"] = 10  # a set refreshes too
+    d["e"] = 5
+    assert seen == [("b", 2), ("d", 4)] and list(d) == ["c", "a", "e"]
+    assert "c" in d  # `in` does not refresh
+    d["f"] = 6
+    assert seen[-1] == ("c", 3)
+    d._check()
+
+
+def test_maxsize_drops_expired_entries_before_a_live_one(impl):
+    seen = []
+    d, clock = make(impl, maxsize=2, on_expire=lambda k, v: seen.append(k))
+    d.set("live", 1, ttl=100)
+    d.set("dying", 2, ttl=1)
+    d["live"]  # dying is now the most recently used but expired
+    clock.now = 2
+    d["new"] = 3
+    assert seen == ["dying"] and sorted(d) == ["live", "new"]
+
+
+def test_eviction_is_constant_time_per_set(impl):
+    # the LRU order is a linked list: eviction never scans
+    d, _ = make(impl, maxsize=1000)
+    for i in range(20000):
+        d[i] = i
+    assert len(d) == 1000 and list(d)[0] == 19000
+    d._check()
+
+
+def test_popitem_takes_the_least_recently_used_live_entry(impl):
+    d, clock = make(impl, ttl=10, maxsize=5)
+    d.set("x", 0, ttl=1)
+    d["a"], d["b"] = 1, 2
+    d["a"]
+    clock.now = 1
+    assert d.popitem() == ("b", 2) and d.popitem() == ("a", 1)
+    with pytest.raises(KeyError):
+        d.popitem()
+
+
+@pytest.mark.parametrize("bad, exc, message", [
+    ({"ttl": -1}, ValueError, "ttl must be non-negative"),
+    ({"ttl": float("nan")}, ValueError, "ttl"),
+    ({"ttl": "1"}, TypeError, "ttl must be a real number"),
+    ({"maxsize": 0}, ValueError, "maxsize must be at least 1"),
+    ({"maxsize": 1.5}, TypeError, "maxsize"),
+    ({"on_expire": 3}, TypeError, "on_expire must be callable"),
+    ({"clock": 3}, TypeError, "clock must be callable"),
+    ({"tick": 0}, ValueError, "tick must be a positive"),
+])
+def test_bad_arguments_name_themselves(impl, bad, exc, message):
+    kw = {"ttl": 1, **bad}
+    with pytest.raises(exc, match=message):
+        impl.WheelTTLDict(**kw)
+
+
+def test_bad_ttl_in_set_leaves_the_mapping_as_it_was(impl):
+    d, _ = make(impl)
+    d["k"] = 1
+    with pytest.raises(ValueError, match="ttl"):
+        d.set("k", 2, ttl=-1)
+    with pytest.raises(TypeError, match="ttl"):
+        d.set("j", 2, ttl="x")
+    assert dict(d) == {"k": 1}
+    d._check()
+
+
+def test_bad_clock_reading_names_the_clock(impl):
+    clock = FakeClock(0.0)
+    d = impl.WheelTTLDict(1, clock=clock)
+    d["k"] = 1
+    clock.now = float("nan")
+    with pytest.raises(ValueError, match=r"clock\(\)"):
+        d["k"]
+    clock.now = "soon"
+    with pytest.raises(TypeError, match=r"clock\(\)"):
+        d.set("j", 1)
+
+
+def test_copy_deepcopy_and_pickle_are_independent(impl, both):
+    d, clock = make(impl, ttl=10, maxsize=4)
+    d["a"] = [1]
+    d.set("b", [2], ttl=1)
+    d["a"]
+    shallow, deep = copy.copy(d), copy.deepcopy(d)
+    loaded = pickle.loads(pickle.dumps(d))
+    for other in (shallow, deep, loaded):
+        assert list(other) == ["b", "a"] and other.maxsize == 4 and other.ttl == 10
+        other._check()
+    assert shallow["a"] is d["a"] and deep["a"] == [1] and deep["a"] is not d["a"]
+    shallow["z"] = 0
+    assert "z" not in d
+    clock.now = 1
+    assert list(shallow) == ["a", "z"]  # the clock is shared by the shallow copy
+    # a pickle made by one implementation loads in the other
+    c, py = both
+    data = pickle.dumps(py.WheelTTLDict(5, clock=FakeClock(0.0)))
+    assert type(pickle.loads(data)).__name__ == "WheelTTLDict"
+
+
+def test_repr_says_what_it_holds(impl):
+    d, _ = make(impl, ttl=3, maxsize=9)
+    d["k"] = 1
+    assert repr(d) == "<WheelTTLDict held=1 ttl=3.0 maxsize=9>"
+
+
+def test_far_deadlines_and_next_expiry(impl):
+    d, clock = make(impl, tick=0.001)
+    d.set("year", 1, ttl=365 * 86400.0)
+    d.set("soon", 2, ttl=0.5)
+    assert 0 <= d.next_expiry() <= 0.5
+    clock.now = 365 * 86400.0 - 1
+    assert d.expire() == [("soon", 2)] and d["year"] == 1
+    clock.now += 1
+    assert d.expire() == [("year", 1)]
+    assert d._wheel.stats()["visited"] < 5000  # no tick-by-tick walk over a year
+
+
+class Model(RuleBasedStateMachine):
+    """Random sets, reads, deletes and time steps against a plain dict of deadlines."""
+
+    impl = None
+
+    def __init__(self):
+        super().__init__()
+        self.clock = FakeClock(0.0)
+        self.expired = []
+        self.d = self.impl.WheelTTLDict(
+            2.0, maxsize=8, clock=self.clock, tick=0.01,
+            on_expire=lambda k, v: self.expired.append(k))
+        self.model = {}  # key -> (value, deadline), in LRU order
+
+    def _live(self):
+        now = self.clock.now
+        for k in [k for k, (_, dl) in self.model.items() if dl <= now]:
+            del self.model[k]
+
+    @rule(key=st.integers(0, 12), ttl=st.one_of(st.none(), st.floats(0, 5)))
+    def set(self, key, ttl):
+        self._live()
+        self.d.set(key, key, ttl=ttl)
+        self.model.pop(key, None)
+        self.model[key] = (key, self.clock.now + (2.0 if ttl is None else ttl))
+        while len(self.model) > 8:
+            del self.model[next(iter(self.model))]
+
+    @rule(key=st.integers(0, 12))
+    def get(self, key):
+        self._live()
+        got = self.d.get(key, None)
+        assert got == (self.model[key][0] if key in self.model else None)
+        if key in self.model:
+            self.model[key] = self.model.pop(key)
+
+    @rule(key=st.integers(0, 12))
+    def delete(self, key):
+        self._live()
+        assert self.d.pop(key, None) == (self.model.pop(key)[0] if key in self.model else None)
+
+    @rule(dt=st.floats(0, 1.5))
+    def step(self, dt):
+        self.clock.now += dt
+
+    @invariant()
+    def agrees(self):
+        self._live()
+        assert list(self.d) == list(self.model)
+        self.d._check()
+
+
+def test_model_based(impl):
+    machine = type("M", (Model,), {"impl": impl})
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+    run_state_machine_as_test(machine, settings=settings(max_examples=40, stateful_step_count=30))
