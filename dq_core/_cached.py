@@ -144,6 +144,7 @@ def make_cached(default_mapping: type) -> Callable[..., Any]:
 
     cached.__doc__ = _CACHED_DOC
     cached.__module__ = "dq_core"
+    cached.__qualname__ = "cached"  # its argument errors name cached(), as the public name
     return cached
 
 
