@@ -221,8 +221,16 @@ class Handles:
         NIL: keep the table (it is small, or its generations are too high
         for a new epoch to stay clear of them).
         """
-        if len(self.handles) > RESET_MIN_SLOTS:
-            epoch = max(self.gens) + 1
+        handles = self.handles
+        if len(handles) > RESET_MIN_SLOTS:
+            top = max(handles)
+            if min(handles) >= self.low and top < self.low + HANDLE_SPAN:
+                # Every slot's handle is this container's (the usual case: no
+                # copied item's): the highest handle has the highest
+                # generation, found without a wide int made per slot.
+                epoch = ((top - self.low) >> SLOT_BITS) + 1
+            else:
+                epoch = max(self.gens) + 1
             # Every handle ever issued has a generation below the new epoch,
             # so slots made afresh cannot repeat one.
             if epoch < GEN_LIMIT // 2:

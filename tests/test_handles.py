@@ -19,7 +19,7 @@ from helpers import LOCAL, run_together
 
 from dq_core import _handles
 from dq_core._handles import (
-    GEN_BITS, GEN_LIMIT, LIVE, MAX_SLOTS, MIN_SLOTS, NIL, SLOT_BITS, Handles, new_cid,
+    GEN_BITS, GEN_LIMIT, GEN_MASK, LIVE, MAX_SLOTS, MIN_SLOTS, NIL, SLOT_BITS, Handles, new_cid,
 )
 
 from conftest import _load, compiled_or_skip
@@ -207,6 +207,21 @@ def test_spent_only_for_big_tables_with_room_for_an_epoch():
     assert t.spent() == 1
     t.handles[0] = (1 << GEN_BITS | GEN_LIMIT // 2) << SLOT_BITS
     assert t.spent() == NIL
+
+
+@pytest.mark.parametrize("foreign_cid", [None, 0, 3, 9])
+def test_spent_is_above_every_generation_copied_items_included(foreign_cid):
+    # Container 5's table; slot 7 holds a copied item's tag (of container
+    # foreign_cid) with the highest generation, slot 3 our own highest
+    # handle: the epoch must clear the copied generation, whatever its id.
+    n = _handles.RESET_MIN_SLOTS + 1
+    tags = [5 << GEN_BITS | (s % 4) for s in range(n)]
+    tags[3] = 5 << GEN_BITS | 20
+    if foreign_cid is not None:
+        tags[7] = foreign_cid << GEN_BITS | 30
+    t = Handles.load(tags, list(range(n)), 0, 5)
+    top = max(tag & GEN_MASK for tag in tags)
+    assert t.spent() == top + 1 == (31 if foreign_cid is not None else 21)
 
 
 def test_container_ids_are_never_given_twice():
