@@ -93,9 +93,10 @@ class Timer:
 
     >>> async def main():
     ...     t, out = Timer(tick=0.001), []
-    ...     t.call_later(0.02, out.append, "later")
-    ...     h = t.call_later(0.01, out.append, "cancelled")
-    ...     t.call_later(0.01, out.append, "sooner")
+    ...     now = asyncio.get_running_loop().time()
+    ...     t.call_at(now + 0.02, out.append, "later")
+    ...     h = t.call_at(now + 0.01, out.append, "cancelled")
+    ...     t.call_at(now + 0.01, out.append, "sooner")
     ...     h.cancel()
     ...     await asyncio.sleep(0.05)
     ...     return out, len(t)
