@@ -48,7 +48,7 @@ from ._itemheapcore_py import ItemHeap, T
 from ._lockcore_py import LockedBase
 from ._validate import check_maxsize, check_real_maxsize
 from ._aiowaiting import (
-    LOOP_CLOSED, WANT_ITEM, LoopTimer, QueueShutDown, delay_get, queue_get, report_unqueued,
+    LOOP_CLOSED, MAX_ARM, WANT_ITEM, LoopTimer, QueueShutDown, delay_get, queue_get, report_unqueued,
     wakeup_all, wakeup_next,
 )
 from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
@@ -66,9 +66,6 @@ _running_loop = asyncio._get_running_loop  # the running loop, or None
 #: items stay in the inbox).
 _HEAP_BUSY = "the heap was re-entered from a comparison of its items"
 
-#: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
-#: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
-MAX_ARM = 86400.0
 
 
 _SIZE_MAX = sys.maxsize  # a larger maxsize is never reached (the compiled core: no bound)

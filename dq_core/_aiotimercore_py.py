@@ -21,6 +21,7 @@ from collections import deque
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Optional
 
+from ._aiowaiting import MAX_ARM
 from ._convert import to_real
 
 if TYPE_CHECKING:
@@ -40,9 +41,6 @@ _copy_context = contextvars.copy_context
 _nextafter = math.nextafter
 _INF = math.inf
 
-#: The longest the loop timer is armed ahead; a later deadline re-arms on firing
-#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
-MAX_ARM = 86400.0
 # Deadline order: a stable sort by deadline of what the wheel hands out (or
 # drains), which is earliest tick first and first-in first-out within a tick,
 # keeps first-in first-out among equal deadlines (equal deadlines share a tick).

@@ -16,7 +16,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Optional, Protocol, TypeVar
 
 __all__ = [
-    "LOOP_CLOSED", "LoopTimer", "QueueShutDown", "WANT_ITEM", "WANT_ROOM", "delay_get",
+    "LOOP_CLOSED", "LoopTimer", "MAX_ARM", "QueueShutDown", "WANT_ITEM", "WANT_ROOM", "delay_get",
     "queue_get", "report_unqueued", "unstarted", "wakeup_all", "wakeup_next",
 ]
 
@@ -29,6 +29,11 @@ LOOP_CLOSED = "the queue's event loop is closed"
 #: shutdown from a thread may end it).
 WANT_ITEM = 1
 WANT_ROOM = 2
+
+#: The longest a loop timer is armed ahead (the RateLimiter, and the DelayQueue
+#: and Timer cores of both implementations): a later deadline re-arms on
+#: firing, since some loops (uvloop) refuse a far or infinite ``call_at``.
+MAX_ARM = 86400.0
 
 if hasattr(asyncio, "QueueShutDown"):  # Python >= 3.13
     QueueShutDown = asyncio.QueueShutDown

@@ -44,13 +44,6 @@ class QueueProtocol:
         """Called with the lock held by shutdown: return what an immediate one drops."""
         raise NotImplementedError
 
-    def _admit(self, block: bool, timeout: Optional[float]) -> None:
-        """Called with the lock held before an item goes in: ShutDown, or wait for room."""
-        if self.is_shutdown:
-            raise ShutDown(SHUTDOWN_PUT)
-        if self.maxsize > 0:
-            self._wait_for_room(block, timeout)
-
     def _wait_for_room(self, block: bool, timeout: Optional[float]) -> None:
         # Called with the lock held and maxsize > 0, as queue.Queue.put waits.
         if not block:

@@ -16,6 +16,7 @@ import sys
 from typing import Any, Callable, TypeVar
 
 from ._convert import at_least, to_count, to_real
+from ._validate import check_clock
 
 __all__ = [
     "BATCH", "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "ttl_of", "segment_size_of", "real", "clock_of",
@@ -64,9 +65,8 @@ def real(value: object, name: str) -> float:
 
 
 def clock_of(clock: T) -> T:
-    """``clock`` if it is callable."""
-    if not callable(clock):
-        raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
+    """``clock`` if it is callable (``_validate.check_clock``'s rule)."""
+    check_clock(clock)
     return clock
 
 

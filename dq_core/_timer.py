@@ -27,6 +27,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
 
 from ._convert import to_real
+from ._waiting import MAX_WAIT  # the longest single wait of the thread
 
 if TYPE_CHECKING:
     from typing_extensions import ParamSpec
@@ -41,8 +42,6 @@ _log = logging.getLogger("dq_core")
 _counter = itertools.count()
 # deadline order, first-in first-out among equal deadlines
 _order = operator.attrgetter("_when", "_seq")
-#: The longest single wait of the thread: far below threading.TIMEOUT_MAX.
-MAX_WAIT = min(86400.0, threading.TIMEOUT_MAX)
 
 # TimerHandle states
 PENDING = "pending"      # in the wheel

@@ -24,7 +24,7 @@ _allocate_lock = threading.Lock
 
 #: The longest single sleep, in seconds; longer waits sleep in such chunks.
 #: Far below threading.TIMEOUT_MAX, which time.sleep itself refuses.
-MAX_WAIT = 86400.0
+MAX_WAIT = min(86400.0, threading.TIMEOUT_MAX)
 
 
 def new_waiter() -> Any:

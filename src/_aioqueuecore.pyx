@@ -65,7 +65,7 @@ from dq_core._itemheapcore cimport ItemHeap
 from dq_core._lockcore cimport LockedBase
 from dq_core._validate import check_maxsize, check_real_maxsize
 from dq_core._aiowaiting import (
-    LOOP_CLOSED, WANT_ITEM, WANT_ROOM, QueueShutDown, report_unqueued, unstarted,
+    LOOP_CLOSED, MAX_ARM, WANT_ITEM, WANT_ROOM, QueueShutDown, report_unqueued, unstarted,
 )
 from dq_core._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
@@ -333,10 +333,7 @@ cdef object _loop_time(object loop):
         return t
     return _call_time(loop, &mono)
 
-#: The longest the DelayQueue's timer is armed ahead; a later head re-arms on
-#: firing (some loops, uvloop among them, refuse a far or infinite ``call_at``).
-MAX_ARM = 86400.0
-cdef double _MAX_ARM = MAX_ARM
+cdef double _MAX_ARM = MAX_ARM  # dq_core._aiowaiting's
 
 
 cdef bint _wakeup_next(object waiters) except -1:

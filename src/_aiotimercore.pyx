@@ -64,6 +64,7 @@ import operator
 import types
 import weakref
 
+from dq_core._aiowaiting import MAX_ARM
 from dq_core._convert import to_real
 
 __all__ = [
@@ -96,10 +97,7 @@ SHORTCUTS = types.MappingProxyType({
 })
 del _switches
 
-#: The longest the loop timer is armed ahead; a later deadline re-arms on firing
-#: (some loops, uvloop among them, refuse a far or infinite ``call_at``).
-MAX_ARM = 86400.0
-cdef double _MAX_ARM = MAX_ARM
+cdef double _MAX_ARM = MAX_ARM  # dq_core._aiowaiting's
 
 # TimerHandle states
 cdef str PENDING = "pending"      # in the wheel, or handed out and waiting its turn in the batch

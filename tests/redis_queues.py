@@ -20,7 +20,8 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from dq_core.redis import SOURCES, AsyncRedisDelayQueue, RedisDelayQueue
+from dq_core.redis import AsyncRedisDelayQueue, RedisDelayQueue
+from dq_core.redis._scripts import SOURCES
 from redis_proxy import Proxy
 from redis_server import RedisServer
 

@@ -14,14 +14,9 @@ from asyncio import Future
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
 
-from .._aiowaiting import wakeup_next
+from .._aiowaiting import MAX_ARM, wakeup_next
 
 __all__ = ["LoopBound", "park", "MAX_ARM"]
-
-#: The longest a loop timer is armed ahead (RateLimiter; the DelayQueue and
-#: Timer cores keep the same value as their own ``MAX_ARM``): a later deadline
-#: re-arms on firing, since some loops (uvloop) refuse a far or infinite ``call_at``.
-MAX_ARM = 86400.0
 
 
 async def park(loop: asyncio.AbstractEventLoop, waiters: deque[Future[None]],

@@ -61,9 +61,8 @@ from ._errors import Unavailable
 from ._job import Job
 from ._protocol import IfExists
 from ._retry import RetryPolicy
-from ._scripts import SOURCES
 from ._serializer import Payload, Serializer
 from ._sync import RedisDelayQueue
 
-__all__ = ["AsyncRedisDelayQueue", "Cron", "Job", "RedisDelayQueue", "RetryPolicy", "Serializer",
-           "Unavailable"]
+__all__ = ["AsyncRedisDelayQueue", "Cron", "IfExists", "Job", "Payload", "RedisDelayQueue",
+           "RetryPolicy", "Serializer", "Unavailable"]

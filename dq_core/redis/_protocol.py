@@ -140,7 +140,6 @@ _TAKE_IDLE = "take idle"  # step: become the listener if free and subscribed alr
 _STALE = 64
 _Step = Union[_Run, _Wait, _Listen, _Subscribe, _Register, str]
 _Flow = Generator[_Step, Any, T]
-_POLICY = ("max_attempts", "dead_ttl", "dead_max")
 _log = logging.getLogger("dq_core.redis")
 
 

@@ -21,11 +21,10 @@
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
-#define DQ_FETCH_ADD(p, v)     _InterlockedExchangeAdd((volatile long *)(p), (long)(v))
-#define DQ_LOAD_RELAXED(p)     (*(volatile const long *)(p))
-#define DQ_STORE_RELAXED(p, v) (*(volatile long *)(p) = (long)(v))
-#define DQ_LOAD_OWNER(p)       (*(volatile const unsigned long *)(p))
-#define DQ_STORE_OWNER(p, v)   (*(volatile unsigned long *)(p) = (v))
+#define DQ_FETCH_ADD(p, v)   _InterlockedExchangeAdd((volatile long *)(p), (long)(v))
+#define DQ_LOAD_RELAXED(p)   (*(volatile const long *)(p))
+#define DQ_LOAD_OWNER(p)     (*(volatile const unsigned long *)(p))
+#define DQ_STORE_OWNER(p, v) (*(volatile unsigned long *)(p) = (v))
 #define DQ_CAS(p, expected, desired)                                                      \
     (_InterlockedCompareExchange((volatile long *)(p), (long)(desired), (long)(expected)) \
      == (long)(expected))

@@ -49,9 +49,9 @@ typedef struct {
     uint64_t version; /* raised by every change: a lookup that ran user code re-checks it */
 } dq_ttl_table;
 
-#define DQ_TT_EMPTY   (-1)
-#define DQ_TT_DUMMY   (-2)
-#define DQ_TT_MIN_CAP 8
+#define DQ_TT_EMPTY         (-1)
+#define DQ_TT_DUMMY         (-2)
+#define DQ_TT_MIN_CAP       8
 #define DQ_TT_PERTURB_SHIFT 5
 /* the largest ring: its slots and index must fit a Py_ssize_t */
 #define DQ_TT_MAX_CAP ((Py_ssize_t)1 << (sizeof(Py_ssize_t) * 8 - 7))
@@ -96,11 +96,11 @@ static inline size_t dq_tt_slot_of(const dq_ttl_table *t, Py_hash_t hash, Py_ssi
 static inline void dq_tt_index_all(dq_ttl_table *t) {
     Py_ssize_t k, pos;
     size_t mask = (size_t)t->cap - 1;
-    memset(t->ix, 0xff, (size_t)t->isize * (t->wide ? sizeof(int64_t) : sizeof(int32_t))); /* EMPTY */
+    memset(t->ix, 0xff,
+           (size_t)t->isize * (t->wide ? sizeof(int64_t) : sizeof(int32_t))); /* EMPTY */
     for (k = 0; k < t->span; k++) {
         pos = (Py_ssize_t)(((size_t)t->head + (size_t)k) & mask);
-        if (t->ents[pos].key != NULL)
-            dq_tt_set_ix(t, dq_tt_first_empty(t, t->ents[pos].hash), pos);
+        if (t->ents[pos].key != NULL) dq_tt_set_ix(t, dq_tt_first_empty(t, t->ents[pos].hash), pos);
     }
     t->ifill = t->used;
 }
@@ -132,8 +132,7 @@ static inline int dq_tt_resize(dq_ttl_table *t, Py_ssize_t cap) {
     }
     for (k = 0; k < t->span; k++) {
         dq_ttl_entry *e = &t->ents[((size_t)t->head + (size_t)k) & mask];
-        if (e->key != NULL)
-            ents[n++] = *e;
+        if (e->key != NULL) ents[n++] = *e;
     }
     assert(n == t->used);
     PyMem_Free(t->ents);
@@ -168,8 +167,7 @@ static inline Py_ssize_t dq_tt_fitting(Py_ssize_t n) {
    MemoryError set, the table unchanged, if memory runs out. */
 static inline int dq_tt_reserve(dq_ttl_table *t) {
     if (t->span == t->cap) {
-        if (t->cap == 0)
-            return dq_tt_resize(t, DQ_TT_MIN_CAP);
+        if (t->cap == 0) return dq_tt_resize(t, DQ_TT_MIN_CAP);
         return dq_tt_resize(t, 2 * t->used >= t->cap ? 2 * t->cap : t->cap);
     }
     if (3 * (t->ifill + 1) > 2 * t->isize) { /* over 2/3 of the index in use */
@@ -204,8 +202,7 @@ static inline void dq_tt_skip_holes(dq_ttl_table *t) {
         t->head = (Py_ssize_t)(((size_t)t->head + 1) & mask);
         t->span--;
     }
-    if (t->span == 0)
-        t->head = 0;
+    if (t->span == 0) t->head = 0;
 }
 
 /* Removes the entry at ring slot pos, whose index slot is islot: its key and
@@ -221,8 +218,7 @@ static inline void dq_tt_remove(dq_ttl_table *t, Py_ssize_t pos, size_t islot, P
     dq_tt_set_ix(t, islot, DQ_TT_DUMMY);
     t->used--;
     t->version++;
-    if (pos == t->head)
-        dq_tt_skip_holes(t);
+    if (pos == t->head) dq_tt_skip_holes(t);
 }
 
 /* Removes the head entry (the table holds one), as dq_tt_remove. */
@@ -240,7 +236,8 @@ static inline int dq_tt_head_due(const dq_ttl_table *t, double ttl, double now) 
    DQ_TT_MIN_CAP slots (if memory runs out it stays as it is: shrinking can
    wait). */
 static inline void dq_tt_shrink(dq_ttl_table *t) {
-    if (t->cap > DQ_TT_MIN_CAP && 4 * t->used < t->cap && dq_tt_resize(t, dq_tt_fitting(t->used)) < 0)
+    if (t->cap > DQ_TT_MIN_CAP && 4 * t->used < t->cap
+        && dq_tt_resize(t, dq_tt_fitting(t->used)) < 0)
         PyErr_Clear();
 }
 
@@ -300,8 +297,7 @@ static inline void dq_out_init(dq_ttl_out *o) {
 /* room for one more pair: -1 with MemoryError set if memory runs out */
 static inline int dq_out_reserve(dq_ttl_out *o) {
     PyObject **items;
-    if (o->n < o->cap)
-        return 0;
+    if (o->n < o->cap) return 0;
     if (o->cap > PY_SSIZE_T_MAX / (4 * (Py_ssize_t)sizeof(PyObject *))) {
         PyErr_NoMemory();
         return -1;
@@ -312,8 +308,7 @@ static inline int dq_out_reserve(dq_ttl_out *o) {
         return -1;
     }
     memcpy(items, o->items, (size_t)(2 * o->n) * sizeof(PyObject *));
-    if (o->items != o->inline_items)
-        PyMem_Free(o->items);
+    if (o->items != o->inline_items) PyMem_Free(o->items);
     o->items = items;
     o->cap *= 2;
     return 0;
@@ -337,8 +332,7 @@ static inline void dq_out_release(dq_ttl_out *o, Py_ssize_t from) {
         Py_DECREF(o->items[2 * k]);
     }
     o->n = 0;
-    if (o->items != o->inline_items)
-        PyMem_Free(o->items);
+    if (o->items != o->inline_items) PyMem_Free(o->items);
     o->items = o->inline_items;
     o->cap = DQ_OUT_INLINE;
 }
