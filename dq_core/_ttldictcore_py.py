@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Opt
 from ._ringstate import clock_of, reading, real, reentered, ttl_of
 from ._ttldictstate import (
     BATCH, STATE_VERSION, SWEEP, attributes_of, check_dict_state, maxsize_of, on_expire_of,
-    set_attributes,
+    set_attributes, tell_each,
 )
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
@@ -528,14 +528,7 @@ class TTLDictCore(Generic[K, V]):
         # on_expire(key, value) for each removed pair, oldest first.  An
         # Exception it raises is kept (the first one, or ``error`` if given)
         # while the rest are told; then raised (raise_it) or returned.
-        callback = self._on_expire
-        if callback is not None:
-            for key, value in removed:
-                try:
-                    callback(key, value)
-                except Exception as exc:  # the rest are still told
-                    if error is None:
-                        error = exc
+        error = tell_each(self._on_expire, removed, error)
         if raise_it and error is not None:
             raise error
         return error

@@ -19,7 +19,7 @@ from ._ringstate import BATCH, clock_of, real, ttl_of
 
 __all__ = [
     "STATE_VERSION", "SWEEP", "BATCH", "Entry", "maxsize_of", "on_expire_of", "attributes_of", "set_attributes",
-    "check_dict_state",
+    "check_dict_state", "tell_each",
 ]
 
 T = TypeVar("T")
@@ -105,3 +105,20 @@ def check_dict_state(state: object, obj: object = None) -> tuple[Any, ...]:
     if len({e[0]: None for e in entries}) != len(entries):
         raise ValueError("TTLDict state holds a key twice")
     return ttl, maxsize, clock, on_expire, entries, attrs
+
+
+def tell_each(callback: Any, removed: Any, error: Optional[BaseException] = None) -> Optional[BaseException]:
+    """``callback(key, value)`` for each removed pair, in order (``on_expire``).
+
+    An Exception it raises is kept (the first one, or ``error`` if given)
+    while the rest are still told, and returned; nothing is called when
+    ``callback`` is None.
+    """
+    if callback is not None:
+        for key, value in removed:
+            try:
+                callback(key, value)
+            except Exception as exc:  # the rest are still told
+                if error is None:
+                    error = exc
+    return error

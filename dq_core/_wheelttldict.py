@@ -23,7 +23,7 @@ from typing import (
 
 from ._pickling import copied_by_state
 from ._ringstate import clock_of, real as _real, ttl_of
-from ._ttldictstate import maxsize_of, on_expire_of
+from ._ttldictstate import maxsize_of, on_expire_of, tell_each
 
 __all__ = ["WheelTTLDict"]
 
@@ -350,16 +350,7 @@ class WheelTTLDict(MutableMapping[K, V]):
         return out
 
     def _notify(self, removed: list[tuple[K, V]]) -> None:
-        callback = self.on_expire
-        if callback is None:
-            return
-        error: Optional[BaseException] = None
-        for key, value in removed:
-            try:
-                callback(key, value)
-            except Exception as exc:  # the rest are still told
-                if error is None:
-                    error = exc
+        error = tell_each(self.on_expire, removed)
         if error is not None:
             raise error
 
