@@ -73,16 +73,35 @@ def sorted_rows(table: dict[str, Any]) -> list[dict[str, str]]:
     return sorted(table["rows"], key=lambda r: (order[r["key"]], version_key(r["python"])))
 
 
-def summary(results: dict[str, Any], name: str) -> list[tuple[str, str, str, str, str]]:
-    """(workload, Python, dq_core, baseline, ratio) for each row of summary ``name``."""
+def summary(results: dict[str, Any], name: str) -> list[tuple[str, str, str, str, str, str, str]]:
+    """(workload, Python, dq_core, baseline, ratio, peer, ratio to the peer) for
+    each row of summary ``name``.
+
+    An entry reads its row's ``c``, ``base`` and ``c_x`` columns, or the
+    columns it names (``base_column``, ``ratio_column``); with no
+    ``baseline`` (nothing in the standard library does the work), dashes.  Its ``peer``, when
+    given, is the strongest peer on the package index measured like for like
+    (``{"name", "time": "table/key/python/column", "ratio": ...}``, refs as
+    ``cell`` reads them, often another table's row); without one, a dash.
+    """
     out = []
     for s in results["summaries"][name]:
         r = row(results, s["table"], s["key"], s["python"])
-        out.append((s["label"], s["python"], r["c"], f"{r['base']} ({s['baseline']})", r["c_x"]))
+        dash = "\u2014"
+        base, ratio = dash, dash  # no baseline in the standard library
+        if s.get("baseline"):
+            base = f"{r[s.get('base_column', 'base')]} ({s['baseline']})"
+            ratio = r[s.get("ratio_column", "c_x")]
+        peer, peer_x = dash, dash
+        if "peer" in s:
+            p = s["peer"]
+            peer, peer_x = f"{cell(results, p['time'])} ({p['name']})", cell(results, p["ratio"])
+        out.append((s["label"], s["python"], r["c"], base, ratio, peer, peer_x))
     return out
 
 
-SUMMARY_HEADINGS = ("workload", "Python", "dq_core (compiled)", "baseline", "speed-up")
+SUMMARY_HEADINGS = ("workload", "Python", "dq_core (compiled)", "baseline", "speed-up",
+                    "strongest peer", "vs peer")
 
 
 def markdown_summary(results: dict[str, Any], name: str = "readme") -> str:
@@ -164,7 +183,7 @@ else:
 
         def run(self) -> list[nodes.Node]:
             rows = [list(cells) for cells in summary(load(), self.arguments[0])]
-            return self.render(rst_table(list(SUMMARY_HEADINGS), rows, "34 8 16 30 12"))
+            return self.render(rst_table(list(SUMMARY_HEADINGS), rows, "26 6 12 22 8 18 8"))
 
     class PerfCell(SphinxRole):
         """``:perf:`table/key/python/column```."""
