@@ -24,7 +24,8 @@ from typing import Any, Dict, List
 import pytest
 import redis
 
-from dq_core.redis import SOURCES, RedisDelayQueue, _protocol
+from dq_core.redis import RedisDelayQueue, _protocol
+from dq_core.redis._scripts import SOURCES
 from redis_queues import (call, check, kind, lose_a_reply, proxy, run_on,  # noqa: F401
                           subscribed)
 from redis_server import own_server, redis_server  # noqa: F401 (fixtures)
