@@ -16,8 +16,8 @@ from ._timer import TimerHandle
 
 if TYPE_CHECKING:  # the pure classes are the type source of both implementations
     from ._delayqueue import DelayQueue
-    from ._priorityexecutor import PriorityExecutor
     from ._heapcore_py import Heap
+    from ._priorityexecutor import PriorityExecutor
     from ._priorityqueue import PriorityQueue
     from ._ringcore_py import TTLRing
     from ._timer import Timer

@@ -39,19 +39,27 @@ import threading
 from asyncio import AbstractEventLoop, Future, QueueEmpty, QueueFull, TimerHandle
 from collections import deque
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, NoReturn, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, NoReturn, Optional
 
+from ._aiowaiting import (
+    LOOP_CLOSED,
+    MAX_ARM,
+    WANT_ITEM,
+    LoopTimer,
+    QueueShutDown,
+    delay_get,
+    queue_get,
+    report_unqueued,
+    wakeup_all,
+    wakeup_next,
+)
 from ._convert import to_real
+from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 from ._heapcore_py import Heap
 from ._heapcore_py import T as Item  # unbounded: delay-queue items are never compared
 from ._itemheapcore_py import ItemHeap, T
 from ._lockcore_py import LockedBase
 from ._validate import check_maxsize, check_real_maxsize
-from ._aiowaiting import (
-    LOOP_CLOSED, MAX_ARM, WANT_ITEM, LoopTimer, QueueShutDown, delay_get, queue_get, report_unqueued,
-    wakeup_all, wakeup_next,
-)
-from ._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
 SHORTCUTS: Mapping[str, bool] = MappingProxyType({})

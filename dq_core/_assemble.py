@@ -150,8 +150,10 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
 def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     """The public classes of ``dq_core.aio`` built on the core ``modules``."""
     # imported here, not on top: import dq_core imports no asyncio
-    from .aio import _delayqueue as _aio_delayqueue, _priorityqueue as _aio_priorityqueue
-    from .aio import _prioritytaskpool as _aio_prioritytaskpool, _ratelimiter as _aio_ratelimiter
+    from .aio import _delayqueue as _aio_delayqueue
+    from .aio import _priorityqueue as _aio_priorityqueue
+    from .aio import _prioritytaskpool as _aio_prioritytaskpool
+    from .aio import _ratelimiter as _aio_ratelimiter
     from .aio import _timer as _aio_timer
 
     heap, wheel, aioqueue = modules["_heapcore"], modules["_wheelcore"], modules["_aioqueuecore"]

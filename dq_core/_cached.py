@@ -18,7 +18,14 @@ import functools
 import inspect
 import threading
 from typing import (
-    TYPE_CHECKING, Any, Callable, Hashable, MutableMapping, NamedTuple, Optional, TypeVar,
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Hashable,
+    MutableMapping,
+    NamedTuple,
+    Optional,
+    TypeVar,
 )
 
 if TYPE_CHECKING:

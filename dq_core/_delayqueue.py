@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import types
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Generic, Iterator, Optional
+from typing import TYPE_CHECKING, Generic, Iterator, Optional
 
 from ._exceptions import SHUTDOWN_GET, Empty, ShutDown
 from ._pickling import Uncopyable

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any, Generic, Iterable, Mapping, TypeVar
 from ._convert import MAX_EXACT_INT, keys_of, to_count, to_real
 from ._final import refuse_subclassing
 from ._handles import (
-    NIL, RESET_MIN_SLOTS, Handles, check_table, new_cid, stale_message, top_cid,
+    NIL,
+    RESET_MIN_SLOTS,
+    Handles,
+    check_table,
+    new_cid,
+    stale_message,
+    top_cid,
 )
 from ._heapstate import SEQ_SPAN, STATE_VERSION, check_state
 from ._pickling import copied_by_state

@@ -23,8 +23,8 @@ future it was serving gets the exception, so none stays pending forever.
 from __future__ import annotations
 
 import itertools
-import operator
 import logging
+import operator
 import os
 import queue
 import threading
@@ -34,10 +34,10 @@ from queue import Empty
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypeVar
 
 from ._convert import to_real
+from ._pickling import Uncopyable
 from ._priorityqueue import PriorityQueue
 from ._ratelimiter import RateLimiter
 from ._tokenbucket import task_burst
-from ._pickling import Uncopyable
 
 __all__ = ["PriorityExecutor"]
 

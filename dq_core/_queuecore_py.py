@@ -22,7 +22,15 @@ import types
 from collections import deque
 from collections.abc import Sequence
 from typing import (
-    TYPE_CHECKING, Any, Generic, Iterator, Mapping, NoReturn, Optional, SupportsIndex, Union,
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Iterator,
+    Mapping,
+    NoReturn,
+    Optional,
+    SupportsIndex,
+    Union,
     overload,
 )
 

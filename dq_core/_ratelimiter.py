@@ -25,7 +25,7 @@ from collections import deque
 from typing import Callable, Optional
 
 from ._pickling import Uncopyable
-from ._tokenbucket import TokenBucket, positive, task_burst
+from ._tokenbucket import TokenBucket, positive
 from ._validate import check_clock, check_timeout, read_clock
 from ._waiting import sleep
 

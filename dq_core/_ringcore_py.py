@@ -22,8 +22,19 @@ from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar
 from ._final import refuse_subclassing
 from ._pickling import copied_by_state
 from ._ringstate import (
-    BATCH, COMPACT_MIN, STATE_VERSION, check_ring_state, clock_of, enter, enter_anew, max_items_of, reading,
-    real, reentered, segment_size_of, ttl_of,
+    BATCH,
+    COMPACT_MIN,
+    STATE_VERSION,
+    check_ring_state,
+    clock_of,
+    enter,
+    enter_anew,
+    max_items_of,
+    reading,
+    real,
+    reentered,
+    segment_size_of,
+    ttl_of,
 )
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.

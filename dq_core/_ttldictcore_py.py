@@ -27,12 +27,30 @@ import threading
 import time
 import types
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar, Union, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Generic,
+    Iterator,
+    Mapping,
+    Optional,
+    TypeVar,
+    Union,
+    overload,
+)
 
 from ._ringstate import clock_of, reading, real, reentered, ttl_of
 from ._ttldictstate import (
-    BATCH, STATE_VERSION, SWEEP, attributes_of, check_dict_state, maxsize_of, on_expire_of,
-    set_attributes, tell_each,
+    BATCH,
+    STATE_VERSION,
+    SWEEP,
+    attributes_of,
+    check_dict_state,
+    maxsize_of,
+    on_expire_of,
+    set_attributes,
+    tell_each,
 )
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
@@ -371,7 +389,7 @@ class TTLDictCore(Generic[K, V]):
                 self._evict(now, removed)
         finally:
             self._leave()
-        replaced = None  # the old value goes now: a finaliser may run
+        replaced = None  # noqa: F841 - the old value goes now: a finaliser may run
         if removed:
             self._report(removed, None, True)
 

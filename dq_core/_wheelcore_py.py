@@ -33,8 +33,19 @@ from ._handles import NIL, Handles, new_cid, top_cid
 from ._pickling import copied_by_state
 from ._signature import InitSignature
 from ._wheelstate import (
-    DUE, DUE_LIST, FAR, FAR_LIST, FREE, MAX_WHEEL_SIZE, ORIGIN_LIMIT, STATE_VERSION, TICK_LIMIT,
-    WHEEL_LISTS, check_raw, check_state, tick_of,
+    DUE,
+    DUE_LIST,
+    FAR,
+    FAR_LIST,
+    FREE,
+    MAX_WHEEL_SIZE,
+    ORIGIN_LIMIT,
+    STATE_VERSION,
+    TICK_LIMIT,
+    WHEEL_LISTS,
+    check_raw,
+    check_state,
+    tick_of,
 )
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.

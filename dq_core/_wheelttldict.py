@@ -18,11 +18,19 @@ import types
 from collections import OrderedDict
 from collections.abc import ItemsView, ValuesView
 from typing import (
-    TYPE_CHECKING, Any, Callable, Iterator, MutableMapping, Optional, TypeVar, Union,
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Iterator,
+    MutableMapping,
+    Optional,
+    TypeVar,
+    Union,
 )
 
 from ._pickling import copied_by_state
-from ._ringstate import clock_of, real as _real, ttl_of
+from ._ringstate import clock_of, ttl_of
+from ._ringstate import real as _real
 from ._ttldictstate import maxsize_of, on_expire_of, tell_each
 
 __all__ = ["WheelTTLDict"]

@@ -67,7 +67,7 @@ def iheap_list_push_pop(loops: int, prios: Sequence[float]) -> float:
         pop = h.pop
         for _ in prios:
             hd = pop()[0]
-            items[hd], item = None, items[hd]
+            items[hd], _ = None, items[hd]
     return perf_counter() - t0
 
 
@@ -96,7 +96,7 @@ def iheap_update_remove(loops: int, prios: Sequence[float], new_prios: Sequence[
         pop = h.pop
         while h:
             hd = pop()[0]
-            items[hd], item = None, items[hd]
+            items[hd], _ = None, items[hd]
     return perf_counter() - t0
 
 

@@ -29,9 +29,8 @@ from typing import Any, Callable
 import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from redis_server import free_port  # noqa: E402
-
 from dq_core.redis import RedisDelayQueue  # noqa: E402
+from redis_server import free_port  # noqa: E402
 
 
 def _instructions(directory: str) -> int:

@@ -24,9 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from redis_server import RedisServer  # noqa: E402
-
 from dq_core.redis import RedisDelayQueue  # noqa: E402
+from redis_server import RedisServer  # noqa: E402
 
 PINGER = """
 import sys, time, redis

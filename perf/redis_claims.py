@@ -21,8 +21,8 @@ scripts, ``other`` every command but its scripts (a wake-up ticket's
 from __future__ import annotations
 
 import argparse
-import os
 import multiprocessing
+import os
 import signal
 import sys
 import tempfile
@@ -35,9 +35,9 @@ from typing import Any, Dict, List
 import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from dq_core.redis import RedisDelayQueue  # noqa: E402
 from redis_server import RedisServer  # noqa: E402
 
-from dq_core.redis import RedisDelayQueue  # noqa: E402
 
 def worker(port: int, name: str, timeout: float, done_key: str, out: Any) -> None:
     client = redis.Redis(port=port)

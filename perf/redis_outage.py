@@ -34,10 +34,9 @@ import redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from dq_core.redis import RedisDelayQueue, Unavailable  # noqa: E402
 from redis_queues import wait_until_done  # noqa: E402
 from redis_server import RedisServer  # noqa: E402
-
-from dq_core.redis import RedisDelayQueue, Unavailable  # noqa: E402
 
 #: The worker: the README's example, its client on our port, ``work`` recording.
 WORKER = r'''

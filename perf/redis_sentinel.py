@@ -37,10 +37,9 @@ import redis.sentinel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from dq_core.redis import RedisDelayQueue, Unavailable  # noqa: E402
 from redis_queues import wait_until_done  # noqa: E402
 from redis_server import Sentinel  # noqa: E402
-
-from dq_core.redis import RedisDelayQueue, Unavailable  # noqa: E402
 
 WORKER = r'''
 import asyncio, json, sys, time

@@ -22,13 +22,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from clocks import VirtualClockLoop
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from clocks import VirtualClockLoop
 from dq_core.aio import QueueEmpty
-
 
 DELAYS = st.sampled_from([0.0, 0.0, 0.5, 1.0, 1.0, 2.5, -1.0, float("inf")])
 STEPS = st.sampled_from([0.0, 0.25, 0.5, 1.0, 3.0])

@@ -17,12 +17,11 @@ import sys
 import threading
 
 import pytest
+
 from clocks import VirtualClockLoop
+from dq_core.aio import QueueEmpty, QueueFull, QueueShutDown
 from helpers import check_the_run_s_head, take_first_without_waiting
 from test_aio_loops import run, run_on, settle, until_waiting  # noqa: F401 -- the loop fixture
-
-from dq_core.aio import QueueEmpty, QueueFull, QueueShutDown
-
 
 
 async def timed_get(dq):

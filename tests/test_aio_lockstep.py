@@ -16,6 +16,7 @@ import asyncio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from test_aio_loops import LOOPS, run_on
 
 HAS_SHUTDOWN = hasattr(asyncio.Queue, "shutdown")

@@ -17,11 +17,11 @@ import random
 import warnings
 
 import pytest
-from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
-from clocks import VirtualClockLoop
-from test_aio_ratelimit import LoopLag, run_virtual, within_rate
 
+from clocks import VirtualClockLoop
 from dq_core import PriorityExecutor
+from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
+from test_aio_ratelimit import LoopLag, run_virtual, within_rate
 
 
 class Recorder:

@@ -16,10 +16,10 @@ from decimal import Decimal
 from fractions import Fraction
 
 import pytest
-from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 import dq_core
 from dq_core import aio
+from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 QueueShutDown = aio.QueueShutDown
 

@@ -17,6 +17,7 @@ import warnings
 import weakref
 
 import pytest
+
 from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
 from test_aio_queue_overrides import refs_and_growth
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from clocks import FakeClock
 from test_aio_loops import run  # noqa: F401 -- the loop fixture
 

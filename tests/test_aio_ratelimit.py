@@ -19,11 +19,11 @@ import random
 import re
 
 import pytest
-from clocks import VirtualClockLoop
-from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
 
+from clocks import VirtualClockLoop
 from dq_core import RateLimiter as ThreadedRateLimiter
 from dq_core._tokenbucket import TokenBucket
+from test_aio_loops import run, settle  # noqa: F401 -- the loop fixture
 
 
 def run_virtual(coro, start=1000.0):

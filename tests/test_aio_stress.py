@@ -13,10 +13,9 @@ import asyncio
 import random
 from collections import Counter
 
+from dq_core.aio import QueueShutDown
 from helpers import traced_growth
 from test_aio_loops import run  # noqa: F401 -- the loop fixture
-
-from dq_core.aio import QueueShutDown
 
 N = 4 * 50_000
 N_DELAY = 50_000

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
 import threading
 import time
 
-import sys
-
 import pytest
-from clocks import VirtualClockLoop
-from helpers import run_together, traced_growth
-from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
 
+from clocks import VirtualClockLoop
 from dq_core._aiowaiting import LOOP_CLOSED
 from dq_core.aio import QueueShutDown
+from helpers import run_together, traced_growth
+from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop fixture
 
 
 class CountingLoop(asyncio.SelectorEventLoop):

@@ -16,9 +16,9 @@ import math
 import sys
 
 import pytest
-from test_aio_loops import LOOPS, new_loop, run, run_on, settle  # noqa: F401 -- the loop fixture
 
 from dq_core import aio
+from test_aio_loops import LOOPS, new_loop, run, run_on, settle  # noqa: F401 -- the loop fixture
 
 HAS_STDLIB = sys.version_info >= (3, 11)
 
@@ -241,7 +241,6 @@ def test_error_raised_in_the_block_after_expiry_passes(impl, run):
 
 def test_one_loop_timer_for_many_timeouts(impl, run):
     async def main():
-        loop = asyncio.get_running_loop()
         timer = aio.default_timer()
         assert aio.default_timer() is timer
         done = []

@@ -21,8 +21,10 @@ import sys
 import weakref
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from clocks import VirtualClockLoop
-from hypothesis import given, settings, strategies as st
 from test_aio_loops import LOOPS, new_loop, run, run_on, settle  # noqa: F401 -- the loop fixture
 from test_heap import assert_no_leak
 
@@ -189,7 +191,6 @@ def test_deadline_order_fifo_on_ties_never_early(impl, run):
 def test_never_early_when_the_loop_fires_early(impl, kind):
     # the loop fires the Timer's call_at 3 ms early: the Timer re-checks the clock
     async def main():
-        loop = asyncio.get_running_loop()
         t = impl.aio.Timer()
         out = []
         cb = recorder(out)
@@ -221,7 +222,6 @@ def test_rearmed_for_the_same_deadline_after_an_early_firing(impl):
 
 def test_at_most_one_tick_late_on_a_virtual_clock(impl):
     async def main():
-        loop = asyncio.get_running_loop()
         t = impl.aio.Timer(tick=0.01)
         rng = random.Random(1)
         out = []

@@ -9,9 +9,8 @@ import pickle
 import pytest
 
 import dq_core
-from dq_core._assemble import CORE_MODULES, Classes, assemble, classes, cores
-
 from conftest import IMPLEMENTATIONS
+from dq_core._assemble import CORE_MODULES, Classes, assemble, classes, cores
 
 
 def test_the_matrix_tests_the_classes_that_ship(impl):

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import gc
 
-from clocks import FakeClock
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from clocks import FakeClock
 from dq_core import Full, ShutDown
 from helpers import twin_ids
 

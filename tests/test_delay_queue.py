@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from clocks import FakeClock
-import dq_core
 from dq_core import Empty, Full, ShutDown
 from helpers import bounded, check_the_run_s_head, take_first_without_waiting, traced_growth
 

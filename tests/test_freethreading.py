@@ -481,9 +481,8 @@ def test_compiled_cores_keep_the_gil_off() -> None:
     import os
     import sysconfig
 
-    from dq_core._assemble import CORE_MODULES
-
     from conftest import compiled_or_skip
+    from dq_core._assemble import CORE_MODULES
 
     if not sysconfig.get_config_var("Py_GIL_DISABLED"):
         pytest.skip("a build with the GIL: nothing to turn off (the 3.14t job runs this)")

@@ -14,15 +14,23 @@ import pickle
 import threading
 
 import pytest
-from clocks import FakeClock
-from helpers import LOCAL, run_together
 
+from clocks import FakeClock
+from conftest import _load, compiled_or_skip
 from dq_core import _handles
 from dq_core._handles import (
-    GEN_BITS, GEN_LIMIT, GEN_MASK, LIVE, MAX_SLOTS, MIN_SLOTS, NIL, SLOT_BITS, Handles, new_cid,
+    GEN_BITS,
+    GEN_LIMIT,
+    GEN_MASK,
+    LIVE,
+    MAX_SLOTS,
+    MIN_SLOTS,
+    NIL,
+    SLOT_BITS,
+    Handles,
+    new_cid,
 )
-
-from conftest import _load, compiled_or_skip
+from helpers import LOCAL, run_together
 
 FULL = {"Heap": "a Heap holds at most 2**31 - 1 items",
         "TimingWheel": "a TimingWheel holds at most 2**31 - 1 timers"}

@@ -24,6 +24,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+
 from helpers import comparable_error, comparable_state, local_handle
 
 

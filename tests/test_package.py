@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import dq_core
-
 from conftest import compiled_or_skip
 from dq_core._assemble import CORE_MODULES, Classes
 

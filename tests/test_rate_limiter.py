@@ -6,8 +6,8 @@ import threading
 import time
 
 import pytest
-from clocks import FakeClock as Clock
 
+from clocks import FakeClock as Clock
 from dq_core import RateLimiter
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -22,14 +21,11 @@ from collections import Counter
 from typing import Any, Dict, List
 
 import pytest
-import redis
 
 from dq_core.redis import RedisDelayQueue, _protocol
 from dq_core.redis._scripts import SOURCES
-from redis_queues import (call, check, kind, lose_a_reply, proxy, run_on,  # noqa: F401
-                          subscribed)
+from redis_queues import call, check, kind, lose_a_reply, proxy, run_on, subscribed  # noqa: F401
 from redis_server import own_server, redis_server  # noqa: F401 (fixtures)
-
 
 # ---------------------------------------------------------------- a reply lost on its way back
 

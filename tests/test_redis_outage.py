@@ -21,8 +21,7 @@ import pytest
 import redis
 
 from dq_core.redis import RedisDelayQueue, Unavailable, _protocol
-from redis_queues import (call, check, keep_alive, kind, make, proxy, run_on,  # noqa: F401
-                          subscribed)
+from redis_queues import call, check, keep_alive, kind, make, proxy, run_on, subscribed  # noqa: F401
 from redis_server import own_server, redis_server  # noqa: F401 (fixtures)
 
 

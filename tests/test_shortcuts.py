@@ -17,9 +17,9 @@ import sys
 import sysconfig
 
 import pytest
-from test_aio_loops import run  # noqa: F401 -- the loop fixture
 
 from dq_core._assemble import CORE_MODULES, cores
+from test_aio_loops import run  # noqa: F401 -- the loop fixture
 
 TESTED_UP_TO = (3, 15)
 

@@ -14,8 +14,8 @@ import weakref
 from types import SimpleNamespace
 
 import pytest
-from conftest import IMPLEMENTATIONS
 
+from conftest import IMPLEMENTATIONS
 from dq_core._assemble import assemble, cores
 
 # Bounds for a loaded 2-core machine: what must happen soon gets this long.

@@ -14,7 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    Bundle, RuleBasedStateMachine, consumes, invariant, multiple, rule,
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    invariant,
+    rule,
     run_state_machine_as_test,
 )
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from clocks import FakeClock as Clock
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from clocks import FakeClock as Clock
 from dq_core._ttldictstate import SWEEP
 
 

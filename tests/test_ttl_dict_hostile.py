@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from helpers import collecting_constantly, recorded
 from clocks import FakeClock
+from helpers import collecting_constantly, recorded
 from ttl_helpers import Finaliser, PushOnDel, bad_clock_readings, eager_gc  # noqa: F401 (a fixture)
 
 

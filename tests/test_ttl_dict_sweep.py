@@ -16,8 +16,8 @@ import tracemalloc
 import weakref
 
 import pytest
-from clocks import FakeClock
 
+from clocks import FakeClock
 from dq_core._ringstate import BATCH
 from dq_core._ttldictstate import SWEEP
 from ttl_helpers import PushOnDel

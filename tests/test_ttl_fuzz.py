@@ -20,6 +20,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+
 from clocks import FakeClock
 from ttl_helpers import Finaliser
 

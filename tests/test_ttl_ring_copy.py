@@ -9,7 +9,6 @@ import time
 import pytest
 
 import dq_core
-
 from clocks import FakeClock
 from ttl_helpers import assert_no_leaks, assert_refuses_state, assert_same_signatures_and_docstrings
 

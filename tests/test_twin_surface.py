@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import inspect
 
-import pytest
-
 from dq_core._assemble import AioClasses, Classes
 
 #: dunders whose text the twins keep identical (the rest are object's or the ABCs')

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clocks import FakeClock
 import dq_core
+from clocks import FakeClock
 from helpers import LOCAL, comparable_state, traced_growth
 
 

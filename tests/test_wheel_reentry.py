@@ -10,12 +10,11 @@ from __future__ import annotations
 import copy
 import gc
 import math
-import pickle
 import random
 
 import pytest
-from clocks import FakeClock
 
+from clocks import FakeClock
 from dq_core._wheelcore_py import REENTERED
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from clocks import FakeClock
 
 DAY = 86400.0

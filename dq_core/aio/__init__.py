@@ -26,8 +26,8 @@ from ._timer import Timeout, default_timer, timeout, timeout_at
 if TYPE_CHECKING:  # the faces are the type source of both implementations
     from .._aiotimercore_py import TimerHandle
     from ._delayqueue import DelayQueue
-    from ._prioritytaskpool import PriorityTaskPool
     from ._priorityqueue import PriorityQueue
+    from ._prioritytaskpool import PriorityTaskPool
     from ._ratelimiter import RateLimiter
     from ._timer import Timer
 

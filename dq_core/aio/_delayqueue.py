@@ -25,7 +25,13 @@ from asyncio import AbstractEventLoop, QueueEmpty
 from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar
 
 from .._aiowaiting import (
-    LOOP_CLOSED, WANT_ITEM, WANT_ROOM, QueueShutDown, delay_get, wakeup_all, wakeup_next,
+    LOOP_CLOSED,
+    WANT_ITEM,
+    WANT_ROOM,
+    QueueShutDown,
+    delay_get,
+    wakeup_all,
+    wakeup_next,
 )
 from .._convert import to_count, to_real
 from .._exceptions import SHUTDOWN_GET, SHUTDOWN_PUT

@@ -54,10 +54,14 @@ _get_running_loop = asyncio.get_running_loop
 _nextafter = math.nextafter
 _INF = math.inf
 
+def _not_assembled() -> type[Timer]:
+    raise RuntimeError("dq_core.aio is not imported: it sets timer_class")
+
+
 #: Returns the public ``aio.Timer`` of the implementation in use, which
 #: ``default_timer`` makes.  Set by ``dq_core.aio``: the classes are
 #: assembled above this module, which holds one of their faces.
-timer_class: Callable[[], type[Timer]]
+timer_class: Callable[[], type[Timer]] = _not_assembled
 
 def _zero() -> float:
     return 0.0

@@ -20,18 +20,27 @@ import statistics
 import sys
 from typing import Any, Callable, NamedTuple, Optional, Sequence, TextIO
 
-from .aio import AsyncHeapqDelayQueue, delay_put_get, delay_waiting_consumers
+from .aio import AsyncHeapqDelayQueue, delay_put_get, delay_waiting_consumers, pq_producers_consumers
 from .aio import pq_alternating as aio_pq_alternating
-from .aio import pq_producers_consumers
 from .heap import (
-    heap_bulk, heap_push_pop, heap_update_remove, heapq_bulk, heapq_push_pop, heapq_update_remove,
+    heap_bulk,
+    heap_push_pop,
+    heap_update_remove,
+    heapq_bulk,
+    heapq_push_pop,
+    heapq_update_remove,
     random_priorities,
 )
 from .queues import HeapqDelayQueue, delay_fill_drain, pq_alternating, pq_fill_drain, pq_items, pq_threads
 from .timers import heapq_timers, sched_timers, timer_delays, wheel_bytes_per_timer, wheel_timers
 from .ttl import (
-    cachetools_expire_nothing_due, make_ttlcache, make_ttldict, ring_expire_nothing_due,
-    ring_with_backlog, ttl_set_get_expire, ttlcache_with_backlog,
+    cachetools_expire_nothing_due,
+    make_ttlcache,
+    make_ttldict,
+    ring_expire_nothing_due,
+    ring_with_backlog,
+    ttl_set_get_expire,
+    ttlcache_with_backlog,
 )
 
 __all__ = ["Row", "main", "rows"]

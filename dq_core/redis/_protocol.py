@@ -24,8 +24,19 @@ import threading
 import warnings
 from time import monotonic
 from typing import (
-    Any, Awaitable, Callable, Generator, Generic, Iterable, List, Literal, Optional, Tuple,
-    TypeVar, Union, cast,
+    Any,
+    Awaitable,
+    Callable,
+    Generator,
+    Generic,
+    Iterable,
+    List,
+    Literal,
+    Optional,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
 )
 
 import redis as _redis
@@ -34,8 +45,8 @@ from .._convert import to_count, to_real
 from .._pickling import Uncopyable
 from .._validate import check_timeout
 from .._waiting import MAX_WAIT
-from ._errors import Unavailable
 from ._cron import Cron
+from ._errors import Unavailable
 from ._job import Job
 from ._retry import RetryPolicy
 from ._scripts import CHUNK, KEY_NAMES, READ_ONLY, REPLAY_MS, SOURCES

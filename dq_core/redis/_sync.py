@@ -12,8 +12,8 @@ import redis as _redis
 
 from ._cron import Cron
 from ._job import Job
-from ._retry import RetryPolicy
 from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Flow, _Protocol, _PubSub
+from ._retry import RetryPolicy
 from ._serializer import Payload, Serializer
 
 T = TypeVar("T")
@@ -87,8 +87,19 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
                  dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
                  retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
                  burst: float = 1) -> None:
-        super().__init__(name, client, lease, max_attempts, serializer,  # type: ignore[arg-type]
-                         dead_ttl, dead_max, retry_for, retry, rate, burst)
+        super().__init__(
+            name,
+            client,  # type: ignore[arg-type]
+            lease,
+            max_attempts,
+            serializer,
+            dead_ttl,
+            dead_max,
+            retry_for,
+            retry,
+            rate,
+            burst,
+        )
 
     async def _script(self, keys: List[str], args: List[Any], op: str) -> Any:
         return self._scripts[op](keys=keys, args=args)
