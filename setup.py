@@ -35,8 +35,7 @@ def extensions():
         print(
             "*" * 72 + "\n"
             "DQ_CORE_NO_EXTENSIONS is set: building dq_core as PURE PYTHON.\n"
-            "The compiled cores are skipped; everything runs several times slower.\n"
-            + "*" * 72,
+            "The compiled cores are skipped; everything runs several times slower.\n" + "*" * 72,
             file=sys.stderr,
         )
         return []
@@ -68,21 +67,35 @@ def extensions():
         compile_args += [*sanitizers, "-fno-omit-frame-pointer", "-g", "-O1"]
         link_args = [a for a in link_args if a != "-s"] + sanitizers
     modules = [
-        Extension(f"dq_core.{pyx.stem}", [f"src/{pyx.name}"], define_macros=macros,
-                  # the C the cores include; dq_shortcuts.h: every reach past
-                  # CPython's public API, gated
-                  include_dirs=["src/include"],
-                  depends=[str(h.relative_to(HERE)) for h in sorted((HERE / "src/include").glob("*.h"))],
-                  extra_compile_args=compile_args, extra_link_args=link_args)
+        Extension(
+            f"dq_core.{pyx.stem}",
+            [f"src/{pyx.name}"],
+            define_macros=macros,
+            # the C the cores include; dq_shortcuts.h: every reach past
+            # CPython's public API, gated
+            include_dirs=["src/include"],
+            depends=[str(h.relative_to(HERE)) for h in sorted((HERE / "src/include").glob("*.h"))],
+            extra_compile_args=compile_args,
+            extra_link_args=link_args,
+        )
         for pyx in sorted((HERE / "src").glob("*.pyx"))
     ]
     # Cython's utility code (the memoryview type, function objects, argument
     # parsing, ...) compiled once, into a module of its own that every core
     # imports, instead of into each core; cythonize writes its C
-    modules.append(Extension(SHARED_UTILITY, ["src/_cyutility.c"],
-                             extra_compile_args=compile_args, extra_link_args=link_args))
-    return cythonize(modules, compiler_directives=directives, language_level=3, force=DEBUG,
-                     include_path=["src"], shared_utility_qualified_name=SHARED_UTILITY)
+    modules.append(
+        Extension(
+            SHARED_UTILITY, ["src/_cyutility.c"], extra_compile_args=compile_args, extra_link_args=link_args
+        )
+    )
+    return cythonize(
+        modules,
+        compiler_directives=directives,
+        language_level=3,
+        force=DEBUG,
+        include_path=["src"],
+        shared_utility_qualified_name=SHARED_UTILITY,
+    )
 
 
 class BuildExt(build_ext):

@@ -55,8 +55,17 @@ autodoc_default_options = {
     "inherited-members": True,
     "special-members": "__len__, __contains__, __iter__, __aiter__, __getitem__, __setitem__, __delitem__",
 }
-FOREIGN_MODULES = ("builtins", "abc", "collections.abc", "typing", "queue", "asyncio.queues",
-                   "asyncio.mixins", "concurrent.futures._base", "_collections_abc")
+FOREIGN_MODULES = (
+    "builtins",
+    "abc",
+    "collections.abc",
+    "typing",
+    "queue",
+    "asyncio.queues",
+    "asyncio.mixins",
+    "concurrent.futures._base",
+    "_collections_abc",
+)
 
 
 def _skip_foreign(app, what, name, obj, skip, options):  # type: ignore[no-untyped-def]
@@ -68,6 +77,7 @@ def _skip_foreign(app, what, name, obj, skip, options):  # type: ignore[no-untyp
 
 def setup(app):  # type: ignore[no-untyped-def]
     app.connect("autodoc-skip-member", _skip_foreign)
+
 
 # the examples run as doctests (-b doctest), with the public names in scope
 doctest_global_setup = "from dq_core import *\nimport dq_core"

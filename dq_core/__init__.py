@@ -25,8 +25,14 @@ if TYPE_CHECKING:  # the pure classes are the type source of both implementation
     from ._wheelcore_py import TimingWheel
     from ._wheelttldict import WheelTTLDict
 
-    def cached(ttl: object = None, maxsize: int | None = 128, *, typed: bool = False,
-               key: object = None, cache: object = None) -> object: ...
+    def cached(
+        ttl: object = None,
+        maxsize: int | None = 128,
+        *,
+        typed: bool = False,
+        key: object = None,
+        cache: object = None,
+    ) -> object: ...
 else:
     from ._assemble import classes
     from ._pickling import publish
@@ -46,8 +52,21 @@ else:
     del _classes, classes, publish
 
 __all__ = [
-    "DelayQueue", "Empty", "Full", "Heap", "PriorityExecutor", "PriorityQueue", "RateLimiter",
-    "ShutDown", "TTLDict", "TTLRing", "Timer", "TimerHandle", "TimingWheel",
-    "WheelTTLDict", "cached", "implementation",
+    "DelayQueue",
+    "Empty",
+    "Full",
+    "Heap",
+    "PriorityExecutor",
+    "PriorityQueue",
+    "RateLimiter",
+    "ShutDown",
+    "TTLDict",
+    "TTLRing",
+    "Timer",
+    "TimerHandle",
+    "TimingWheel",
+    "WheelTTLDict",
+    "cached",
+    "implementation",
 ]
 __version__ = "0.1.0"

@@ -75,15 +75,13 @@ _running_loop = asyncio._get_running_loop  # the running loop, or None
 _HEAP_BUSY = "the heap was re-entered from a comparison of its items"
 
 
-
 _SIZE_MAX = sys.maxsize  # a larger maxsize is never reached (the compiled core: no bound)
 
 
 class _Inbox(LockedBase):
     """_Inbox()\n--\n\nWhat other threads hand a queue's loop: a list under a lock, and a wake-up wish."""
 
-    __slots__ = ("items", "spare", "want", "transit", "taking", "pos", "soon", "floor", "_mutex",
-                 "_owner")
+    __slots__ = ("items", "spare", "want", "transit", "taking", "pos", "soon", "floor", "_mutex", "_owner")
 
     def __init__(self) -> None:
         # changed only under the lock; read anywhere as a hint.  The two lists
@@ -133,8 +131,16 @@ class _AioQueueCore(Generic[T]):
     """_AioQueueCore(maxsize=0)\n--\n\nThe non-waiting half of aio.PriorityQueue: heap, waiters, counters."""
 
     __slots__ = (
-        "_heap", "_getters", "_putters", "_joiners", "_maxsize", "_unfinished_tasks",
-        "_is_shutdown", "_loop", "_inbox", "__weakref__",
+        "_heap",
+        "_getters",
+        "_putters",
+        "_joiners",
+        "_maxsize",
+        "_unfinished_tasks",
+        "_is_shutdown",
+        "_loop",
+        "_inbox",
+        "__weakref__",
     )
 
     def __init__(self, maxsize: float = 0) -> None:
@@ -149,6 +155,7 @@ class _AioQueueCore(Generic[T]):
         self._inbox = _Inbox()
 
     if TYPE_CHECKING:  # the face's
+
         async def _wait_put(self, item: T) -> None: ...
         async def _wait_get(self) -> T: ...
         def _get_loop(self) -> AbstractEventLoop: ...  # LoopBound's
@@ -206,8 +213,11 @@ class _AioQueueCore(Generic[T]):
         inbox = self._inbox
         inbox._lock()
         try:
-            if full() if full is not None else (
-                    self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items)):
+            if (
+                full()
+                if full is not None
+                else (self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items))
+            ):
                 raise QueueFull
             inbox.transit += 1  # its room, taken: a put_threadsafe counts it from here
         finally:
@@ -245,8 +255,11 @@ class _AioQueueCore(Generic[T]):
         try:
             if self._is_shutdown:
                 raise QueueShutDown(SHUTDOWN_PUT)
-            if full() if full is not None else (
-                    0 < self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items)):
+            if (
+                full()
+                if full is not None
+                else (0 < self._maxsize <= inbox.transit + len(self._heap) + len(inbox.items))
+            ):
                 raise QueueFull
             inbox.items.append(item)
             if not inbox.want:
@@ -380,6 +393,7 @@ class _AioQueueCore(Generic[T]):
         return self.put_nowait(item)
 
     if TYPE_CHECKING:  # as asyncio.Queue's, for the classes that join both
+
         async def get(self) -> T: ...
     else:
         get = queue_get  # get_nowait() if not empty, else the face's _wait_get()
@@ -415,8 +429,17 @@ class AioDelayCore(LoopTimer, Generic[Item]):
     """AioDelayCore(maxsize=0)\n--\n\nThe non-waiting half of aio.DelayQueue: heap, waiters, the one timer."""
 
     __slots__ = (
-        "_heap", "_maxsize", "_is_shutdown", "_getters", "_putters", "_pending", "_timer",
-        "_timer_when", "_loop", "_inbox", "__weakref__",
+        "_heap",
+        "_maxsize",
+        "_is_shutdown",
+        "_getters",
+        "_putters",
+        "_pending",
+        "_timer",
+        "_timer_when",
+        "_loop",
+        "_inbox",
+        "__weakref__",
     )
 
     def __init__(self, maxsize: int = 0) -> None:
@@ -432,6 +455,7 @@ class AioDelayCore(LoopTimer, Generic[Item]):
         self._inbox = _Inbox()  # the calls of other threads (the face's *_threadsafe)
 
     if TYPE_CHECKING:  # the face's
+
         def _get_loop(self) -> AbstractEventLoop: ...
         async def _wait_get(self) -> Item: ...
         def _take_calls(self, finish: bool = False) -> None: ...

@@ -32,8 +32,18 @@ SHORTCUTS: Mapping[str, bool] = MappingProxyType({})
 
 
 __all__ = [
-    "MAX_ARM", "Pending", "TimerHandle", "arm", "call_at", "call_later", "on_timer", "pending",
-    "run_batch", "schedule", "take_due", "unrun",
+    "MAX_ARM",
+    "Pending",
+    "TimerHandle",
+    "arm",
+    "call_at",
+    "call_later",
+    "on_timer",
+    "pending",
+    "run_batch",
+    "schedule",
+    "take_due",
+    "unrun",
 ]
 
 _get_running_loop = asyncio.get_running_loop
@@ -47,10 +57,10 @@ _INF = math.inf
 _order = operator.attrgetter("_when")
 
 # TimerHandle states
-PENDING = "pending"      # in the wheel, or handed out and waiting its turn in the batch
-DONE = "done"            # started (and perhaps finished)
+PENDING = "pending"  # in the wheel, or handed out and waiting its turn in the batch
+DONE = "done"  # started (and perhaps finished)
 CANCELLED = "cancelled"
-UNRUN = "unrun"          # returned by close()
+UNRUN = "unrun"  # returned by close()
 
 
 class Pending:
@@ -128,8 +138,13 @@ def _describe(h: TimerHandle) -> str:
     return f"{name}({args})"
 
 
-def call_later(self: Any, delay: float, callback: Callable[..., object], *args: Any,
-               context: Optional[contextvars.Context] = None) -> TimerHandle:
+def call_later(
+    self: Any,
+    delay: float,
+    callback: Callable[..., object],
+    *args: Any,
+    context: Optional[contextvars.Context] = None,
+) -> TimerHandle:
     """Run ``callback(*args)`` ``delay`` seconds from now, in the loop; return its handle.  O(1)."""
     if type(delay) is not float or delay != delay:
         delay = to_real(delay, "delay")
@@ -140,8 +155,13 @@ def call_later(self: Any, delay: float, callback: Callable[..., object], *args: 
     return _schedule(self, now + delay, callback, args, context, now)
 
 
-def call_at(self: Any, when: float, callback: Callable[..., object], *args: Any,
-            context: Optional[contextvars.Context] = None) -> TimerHandle:
+def call_at(
+    self: Any,
+    when: float,
+    callback: Callable[..., object],
+    *args: Any,
+    context: Optional[contextvars.Context] = None,
+) -> TimerHandle:
     """Run ``callback(*args)`` at ``when`` (on ``loop.time()``), in the loop; return its handle.  O(1)."""
     if type(when) is not float or when != when:
         when = to_real(when, "when")
@@ -151,14 +171,25 @@ def call_at(self: Any, when: float, callback: Callable[..., object], *args: Any,
     return _schedule(self, when, callback, args, context, _INF)
 
 
-def schedule(timer: Any, when: float, callback: Callable[..., object], args: tuple[Any, ...],
-             context: Optional[contextvars.Context]) -> TimerHandle:
+def schedule(
+    timer: Any,
+    when: float,
+    callback: Callable[..., object],
+    args: tuple[Any, ...],
+    context: Optional[contextvars.Context],
+) -> TimerHandle:
     """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
     return _schedule(timer, when, callback, args, context, _INF)
 
 
-def _schedule(timer: Any, when: float, callback: Callable[..., object], args: tuple[Any, ...],
-              context: Optional[contextvars.Context], after: float) -> TimerHandle:
+def _schedule(
+    timer: Any,
+    when: float,
+    callback: Callable[..., object],
+    args: tuple[Any, ...],
+    context: Optional[contextvars.Context],
+    after: float,
+) -> TimerHandle:
     # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf:
     # a ``when`` after it needs no look at the wheel's time
     if timer._closed:
@@ -215,11 +246,13 @@ def run_batch(batch: deque[TimerHandle], loop: AbstractEventLoop) -> None:
         except (SystemExit, KeyboardInterrupt):
             raise  # as asyncio; the rest of the batch runs on the next loop step
         except BaseException as exc:
-            loop.call_exception_handler({
-                "message": f"Exception in callback {_describe(h)}",
-                "exception": exc,
-                "handle": h,
-            })
+            loop.call_exception_handler(
+                {
+                    "message": f"Exception in callback {_describe(h)}",
+                    "exception": exc,
+                    "handle": h,
+                }
+            )
 
 
 def pending(batch: deque[TimerHandle]) -> int:

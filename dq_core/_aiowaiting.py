@@ -16,8 +16,18 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Optional, Protocol, TypeVar
 
 __all__ = [
-    "LOOP_CLOSED", "LoopTimer", "MAX_ARM", "QueueShutDown", "WANT_ITEM", "WANT_ROOM", "delay_get",
-    "queue_get", "report_unqueued", "unstarted", "wakeup_all", "wakeup_next",
+    "LOOP_CLOSED",
+    "LoopTimer",
+    "MAX_ARM",
+    "QueueShutDown",
+    "WANT_ITEM",
+    "WANT_ROOM",
+    "delay_get",
+    "queue_get",
+    "report_unqueued",
+    "unstarted",
+    "wakeup_all",
+    "wakeup_next",
 ]
 
 #: What a ``*_threadsafe`` method raises (``RuntimeError``) once the queue's loop is closed.
@@ -109,8 +119,9 @@ async def unstarted() -> None:
     # that has not started is raised as CPython raises it in a coroutine)
 
 
-def report_unqueued(queue: object, loop: Optional[asyncio.AbstractEventLoop],
-                    failed: list[tuple[Any, Exception]]) -> None:
+def report_unqueued(
+    queue: object, loop: Optional[asyncio.AbstractEventLoop], failed: list[tuple[Any, Exception]]
+) -> None:
     """Items put from other threads whose comparison raised when the loop took them in.
 
     Each goes to the exception handler of ``loop`` (the queue's), or of the
@@ -123,13 +134,15 @@ def report_unqueued(queue: object, loop: Optional[asyncio.AbstractEventLoop],
         except RuntimeError:
             raise failed[0][1] from None
     for item, exc in failed:
-        loop.call_exception_handler({
-            "message": "Exception when the queue took in an item put_threadsafe() gave it; "
-                       "the item was dropped",
-            "exception": exc,
-            "item": item,
-            "queue": queue,
-        })
+        loop.call_exception_handler(
+            {
+                "message": "Exception when the queue took in an item put_threadsafe() gave it; "
+                "the item was dropped",
+                "exception": exc,
+                "item": item,
+                "queue": queue,
+            }
+        )
 
 
 def wakeup_all(waiters: deque[Future[None]]) -> None:

@@ -81,7 +81,7 @@ def message(kind: str, obj: Any, function: Any, func: str, *details: Any) -> str
         return f"{where} got an unexpected keyword argument '{details[0]}'"
     if kind == "reword":
         text: str = details[0]
-        rest = text[text.index("() got ") + 3:]
+        rest = text[text.index("() got ") + 3 :]
         rest = rest.replace("got multiple values for keyword argument", "got multiple values for argument", 1)
         return f"{where} {rest}"
     low, high, given, keywords = details
@@ -114,8 +114,11 @@ def name_methods(public: type, modules: tuple[str, ...]) -> None:
         reached.update(vars(klass))
     for name, value in reached.items():
         f = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
-        if (type(f).__name__ in _FUNCTIONS and getattr(f, "__module__", None) in modules
-                and id(f) not in _NAMED):
+        if (
+            type(f).__name__ in _FUNCTIONS
+            and getattr(f, "__module__", None) in modules
+            and id(f) not in _NAMED
+        ):
             f.__qualname__ = f"{public.__name__}.{name}"
             _NAMED.add(id(f))
 

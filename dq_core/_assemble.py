@@ -41,14 +41,31 @@ from ._argerrors import name_methods
 from ._signature import strip_annotations
 
 __all__ = [
-    "AIO_CORE_MODULES", "CORE_MODULES", "IMPLEMENTATIONS", "THREADED_CORE_MODULES", "AioClasses",
-    "Classes", "aio_classes", "assemble", "assemble_aio", "classes", "cores",
+    "AIO_CORE_MODULES",
+    "CORE_MODULES",
+    "IMPLEMENTATIONS",
+    "THREADED_CORE_MODULES",
+    "AioClasses",
+    "Classes",
+    "aio_classes",
+    "assemble",
+    "assemble_aio",
+    "classes",
+    "cores",
 ]
 
 #: The cores, each a compiled module ``dq_core.<name>`` with a pure twin ``dq_core.<name>_py``.
 CORE_MODULES = (
-    "_aioqueuecore", "_aiotimercore", "_delaycore", "_heapcore", "_itemheapcore", "_lockcore",
-    "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore",
+    "_aioqueuecore",
+    "_aiotimercore",
+    "_delaycore",
+    "_heapcore",
+    "_itemheapcore",
+    "_lockcore",
+    "_queuecore",
+    "_ringcore",
+    "_ttldictcore",
+    "_wheelcore",
 )
 
 #: The cores of ``dq_core.aio``: they import asyncio, so only ``aio_classes`` imports them
@@ -126,8 +143,10 @@ def _as_compiled(public: tuple[Any, ...]) -> None:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    delay, heap, queue, ring, ttldict, wheel = (modules[name] for name in (
-        "_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore"))
+    delay, heap, queue, ring, ttldict, wheel = (
+        modules[name]
+        for name in ("_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore")
+    )
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
     priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
     wheel_ttl_dict = _public(_wheelttldict.WheelTTLDict, _TimingWheel=wheel.TimingWheel)
@@ -160,16 +179,20 @@ def assemble_aio(modules: dict[str, ModuleType]) -> AioClasses:
     aiotimer = modules["_aiotimercore"]
     adopt = heap.adopt_methods
     public = AioClasses(
-        PriorityQueue=adopt(_public(
-            _aio_priorityqueue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")),
-        DelayQueue=adopt(_public(
-            _aio_delayqueue.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")),
-        Timer=_public(_aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=aiotimer,
-                      __module__="dq_core.aio"),
+        PriorityQueue=adopt(
+            _public(_aio_priorityqueue.PriorityQueue, aioqueue.AioQueueCore, __module__="dq_core.aio")
+        ),
+        DelayQueue=adopt(
+            _public(_aio_delayqueue.DelayQueue, aioqueue.AioDelayCore, __module__="dq_core.aio")
+        ),
+        Timer=_public(
+            _aio_timer.Timer, _TimingWheel=wheel.TimingWheel, _core=aiotimer, __module__="dq_core.aio"
+        ),
         TimerHandle=aiotimer.TimerHandle,
         RateLimiter=_public(_aio_ratelimiter.RateLimiter, __module__="dq_core.aio"),
         PriorityTaskPool=_public(
-            _aio_prioritytaskpool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"),
+            _aio_prioritytaskpool.PriorityTaskPool, _Heap=heap.Heap, __module__="dq_core.aio"
+        ),
     )
     _as_compiled(public)
     return public

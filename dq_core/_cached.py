@@ -121,9 +121,14 @@ def _wake(fut: asyncio.Future[None]) -> None:
 def make_cached(default_mapping: type) -> Callable[..., Any]:
     """The ``cached`` decorator whose caches are ``default_mapping`` (a WheelTTLDict class)."""
 
-    def cached(ttl: Any = None, maxsize: Optional[int] = 128, *, typed: bool = False,
-               key: Optional[Callable[..., Hashable]] = None,
-               cache: Optional[MutableMapping[Any, Any]] = None) -> Any:
+    def cached(
+        ttl: Any = None,
+        maxsize: Optional[int] = 128,
+        *,
+        typed: bool = False,
+        key: Optional[Callable[..., Hashable]] = None,
+        cache: Optional[MutableMapping[Any, Any]] = None,
+    ) -> Any:
         if callable(ttl) and maxsize == 128 and not typed and key is None and cache is None:
             return cached()(ttl)  # @cached without parentheses
         if cache is not None:
@@ -143,8 +148,7 @@ def make_cached(default_mapping: type) -> Callable[..., Any]:
         def decorate(func: F) -> F:
             if not callable(func):
                 raise TypeError(f"cached decorates a callable, not {type(func).__name__!r}")
-            wrapped: F = _wrap(func, store, limit, typed, key,
-                               {"ttl": ttl, "maxsize": limit, "typed": typed})
+            wrapped: F = _wrap(func, store, limit, typed, key, {"ttl": ttl, "maxsize": limit, "typed": typed})
             return wrapped
 
         return decorate
@@ -192,8 +196,14 @@ _CACHED_DOC = """Memoise a function, method or coroutine function; one call per 
     """
 
 
-def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], typed: bool,
-          key_func: Optional[Callable[..., Hashable]], parameters: dict[str, Any]) -> Any:
+def _wrap(
+    func: Any,
+    store: MutableMapping[Any, Any],
+    limit: Optional[int],
+    typed: bool,
+    key_func: Optional[Callable[..., Hashable]],
+    parameters: dict[str, Any],
+) -> Any:
     lock = threading.Lock()
     flights: dict[Any, _Flight] = {}
     counts = [0, 0, 0]  # hits, misses, generation (cache_clear: an older flight keeps nothing)
@@ -248,6 +258,7 @@ def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], type
 
     wrapper: Callable[..., Any]
     if inspect.iscoroutinefunction(func):
+
         async def awrapper(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and len(args) == 1 and type(args[0]) in fast_types:
                 k = args[0]  # the key of one int or str argument: itself (as functools)
@@ -280,6 +291,7 @@ def _wrap(func: Any, store: MutableMapping[Any, Any], limit: Optional[int], type
 
         wrapper = awrapper
     else:
+
         def compute(k: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             while True:
                 value, flight, leads = begin(k)

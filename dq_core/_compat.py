@@ -48,25 +48,33 @@ def _why() -> str:
     if not os.path.isfile(os.path.join(root, "setup.py")):
         return ""  # an installed package: the reason above says it all
     built = [
-        os.path.join(entry, "dq_core") for entry in sys.path
+        os.path.join(entry, "dq_core")
+        for entry in sys.path
         if os.path.abspath(entry or os.curdir) != root and _has_cores(os.path.join(entry, "dq_core"))
     ]
     if _has_cores(package):
-        where = (f"the compiled cores in this source tree ({package}) do not match its sources "
-                 "(built from older sources, or for another Python)")
+        where = (
+            f"the compiled cores in this source tree ({package}) do not match its sources "
+            "(built from older sources, or for another Python)"
+        )
     elif built:
-        where = (f"this source tree ({package}) shadows the installed build in {built[0]}, "
-                 "because the source tree's root comes first on sys.path")
+        where = (
+            f"this source tree ({package}) shadows the installed build in {built[0]}, "
+            "because the source tree's root comes first on sys.path"
+        )
     else:
         where = f"this source tree ({package}) has no compiled cores built"
-    return (f"{where}: build the compiled cores in place with 'pip install -e .' (or 'python "
-            f"setup.py build_ext --inplace') in {root}, or run Python from another directory; ")
+    return (
+        f"{where}: build the compiled cores in place with 'pip install -e .' (or 'python "
+        f"setup.py build_ext --inplace') in {root}, or run Python from another directory; "
+    )
 
 
 def _has_cores(directory: str) -> bool:
     try:
-        return any(name.startswith("_heapcore.") and not name.endswith(".py")
-                   for name in os.listdir(directory))
+        return any(
+            name.startswith("_heapcore.") and not name.endswith(".py") for name in os.listdir(directory)
+        )
     except OSError:
         return False
 

@@ -34,10 +34,7 @@ def to_real(value: object, name: str) -> float:
         else:
             if -MAX_EXACT_INT <= i <= MAX_EXACT_INT:
                 return float(i)
-            raise OverflowError(
-                f"{name} must be an integer within +-2**53 to be stored exactly, "
-                f"got {i!r}"
-            )
+            raise OverflowError(f"{name} must be an integer within +-2**53 to be stored exactly, got {i!r}")
     if hasattr(tp, "__float__"):
         try:
             d = float(value)  # type: ignore[arg-type]
@@ -94,9 +91,7 @@ def keys_of(values: object, name: str) -> list[float]:
             try:
                 seq = view.tolist()
             except NotImplementedError:
-                raise TypeError(
-                    f"{name} has an unsupported buffer format {view.format!r}"
-                ) from None
+                raise TypeError(f"{name} has an unsupported buffer format {view.format!r}") from None
     out: list[float] = []
     append = out.append
     for i, v in enumerate(seq):

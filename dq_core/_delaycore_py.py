@@ -54,8 +54,15 @@ class DelayCore(LockedBase, Generic[T]):
     """
 
     __slots__ = (
-        "_heap", "_mutex", "_owner", "_clock", "_maxsize", "is_shutdown",
-        "_getters", "_putters", "_leader",
+        "_heap",
+        "_mutex",
+        "_owner",
+        "_clock",
+        "_maxsize",
+        "is_shutdown",
+        "_getters",
+        "_putters",
+        "_leader",
     )
 
     is_shutdown: bool
@@ -119,8 +126,9 @@ class DelayCore(LockedBase, Generic[T]):
 
     # -- put ------------------------------------------------------------------
 
-    def put(self, /, item: T, delay: float = 0.0, *, block: bool = True,
-            timeout: Optional[float] = None) -> int:
+    def put(
+        self, /, item: T, delay: float = 0.0, *, block: bool = True, timeout: Optional[float] = None
+    ) -> int:
         """Add ``item``, due ``delay`` seconds from now; return its handle.  O(log n).
 
         A ``delay`` <= 0 makes it due at once.  With ``maxsize`` reached,
@@ -132,8 +140,9 @@ class DelayCore(LockedBase, Generic[T]):
         # makes an infinite deadline, never NaN.
         return self._put(item, read_clock(self._clock) + d, block, timeout)
 
-    def put_at(self, /, item: T, deadline: float, *, block: bool = True,
-               timeout: Optional[float] = None) -> int:
+    def put_at(
+        self, /, item: T, deadline: float, *, block: bool = True, timeout: Optional[float] = None
+    ) -> int:
         """Add ``item``, due at ``deadline`` (on the queue's clock); return its handle.  O(log n).
 
         Otherwise as ``put``.

@@ -78,8 +78,7 @@ class DelayQueue(QueueProtocol, Uncopyable, _Core[T]):
                 remaining = end - monotonic()
                 if remaining <= 0.0:
                     raise Empty
-            if delay is not None and self._leader is None and (
-                    remaining is None or delay <= remaining):
+            if delay is not None and self._leader is None and (remaining is None or delay <= remaining):
                 waiter = self._leader = new_waiter()
                 try:
                     wait(self, self._getters, delay, waiter)

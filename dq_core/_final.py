@@ -34,8 +34,7 @@ def refuse_subclassing(name: str) -> Any:
     return classmethod(__init_subclass__)
 
 
-def refuse_storage_hooks(face: str, base: str, hooks: tuple[str, ...],
-                         instead: str) -> Callable[[C], C]:
+def refuse_storage_hooks(face: str, base: str, hooks: tuple[str, ...], instead: str) -> Callable[[C], C]:
     """A class decorator for ``face``, a drop-in for ``base`` that never calls its storage ``hooks``.
 
     Each hook raises ``TypeError`` naming it; a subclass overriding one,
@@ -65,7 +64,8 @@ def refuse_storage_hooks(face: str, base: str, hooks: tuple[str, ...],
                 if getattr(sub, name) is not getattr(owner, name):
                     raise TypeError(
                         f"{sub.__name__} overrides {name}(), which {face} never calls; "
-                        f"override {instead} instead")
+                        f"override {instead} instead"
+                    )
             if own is None:
                 super(owner, sub).__init_subclass__(**kwargs)
             else:

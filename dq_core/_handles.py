@@ -32,10 +32,30 @@ import threading
 from typing import Any, Iterable, Sequence
 
 __all__ = [
-    "SLOT_BITS", "SLOT_MASK", "GEN_BITS", "GEN_MASK", "GEN_LIMIT", "CID_LIMIT", "TAG_LIMIT",
-    "HANDLE_LIMIT", "MAX_SLOTS", "MIN_SLOTS", "RESET_MIN_SLOTS", "NIL", "LIVE", "CONSTANTS",
-    "Handles", "new_cid", "next_cap", "is_tag", "tags_valid", "top_cid", "claim",
-    "all_claimed", "check_table", "stale_message",
+    "SLOT_BITS",
+    "SLOT_MASK",
+    "GEN_BITS",
+    "GEN_MASK",
+    "GEN_LIMIT",
+    "CID_LIMIT",
+    "TAG_LIMIT",
+    "HANDLE_LIMIT",
+    "MAX_SLOTS",
+    "MIN_SLOTS",
+    "RESET_MIN_SLOTS",
+    "NIL",
+    "LIVE",
+    "CONSTANTS",
+    "Handles",
+    "new_cid",
+    "next_cap",
+    "is_tag",
+    "tags_valid",
+    "top_cid",
+    "claim",
+    "all_claimed",
+    "check_table",
+    "stale_message",
 ]
 
 #: A handle is ``tag << SLOT_BITS | slot``; a slot's tag is ``cid << GEN_BITS | gen``.
@@ -69,9 +89,17 @@ LIVE = -2
 
 #: The constants the C half must agree with.
 CONSTANTS = {
-    "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "GEN_BITS": GEN_BITS, "GEN_LIMIT": GEN_LIMIT,
-    "CID_LIMIT": CID_LIMIT, "HANDLE_LIMIT": HANDLE_LIMIT, "MAX_SLOTS": MAX_SLOTS, "MIN_SLOTS": MIN_SLOTS,
-    "RESET_MIN_SLOTS": RESET_MIN_SLOTS, "NIL": NIL, "LIVE": LIVE,
+    "SLOT_BITS": SLOT_BITS,
+    "SLOT_MASK": SLOT_MASK,
+    "GEN_BITS": GEN_BITS,
+    "GEN_LIMIT": GEN_LIMIT,
+    "CID_LIMIT": CID_LIMIT,
+    "HANDLE_LIMIT": HANDLE_LIMIT,
+    "MAX_SLOTS": MAX_SLOTS,
+    "MIN_SLOTS": MIN_SLOTS,
+    "RESET_MIN_SLOTS": RESET_MIN_SLOTS,
+    "NIL": NIL,
+    "LIVE": LIVE,
 }
 
 
@@ -101,8 +129,10 @@ def new_cid(above: int = 0) -> int:
 
 def stale_message(handle: object, container: str) -> str:
     """The message of the ``KeyError`` for a handle that names no item."""
-    return (f"stale or foreign handle {handle!r}: its item has left this {container}, "
-            f"or another container issued it")
+    return (
+        f"stale or foreign handle {handle!r}: its item has left this {container}, "
+        f"or another container issued it"
+    )
 
 
 def next_cap(cap: int, full: str) -> int:
@@ -299,8 +329,9 @@ def all_claimed(owner: bytearray, tags: Sequence[int]) -> bool:
     return sum(owner) == len(tags) - retired
 
 
-def check_table(tags: Sequence[int], links: Sequence[int], free: int, epoch: int,
-                held: Any, cid: int) -> None:
+def check_table(
+    tags: Sequence[int], links: Sequence[int], free: int, epoch: int, held: Any, cid: int
+) -> None:
     """Assert the invariants of a slot table; ``held``: the slots holding items."""
     n = len(tags)
     assert len(links) == n and 0 <= epoch < GEN_LIMIT and 0 < cid < CID_LIMIT

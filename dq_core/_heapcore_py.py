@@ -54,6 +54,7 @@ def adopt_methods(cls: C) -> C:
         raise TypeError(f"cls must be a class, not {type(cls).__name__!r}")
     return cls
 
+
 T = TypeVar("T")
 Entry = tuple[float, int, int]  # (key, seq, slot)
 
@@ -62,8 +63,10 @@ _REENTERED = "the heap was re-entered (from a finaliser) while it was being chan
 _FULL = "a Heap holds at most 2**31 - 1 items"
 
 
-@copied_by_state(copy_doc="A new heap with the same items (not copied) and handles.  O(n).",
-                 deepcopy_doc="A new heap with copies of the items, and the same handles.  O(n).")
+@copied_by_state(
+    copy_doc="A new heap with the same items (not copied) and handles.  O(n).",
+    deepcopy_doc="A new heap with copies of the items, and the same handles.  O(n).",
+)
 class Heap(Generic[T]):
     """Min-heap of items keyed by real-number priorities.
 
@@ -260,9 +263,7 @@ class Heap(Generic[T]):
         values = list(items)
         keys = keys_of(priorities, "priorities")
         if len(keys) != len(values):
-            raise ValueError(
-                f"priorities and items differ in length ({len(keys)} != {len(values)})"
-            )
+            raise ValueError(f"priorities and items differ in length ({len(keys)} != {len(values)})")
         self._enter()
         try:
             heap = self._heap

@@ -76,8 +76,7 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
     if len(tags) > MAX_SLOTS:
         raise _invalid("too many slots")
     if not tags_valid(tags, epoch):
-        raise _invalid("every tag must be an int cid << 32 | gen, cid < 2**64, "
-                       "gen in [epoch, GEN_LIMIT]")
+        raise _invalid("every tag must be an int cid << 32 | gen, cid < 2**64, gen in [epoch, GEN_LIMIT]")
     if version == 1 and any(t >> 32 for t in tags):
         raise _invalid("every generation must be an int in [epoch, GEN_LIMIT]")
     # Every slot below GEN_LIMIT is either free or holds one item; a

@@ -47,7 +47,8 @@ class LockedBase:
             if self._owner == me:
                 raise RuntimeError(
                     "the queue was re-entered while this thread holds its lock "
-                    "(from a comparison of its items?)")
+                    "(from a comparison of its items?)"
+                )
             self._mutex.acquire()
         self._owner = me
 

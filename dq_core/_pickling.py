@@ -47,8 +47,7 @@ def restore(name: str, state: Any = _NO_STATE) -> Any:
     return obj
 
 
-def copied_by_state(copy_doc: Optional[str] = None,
-                    deepcopy_doc: Optional[str] = None) -> Callable[[C], C]:
+def copied_by_state(copy_doc: Optional[str] = None, deepcopy_doc: Optional[str] = None) -> Callable[[C], C]:
     """A class decorator: copy, deepcopy and pickle through ``__getstate__``/``__setstate__``.
 
     Pickles name the public class (the decorated class's name) and load
@@ -97,4 +96,5 @@ class Uncopyable:
     def __reduce_ex__(self, protocol: object) -> NoReturn:
         raise TypeError(
             f"cannot pickle or copy {type(self).__name__!r} object: "
-            "it owns a lock and the threads waiting on it")
+            "it owns a lock and the threads waiting on it"
+        )

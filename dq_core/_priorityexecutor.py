@@ -54,7 +54,8 @@ _counter = itertools.count()
 # As concurrent.futures.thread: at interpreter exit, every worker drains its
 # queue and is joined.  Held while mutating _threads_bells and _shutdown.
 _threads_bells: "weakref.WeakKeyDictionary[threading.Thread, queue.SimpleQueue[None]]" = (
-    weakref.WeakKeyDictionary())
+    weakref.WeakKeyDictionary()
+)
 _shutdown = False
 _global_shutdown_lock = threading.Lock()
 
@@ -76,9 +77,11 @@ def _python_exit() -> None:
 threading._register_atexit(_python_exit)  # type: ignore[attr-defined]
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_global_shutdown_lock.acquire,
-                        after_in_child=_global_shutdown_lock._at_fork_reinit,  # type: ignore[attr-defined]
-                        after_in_parent=_global_shutdown_lock.release)
+    os.register_at_fork(
+        before=_global_shutdown_lock.acquire,
+        after_in_child=_global_shutdown_lock._at_fork_reinit,  # type: ignore[attr-defined]
+        after_in_parent=_global_shutdown_lock.release,
+    )
 
 
 class PriorityExecutor(Uncopyable, Executor):
@@ -102,10 +105,15 @@ class PriorityExecutor(Uncopyable, Executor):
     #: The PriorityQueue class of the implementation: set by dq_core._assemble.
     _PriorityQueue: ClassVar[type[PriorityQueue[Any]]]
 
-    def __init__(self, max_workers: Optional[int] = None, rate: Optional[float] = None,
-                 burst: float = 1, thread_name_prefix: str = "",
-                 initializer: Optional[Callable[..., Any]] = None,
-                 initargs: tuple[Any, ...] = ()) -> None:
+    def __init__(
+        self,
+        max_workers: Optional[int] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+        thread_name_prefix: str = "",
+        initializer: Optional[Callable[..., Any]] = None,
+        initargs: tuple[Any, ...] = (),
+    ) -> None:
         if max_workers is None:
             max_workers = min(32, (os.cpu_count() or 1) + 4)
         elif not hasattr(type(max_workers), "__index__"):
@@ -136,15 +144,16 @@ class PriorityExecutor(Uncopyable, Executor):
         """Schedule ``fn(*args, **kwargs)`` at priority 0; return its Future."""
         return self._submit(0.0, fn, args, kwargs)
 
-    def submit_with_priority(self, priority: float, fn: Callable[P, T], /,
-                             *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+    def submit_with_priority(
+        self, priority: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
         """Schedule ``fn(*args, **kwargs)`` at ``priority`` (lowest starts first).  O(log n)."""
-        p = priority if type(priority) is float and priority == priority else to_real(
-            priority, "priority")
+        p = priority if type(priority) is float and priority == priority else to_real(priority, "priority")
         return self._submit(p, fn, args, kwargs)
 
-    def _submit(self, p: float, fn: Callable[..., T], args: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> Future[T]:
+    def _submit(
+        self, p: float, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Future[T]:
         with self._lock, _global_shutdown_lock:
             if self._broken:
                 raise BrokenExecutor(self._broken)
@@ -167,9 +176,18 @@ class PriorityExecutor(Uncopyable, Executor):
             bell.put(None)
 
         t = threading.Thread(
-            target=_worker, name=f"{self._prefix}_{len(self._threads)}",
-            args=(weakref.ref(self, collected), self._pending, self._bell, self._limiter,
-                  self._idle, self._initializer, self._initargs))
+            target=_worker,
+            name=f"{self._prefix}_{len(self._threads)}",
+            args=(
+                weakref.ref(self, collected),
+                self._pending,
+                self._bell,
+                self._limiter,
+                self._idle,
+                self._initializer,
+                self._initargs,
+            ),
+        )
         t.start()
         self._threads.add(t)
         _threads_bells[t] = self._bell
@@ -207,14 +225,21 @@ class PriorityExecutor(Uncopyable, Executor):
         return self._pending.qsize()
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} max_workers={self._max_workers} "
-                f"workers={len(self._threads)} pending={self._pending.qsize()}>")
+        return (
+            f"<{type(self).__name__} max_workers={self._max_workers} "
+            f"workers={len(self._threads)} pending={self._pending.qsize()}>"
+        )
 
 
-def _worker(executor_ref: "weakref.ref[PriorityExecutor]", pending: Any,
-            bell: queue.SimpleQueue[None], limiter: Optional[RateLimiter],
-            idle: threading.Semaphore, initializer: Optional[Callable[..., Any]],
-            initargs: tuple[Any, ...]) -> None:
+def _worker(
+    executor_ref: "weakref.ref[PriorityExecutor]",
+    pending: Any,
+    bell: queue.SimpleQueue[None],
+    limiter: Optional[RateLimiter],
+    idle: threading.Semaphore,
+    initializer: Optional[Callable[..., Any]],
+    initargs: tuple[Any, ...],
+) -> None:
     # A worker's whole life; it holds no strong reference to the executor
     # while it waits.
     if initializer is not None:
@@ -224,8 +249,7 @@ def _worker(executor_ref: "weakref.ref[PriorityExecutor]", pending: Any,
             _log.critical("Exception in initializer:", exc_info=True)
             executor = executor_ref()
             if executor is not None:
-                executor._set_broken(
-                    "A thread initializer failed, the thread pool is not usable anymore")
+                executor._set_broken("A thread initializer failed, the thread pool is not usable anymore")
             return
     while True:
         bell.get()

@@ -42,10 +42,10 @@ else:
 __all__ = ["PriorityQueue"]
 
 
-
 # queue.Queue's storage hooks: PriorityQueue never calls them.
-@refuse_storage_hooks("dq_core.PriorityQueue", "queue.Queue", ("_init", "_qsize", "_put", "_get"),
-                      "put() and get()")
+@refuse_storage_hooks(
+    "dq_core.PriorityQueue", "queue.Queue", ("_init", "_qsize", "_put", "_get"), "put() and get()"
+)
 class PriorityQueue(QueueProtocol, _Core[T]):
     """Thread-safe priority queue: lowest item first, by the items' own ``<``.
 
@@ -74,8 +74,10 @@ class PriorityQueue(QueueProtocol, _Core[T]):
         __class_getitem__ = classmethod(types.GenericAlias)
 
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
-        raise TypeError(f"cannot pickle or copy {type(self).__name__!r} object: "
-                        "it owns a lock and the threads waiting on it")
+        raise TypeError(
+            f"cannot pickle or copy {type(self).__name__!r} object: "
+            "it owns a lock and the threads waiting on it"
+        )
 
     def __reduce__(self) -> NoReturn:
         self.__reduce_ex__(2)
@@ -228,6 +230,4 @@ class PriorityQueue(QueueProtocol, _Core[T]):
         n, head = head_snapshot(self, lambda heap: heap.peek())
         if not n:
             return f"<{type(self).__name__} len=0 maxsize={self.maxsize}>"
-        return (f"<{type(self).__name__} len={n} maxsize={self.maxsize} "
-                f"next={reprlib.repr(head)}>")
-
+        return f"<{type(self).__name__} len={n} maxsize={self.maxsize} next={reprlib.repr(head)}>"

@@ -58,8 +58,15 @@ class QueueCore(LockedBase, _stdlib_queue.PriorityQueue[T]):
     """
 
     __slots__ = (
-        "_heap", "_mutex", "_owner", "_maxsize", "unfinished_tasks", "is_shutdown",
-        "_getters", "_putters", "_joiners",
+        "_heap",
+        "_mutex",
+        "_owner",
+        "_maxsize",
+        "unfinished_tasks",
+        "is_shutdown",
+        "_getters",
+        "_putters",
+        "_joiners",
     )
 
     unfinished_tasks: int

@@ -27,6 +27,7 @@ class QueueProtocol:
     _putters: "deque[Any]"
 
     if TYPE_CHECKING:  # provided by the queue (DelayCore or QueueCore)
+
         def _lock(self) -> None: ...
         def _unlock(self) -> None: ...
 

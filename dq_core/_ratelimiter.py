@@ -31,6 +31,7 @@ from ._waiting import sleep
 
 __all__ = ["RateLimiter", "TokenBucket"]
 
+
 class RateLimiter(Uncopyable, TokenBucket):
     """Token bucket: ``rate`` tokens per second, at most ``burst`` stored; starts full.
 
@@ -51,11 +52,19 @@ class RateLimiter(Uncopyable, TokenBucket):
     True
     """
 
-    __slots__ = ("_rate", "_burst", "_clock", "_lock", "_full_at", "_granted", "_line", "_queued",
-                 "__weakref__")
+    __slots__ = (
+        "_rate",
+        "_burst",
+        "_clock",
+        "_lock",
+        "_full_at",
+        "_granted",
+        "_line",
+        "_queued",
+        "__weakref__",
+    )
 
-    def __init__(self, rate: float, burst: float = 1,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, rate: float, burst: float = 1, clock: Callable[[], float] = time.monotonic) -> None:
         r, b = positive(rate, "rate"), positive(burst, "burst")
         check_clock(clock)
         self._clock = clock

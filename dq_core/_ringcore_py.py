@@ -80,13 +80,25 @@ class TTLRing(Generic[K]):
     """
 
     __slots__ = (
-        "_ttl", "_size", "_clock", "_segs", "_first", "_head", "_tail", "_len",
-        "_pushed", "_expired", "_spare", "_busy", "__weakref__",
+        "_ttl",
+        "_size",
+        "_clock",
+        "_segs",
+        "_first",
+        "_head",
+        "_tail",
+        "_len",
+        "_pushed",
+        "_expired",
+        "_spare",
+        "_busy",
+        "__weakref__",
     )
     __init_subclass__ = refuse_subclassing("TTLRing")
 
-    def __init__(self, ttl: float, segment_size: int = 1024,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, ttl: float, segment_size: int = 1024, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         ttl = ttl_of(ttl)
         size = segment_size_of(segment_size)
         clock = clock_of(clock)
@@ -311,8 +323,16 @@ class TTLRing(Generic[K]):
         # a change under way has no whole state yet; none starts while it is read
         enter(self, "TTLRing")
         try:
-            return (STATE_VERSION, self._ttl, self._size, self._clock, self._pushed,
-                    self._expired, self._head if self._len else 0, self._entries())
+            return (
+                STATE_VERSION,
+                self._ttl,
+                self._size,
+                self._clock,
+                self._pushed,
+                self._expired,
+                self._head if self._len else 0,
+                self._entries(),
+            )
         finally:
             self._busy = False
 
@@ -325,8 +345,8 @@ class TTLRing(Generic[K]):
         while i < len(keys):
             seg: Segment = ([None] * size, [0.0] * size)
             take = min(size - pos, len(keys) - i)
-            seg[0][pos:pos + take] = keys[i:i + take]
-            seg[1][pos:pos + take] = times[i:i + take]
+            seg[0][pos : pos + take] = keys[i : i + take]
+            seg[1][pos : pos + take] = times[i : i + take]
             segs.append(seg)
             i += take
             tail = pos + take
@@ -360,8 +380,8 @@ class TTLRing(Generic[K]):
             count = (len(live) - 1) * size + self._tail - self._head
             assert count == self._len, (count, self._len)
             keys = live[0][0]
-            assert all(k is None for k in keys[:self._head])
-            assert all(k is None for k in live[-1][0][self._tail:])
+            assert all(k is None for k in keys[: self._head])
+            assert all(k is None for k in live[-1][0][self._tail :])
         assert self._pushed - self._expired == self._len
         if self._spare is not None:
             assert all(k is None for k in self._spare[0])

@@ -19,8 +19,19 @@ from ._convert import at_least, to_count, to_real
 from ._validate import check_clock
 
 __all__ = [
-    "BATCH", "COMPACT_MIN", "STATE_VERSION", "MAX_COUNT", "MAX_SEGMENT_SIZE", "ttl_of", "segment_size_of", "real", "clock_of",
-    "reading", "max_items_of", "reentered", "check_ring_state",
+    "BATCH",
+    "COMPACT_MIN",
+    "STATE_VERSION",
+    "MAX_COUNT",
+    "MAX_SEGMENT_SIZE",
+    "ttl_of",
+    "segment_size_of",
+    "real",
+    "clock_of",
+    "reading",
+    "max_items_of",
+    "reentered",
+    "check_ring_state",
 ]
 
 T = TypeVar("T")

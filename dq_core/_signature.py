@@ -31,9 +31,12 @@ def signature(*params: tuple[str, Any]) -> inspect.Signature:
     import inspect
 
     P = inspect.Parameter
-    return inspect.Signature([
-        P(name, P.POSITIONAL_OR_KEYWORD, default=P.empty if default is NO_DEFAULT else default)
-        for name, default in params])
+    return inspect.Signature(
+        [
+            P(name, P.POSITIONAL_OR_KEYWORD, default=P.empty if default is NO_DEFAULT else default)
+            for name, default in params
+        ]
+    )
 
 
 class InitSignature:
@@ -68,11 +71,11 @@ def strip_annotations(cls: type, modules: tuple[str, ...]) -> None:
 
     for value in vars(cls).values():
         f = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
-        if (not isinstance(f, FunctionType) or f.__module__ not in modules
-                or "__signature__" in vars(f)):
+        if not isinstance(f, FunctionType) or f.__module__ not in modules or "__signature__" in vars(f):
             continue
         sig = inspect.signature(f)
         f.__signature__ = sig.replace(  # type: ignore[attr-defined]
             parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
-            return_annotation=sig.empty)
+            return_annotation=sig.empty,
+        )
         STRIPPED.append(f)

@@ -44,11 +44,11 @@ _counter = itertools.count()
 _order = operator.attrgetter("_when", "_seq")
 
 # TimerHandle states
-PENDING = "pending"      # in the wheel
-DUE = "due"              # taken from the wheel, waiting its turn on the thread
-RUNNING = "running"      # started (and perhaps finished)
+PENDING = "pending"  # in the wheel
+DUE = "due"  # taken from the wheel, waiting its turn on the thread
+RUNNING = "running"  # started (and perhaps finished)
 CANCELLED = "cancelled"
-UNRUN = "unrun"          # returned by stop()
+UNRUN = "unrun"  # returned by stop()
 
 
 class TimerHandle:
@@ -56,8 +56,14 @@ class TimerHandle:
 
     __slots__ = ("_when", "_fn", "_args", "_kwargs", "_state", "_shared", "_key", "_seq")
 
-    def __init__(self, shared: _Shared, when: float, fn: Callable[..., Any],
-                 args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        shared: _Shared,
+        when: float,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
         self._shared = shared
         self._seq = -1  # first-in first-out among equal deadlines; set by schedule
         self._when = when
@@ -134,8 +140,7 @@ class _Shared:
             h._key = wheel.schedule_at(h, max(h._when, math.nextafter(wheel.wheel_time, math.inf)))
             self.keeper = timer  # kept alive until its callbacks ran or were cancelled
             if self.thread is None:
-                self.thread = threading.Thread(target=_run, args=(self,), name=self.name,
-                                               daemon=True)
+                self.thread = threading.Thread(target=_run, args=(self,), name=self.name, daemon=True)
                 self.thread.start()
             elif h._when < self.wake_at:
                 self.cond.notify()
@@ -193,8 +198,7 @@ def _run(shared: _Shared) -> None:
     except BaseException as exc:  # not a callback's: those are caught below
         # A thread that died quietly would leave a Timer that accepts
         # timers and never runs them: refuse them instead, and say why.
-        _log.critical("timer thread %r failed; the Timer runs no more callbacks",
-                      shared.name, exc_info=True)
+        _log.critical("timer thread %r failed; the Timer runs no more callbacks", shared.name, exc_info=True)
         with shared.lock:
             shared.failed = exc
             keeper, shared.keeper = shared.keeper, None
@@ -272,25 +276,25 @@ class Timer:
     #: The TimingWheel class of the implementation: set by dq_core._assemble.
     _TimingWheel: ClassVar[type[TimingWheel[Any]]]
 
-    def __init__(self, tick: float = 0.01, wheel_size: int = 256, *,
-                 name: Optional[str] = None) -> None:
+    def __init__(self, tick: float = 0.01, wheel_size: int = 256, *, name: Optional[str] = None) -> None:
         wheel = self._TimingWheel(tick, wheel_size, clock=time.monotonic)
         if name is None:
             name = f"dq_core-timer-{next(_counter)}"
         self._shared = _Shared(wheel, name)
         self._finalizer = weakref.finalize(self, self._shared.abandon)
 
-    def call_later(self, delay: float, fn: Callable[P, object], /, *args: P.args,
-                   **kwargs: P.kwargs) -> TimerHandle:
+    def call_later(
+        self, delay: float, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> TimerHandle:
         """Run ``fn(*args, **kwargs)`` ``delay`` seconds from now; return its handle.  O(1)."""
         d = to_real(delay, "delay")
         if not callable(fn):
             raise TypeError(f"fn must be callable, not {type(fn).__name__!r}")
-        return self._shared.schedule(
-            TimerHandle(self._shared, time.monotonic() + d, fn, args, kwargs), self)
+        return self._shared.schedule(TimerHandle(self._shared, time.monotonic() + d, fn, args, kwargs), self)
 
-    def call_at(self, deadline: float, fn: Callable[P, object], /, *args: P.args,
-                **kwargs: P.kwargs) -> TimerHandle:
+    def call_at(
+        self, deadline: float, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> TimerHandle:
         """Run ``fn(*args, **kwargs)`` at ``deadline`` (``time.monotonic()`` clock).  O(1)."""
         d = to_real(deadline, "deadline")
         if not callable(fn):

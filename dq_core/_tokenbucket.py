@@ -124,5 +124,7 @@ class TokenBucket:
         return max(0, math.floor(self._available(now) + _EPS))
 
     def _repr(self, now: float) -> str:
-        return (f"<{type(self).__name__} rate={self._rate!r} burst={self._burst!r} "
-                f"available={self._available(now):.3g}")
+        return (
+            f"<{type(self).__name__} rate={self._rate!r} burst={self._burst!r} "
+            f"available={self._available(now):.3g}"
+        )

@@ -136,8 +136,10 @@ class TTLDict(_Base[K, V]):
             return default
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} held={self._held()} ttl={self._ttl!r} "
-                f"maxsize={getattr(self, 'maxsize', None)!r}>")
+        return (
+            f"<{type(self).__name__} held={self._held()} ttl={self._ttl!r} "
+            f"maxsize={getattr(self, 'maxsize', None)!r}>"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         cls = type(self)

@@ -171,9 +171,13 @@ class TTLDictCore(Generic[K, V]):
     _busy: int  # the ident of the thread whose change is under way, or 0
     _lock: threading.Lock  # held by that change
 
-    def __init__(self, ttl: float, maxsize: Optional[int] = None,
-                 clock: Callable[[], float] = time.monotonic,
-                 on_expire: Optional[Callable[[K, V], object]] = None) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        maxsize: Optional[int] = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_expire: Optional[Callable[[K, V], object]] = None,
+    ) -> None:
         t = ttl_of(ttl)
         maxsize = maxsize_of(maxsize)
         clock = clock_of(clock)
@@ -221,8 +225,9 @@ class TTLDictCore(Generic[K, V]):
     def _set_ttl(self, /, value: float) -> None:
         self._ttl = ttl_of(value)  # user code (__float__) runs before anything changes
 
-    ttl = property(_get_ttl, _set_ttl,
-                   doc="Seconds every entry lives; a new value applies to all entries at once.")
+    ttl = property(
+        _get_ttl, _set_ttl, doc="Seconds every entry lives; a new value applies to all entries at once."
+    )
 
     @property
     def maxsize(self) -> Optional[int]:
@@ -541,8 +546,9 @@ class TTLDictCore(Generic[K, V]):
 
     # -- after a change -------------------------------------------------------------
 
-    def _report(self, removed: list[tuple[K, V]], error: Optional[BaseException],
-                raise_it: bool) -> Optional[BaseException]:
+    def _report(
+        self, removed: list[tuple[K, V]], error: Optional[BaseException], raise_it: bool
+    ) -> Optional[BaseException]:
         # on_expire(key, value) for each removed pair, oldest first.  An
         # Exception it raises is kept (the first one, or ``error`` if given)
         # while the rest are told; then raised (raise_it) or returned.
@@ -559,8 +565,15 @@ class TTLDictCore(Generic[K, V]):
         self._enter()
         try:
             entries = [(e[0], e[1], e[3]) for e in self._tab.ring if e[0] is not _HOLE]
-            return (STATE_VERSION, self._ttl, self._maxsize, self._clock, self._on_expire,
-                    attributes_of(self), entries)
+            return (
+                STATE_VERSION,
+                self._ttl,
+                self._maxsize,
+                self._clock,
+                self._on_expire,
+                attributes_of(self),
+                entries,
+            )
         finally:
             self._leave()
 

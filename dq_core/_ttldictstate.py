@@ -18,8 +18,16 @@ from ._convert import at_least, to_int
 from ._ringstate import BATCH, clock_of, real, ttl_of
 
 __all__ = [
-    "STATE_VERSION", "SWEEP", "BATCH", "Entry", "maxsize_of", "on_expire_of", "attributes_of", "set_attributes",
-    "check_dict_state", "tell_each",
+    "STATE_VERSION",
+    "SWEEP",
+    "BATCH",
+    "Entry",
+    "maxsize_of",
+    "on_expire_of",
+    "attributes_of",
+    "set_attributes",
+    "check_dict_state",
+    "tell_each",
 ]
 
 T = TypeVar("T")

@@ -13,7 +13,11 @@ from typing import Callable
 from ._convert import to_real
 
 __all__ = [
-    "check_timeout", "check_clock", "read_clock", "check_reading", "check_maxsize",
+    "check_timeout",
+    "check_clock",
+    "read_clock",
+    "check_reading",
+    "check_maxsize",
     "check_real_maxsize",
 ]
 
@@ -30,7 +34,7 @@ def check_timeout(timeout: object) -> float:
         t: float = timeout  # type: ignore[assignment]
     elif hasattr(tp, "__index__"):
         i = operator.index(timeout)  # type: ignore[arg-type]
-        t = float(i) if -2**1000 < i < 2**1000 else (_INF if i > 0 else -_INF)
+        t = float(i) if -(2**1000) < i < 2**1000 else (_INF if i > 0 else -_INF)
     elif hasattr(tp, "__float__"):
         try:
             t = float(timeout)  # type: ignore[arg-type]

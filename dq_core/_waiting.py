@@ -34,8 +34,7 @@ def new_waiter() -> Any:
     return waiter
 
 
-def wait(owner: Any, waiters: "deque[Any]", timeout: Optional[float],
-         waiter: Any = None) -> Any:
+def wait(owner: Any, waiters: "deque[Any]", timeout: Optional[float], waiter: Any = None) -> Any:
     """Release ``owner``'s lock, sleep until notified or ``timeout`` passes, re-take it.
 
     Returns the waiter lock when notified, None on timeout.  Callers re-check

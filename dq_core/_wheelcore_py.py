@@ -106,9 +106,28 @@ class TimingWheel(Generic[T]):
     """
 
     __slots__ = (
-        "_tick", "_size", "_bits", "_mask", "_clock", "_origin", "_cur", "_time",
-        "_tk", "_next", "_prev", "_items", "_t",
-        "_len", "_head", "_tail", "_occ", "_far", "_visited", "_cascaded", "_busy", "_ready",
+        "_tick",
+        "_size",
+        "_bits",
+        "_mask",
+        "_clock",
+        "_origin",
+        "_cur",
+        "_time",
+        "_tk",
+        "_next",
+        "_prev",
+        "_items",
+        "_t",
+        "_len",
+        "_head",
+        "_tail",
+        "_occ",
+        "_far",
+        "_visited",
+        "_cascaded",
+        "_busy",
+        "_ready",
         "__weakref__",
     )
 
@@ -129,8 +148,9 @@ class TimingWheel(Generic[T]):
         self._ready = False
         return self
 
-    def __init__(self, /, tick: float = 0.001, wheel_size: int = 256,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, /, tick: float = 0.001, wheel_size: int = 256, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         if self._ready:
             raise RuntimeError("TimingWheel.__init__ may run only once")
         tk = to_real(tick, "tick")
@@ -138,17 +158,13 @@ class TimingWheel(Generic[T]):
             raise ValueError(f"tick must be a positive finite number, got {tk!r}")
         size = to_count(wheel_size, "wheel_size")
         if not 2 <= size <= MAX_WHEEL_SIZE or size & (size - 1):
-            raise ValueError(
-                f"wheel_size must be a power of two from 2 to {MAX_WHEEL_SIZE}, got {size!r}"
-            )
+            raise ValueError(f"wheel_size must be a power of two from 2 to {MAX_WHEEL_SIZE}, got {size!r}")
         if not callable(clock):
             raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
         now = to_real(clock(), "clock()")
         q = now / tk
         if not -ORIGIN_LIMIT < q < ORIGIN_LIMIT:
-            raise ValueError(
-                f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}"
-            )
+            raise ValueError(f"clock() / tick must lie within +-2**61 ticks, got {now!r} / {tk!r}")
         # again: the clock (user code) may have run __init__ meanwhile, and
         # timers linked for another wheel_size must never meet this one
         if self._ready:
@@ -158,8 +174,7 @@ class TimingWheel(Generic[T]):
 
     __init_subclass__ = refuse_subclassing("TimingWheel")
 
-    def _setup(self, tk: float, size: int, clock: Callable[[], float], origin: int,
-               now: float) -> None:
+    def _setup(self, tk: float, size: int, clock: Callable[[], float], origin: int, now: float) -> None:
         self._tick = tk
         self._size = size
         self._bits = size.bit_length() - 1
@@ -568,8 +583,11 @@ class TimingWheel(Generic[T]):
         ``cascaded`` the timers it moved down a level.
         """
         return {
-            "length": self._len, "levels": len(self._occ), "slots": len(self._tk),
-            "visited": self._visited, "cascaded": self._cascaded,
+            "length": self._len,
+            "levels": len(self._occ),
+            "slots": len(self._tk),
+            "visited": self._visited,
+            "cascaded": self._cascaded,
         }
 
     def __repr__(self, /) -> str:
@@ -594,7 +612,8 @@ class TimingWheel(Generic[T]):
             lists = [DUE_LIST, FAR_LIST] + [
                 WHEEL_LISTS + (level << self._bits) + s
                 for level, occ in enumerate(self._occ)
-                for s in range(self._size) if occ >> s & 1
+                for s in range(self._size)
+                if occ >> s & 1
             ]
             for lst in lists:
                 slot = self._head[lst]
@@ -603,16 +622,27 @@ class TimingWheel(Generic[T]):
                     live.append((slot, t, self._far[slot] if t == FAR else None, self._items[slot]))
                     slot = self._next[slot]
             return (
-                STATE_VERSION, self._tick, self._size, self._clock, self._origin, self._cur,
-                self._time, self._t.epoch, list(self._t.tags), free, live, self._visited,
+                STATE_VERSION,
+                self._tick,
+                self._size,
+                self._clock,
+                self._origin,
+                self._cur,
+                self._time,
+                self._t.epoch,
+                list(self._t.tags),
+                free,
+                live,
+                self._visited,
                 self._cascaded,
             )
         finally:
             self._busy = False
 
     def __setstate__(self, /, state: tuple[Any, ...]) -> None:
-        (_, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited,
-         cascaded) = check_state(state)
+        (_, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited, cascaded) = check_state(
+            state
+        )
         # built aside, then moved in: a failure leaves this wheel as it was
         new: TimingWheel[Any] = TimingWheel.__new__(TimingWheel)
         new._setup(tick, size, clock, origin, now)
@@ -649,12 +679,22 @@ class TimingWheel(Generic[T]):
 
     def _raw_now(self) -> dict[str, Any]:
         return {
-            "tk": list(self._tk), "next": list(self._next), "prev": list(self._prev),
-            "tag": list(self._t.tags), "cid": self._t.cid, "links": list(self._t.links),
+            "tk": list(self._tk),
+            "next": list(self._next),
+            "prev": list(self._prev),
+            "tag": list(self._t.tags),
+            "cid": self._t.cid,
+            "links": list(self._t.links),
             "items": list(self._items),
-            "free": self._t.free, "epoch": self._t.epoch, "head": list(self._head),
-            "tail": list(self._tail), "occ": list(self._occ), "far": dict(self._far),
-            "cur": self._cur, "bits": self._bits, "len": self._len,
+            "free": self._t.free,
+            "epoch": self._t.epoch,
+            "head": list(self._head),
+            "tail": list(self._tail),
+            "occ": list(self._occ),
+            "far": dict(self._far),
+            "cur": self._cur,
+            "bits": self._bits,
+            "len": self._len,
         }
 
     def _check(self, /) -> None:

@@ -14,8 +14,19 @@ from typing import Any
 from ._handles import GEN_LIMIT, NIL, all_claimed, check_table, claim, tags_valid
 
 __all__ = [
-    "MAX_WHEEL_SIZE", "TICK_LIMIT", "ORIGIN_LIMIT", "DUE", "FAR", "FREE", "DUE_LIST",
-    "FAR_LIST", "WHEEL_LISTS", "STATE_VERSION", "COUNTER_LIMIT", "tick_of", "check_state",
+    "MAX_WHEEL_SIZE",
+    "TICK_LIMIT",
+    "ORIGIN_LIMIT",
+    "DUE",
+    "FAR",
+    "FREE",
+    "DUE_LIST",
+    "FAR_LIST",
+    "WHEEL_LISTS",
+    "STATE_VERSION",
+    "COUNTER_LIMIT",
+    "tick_of",
+    "check_state",
     "check_raw",
 ]
 
@@ -50,8 +61,7 @@ def tick_of(d: float, tick: float) -> int:
 def check_state(state: Any) -> tuple[Any, ...]:
     """Validate a pickled TimingWheel state (both implementations load through this)."""
     try:
-        (version, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited,
-         cascaded) = state
+        (version, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited, cascaded) = state
     except (TypeError, ValueError):
         raise ValueError("invalid TimingWheel state") from None
     if not (type(version) is int and version in _LOADS):
@@ -101,8 +111,7 @@ def check_state(state: Any) -> tuple[Any, ...]:
     owner = bytearray(len(tags))
     if not (all(claim(owner, tags, s) for s in slots) and all_claimed(owner, tags)):
         raise bad("slots")
-    return (version, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited,
-            cascaded)
+    return (version, tick, size, clock, origin, cur, now, epoch, tags, free, live, visited, cascaded)
 
 
 def check_raw(w: dict[str, Any]) -> None:

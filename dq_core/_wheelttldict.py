@@ -122,10 +122,15 @@ class WheelTTLDict(MutableMapping[K, V]):
     _data: OrderedDict[K, list[Any]]
     _wheel: Any
 
-    def __init__(self, ttl: Optional[float] = None, maxsize: Optional[int] = None,
-                 clock: Callable[[], float] = time.monotonic,
-                 on_expire: Optional[Callable[[K, V], object]] = None, *,
-                 tick: float = 0.01) -> None:
+    def __init__(
+        self,
+        ttl: Optional[float] = None,
+        maxsize: Optional[int] = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_expire: Optional[Callable[[K, V], object]] = None,
+        *,
+        tick: float = 0.01,
+    ) -> None:
         life = _INF if ttl is None else ttl_of(ttl)
         size = maxsize_of(maxsize)
         on_expire = on_expire_of(on_expire)
@@ -133,8 +138,14 @@ class WheelTTLDict(MutableMapping[K, V]):
         wheel = self._TimingWheel(tick=tick, clock=clock)  # checks tick, reads the clock
         self._setup(life, size, clock, on_expire, wheel)
 
-    def _setup(self, life: float, size: Optional[int], clock: Callable[[], float],
-               on_expire: Optional[Callable[[K, V], object]], wheel: Any) -> None:
+    def _setup(
+        self,
+        life: float,
+        size: Optional[int],
+        clock: Callable[[], float],
+        on_expire: Optional[Callable[[K, V], object]],
+        wheel: Any,
+    ) -> None:
         self._ttl = life
         self._maxsize = size
         self._clock = clock
@@ -398,16 +409,23 @@ class WheelTTLDict(MutableMapping[K, V]):
         return self._tick
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} held={len(self._data)} ttl={self.ttl!r} "
-                f"maxsize={self._maxsize!r}>")
+        return f"<{type(self).__name__} held={len(self._data)} ttl={self.ttl!r} maxsize={self._maxsize!r}>"
 
     # -- copying, pickling, invariants ---------------------------------------
 
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
         entries = [(e[_KEY], e[_VALUE], e[_DEADLINE]) for e in self._data.values()]
-        return (1, self._ttl, self._maxsize, self._clock, self.on_expire, self._tick,
-                self._wheel.wheel_time, entries)
+        return (
+            1,
+            self._ttl,
+            self._maxsize,
+            self._clock,
+            self.on_expire,
+            self._tick,
+            self._wheel.wheel_time,
+            entries,
+        )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         version, life, size, clock, on_expire, tick, _, entries = state

@@ -55,8 +55,13 @@ def main() -> None:
             ex.submit_with_priority(started_at, poll, job_id)  # earliest started first
         finished.wait()
     elapsed = time.monotonic() - t0
-    report(polls, args.jobs, elapsed, args.rate, "a poll that ran while older jobs were still "
-           "being submitted, or a job rejoining the line")
+    report(
+        polls,
+        args.jobs,
+        elapsed,
+        args.rate,
+        "a poll that ran while older jobs were still being submitted, or a job rejoining the line",
+    )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,7 @@ async def main(jobs_count: int, rate: float, concurrency: int) -> None:
         for job_id, (started_at, _) in jobs.items():
             pool.submit(poll(job_id), priority=started_at)  # earliest started first
     elapsed = loop.time() - t0
-    report(polls, jobs_count, elapsed, rate,
-           "a job rejoining the line behind older ones already started")
+    report(polls, jobs_count, elapsed, rate, "a job rejoining the line behind older ones already started")
     assert not jobs
 
 

@@ -52,10 +52,14 @@ def main() -> None:
                 renewed += 1
         all_closed.wait(60)
     lates = sorted(closed.values())
-    print(f"{len(closed)} of {args.connections} connections closed on idle; "
-          f"{renewed} timeouts restarted by activity")
-    print(f"close lateness: median {lates[len(lates) // 2] * 1e3:.1f} ms, "
-          f"max {lates[-1] * 1e3:.1f} ms (tick 5 ms; callbacks run one at a time)")
+    print(
+        f"{len(closed)} of {args.connections} connections closed on idle; "
+        f"{renewed} timeouts restarted by activity"
+    )
+    print(
+        f"close lateness: median {lates[len(lates) // 2] * 1e3:.1f} ms, "
+        f"max {lates[-1] * 1e3:.1f} ms (tick 5 ms; callbacks run one at a time)"
+    )
 
 
 if __name__ == "__main__":

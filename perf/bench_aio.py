@@ -72,14 +72,20 @@ def benchmarks() -> None:
                 cmd.append("--" + flag.replace("_", "-"))
 
     runner = pyperf.Runner(add_cmdline_args=pass_on)
-    runner.argparser.add_argument("--timers-only", action="store_true",
-                                  help="run only the aio.Timer vs call_later benchmarks")
-    runner.argparser.add_argument("--no-timers", action="store_true",
-                                  help="all but the aio.Timer benchmarks (their run-through is long)")
-    runner.argparser.add_argument("--queues-only", action="store_true",
-                                  help="only the PriorityQueue and DelayQueue benchmarks")
-    runner.argparser.add_argument("--threads-only", action="store_true",
-                                  help="only a producer thread feeding a consumer task")
+    runner.argparser.add_argument(
+        "--timers-only", action="store_true", help="run only the aio.Timer vs call_later benchmarks"
+    )
+    runner.argparser.add_argument(
+        "--no-timers",
+        action="store_true",
+        help="all but the aio.Timer benchmarks (their run-through is long)",
+    )
+    runner.argparser.add_argument(
+        "--queues-only", action="store_true", help="only the PriorityQueue and DelayQueue benchmarks"
+    )
+    runner.argparser.add_argument(
+        "--threads-only", action="store_true", help="only a producer thread feeding a consumer task"
+    )
     args = runner.parse_args()
     if args.timers_only:
         timer_benchmarks(runner)
@@ -95,16 +101,40 @@ def benchmarks() -> None:
     for loop_name, new_loop in loops():
         pqs = [(label, pq) for label, pq, _ in ours] + [("asyncio", asyncio.PriorityQueue)]
         for label, pq in pqs:
-            runner.bench_time_func(f"aio PQ put_nowait+get_nowait {loop_name} {label}",
-                                   a.pq_alternating, pq, jobs, new_loop, inner_loops=2 * n)
-            runner.bench_time_func(f"aio PQ 4P4C bounded {loop_name} {label}",
-                                   a.pq_producers_consumers, pq, jobs, new_loop, inner_loops=n)
+            runner.bench_time_func(
+                f"aio PQ put_nowait+get_nowait {loop_name} {label}",
+                a.pq_alternating,
+                pq,
+                jobs,
+                new_loop,
+                inner_loops=2 * n,
+            )
+            runner.bench_time_func(
+                f"aio PQ 4P4C bounded {loop_name} {label}",
+                a.pq_producers_consumers,
+                pq,
+                jobs,
+                new_loop,
+                inner_loops=n,
+            )
         dqs = [(label, dq) for label, _, dq in ours] + [("heapq+Event", a.AsyncHeapqDelayQueue)]
         for label, dq in dqs:
-            runner.bench_time_func(f"aio DelayQueue put+get {loop_name} {label}",
-                                   a.delay_put_get, dq, past, new_loop, inner_loops=2 * n)
-            runner.bench_time_func(f"aio DelayQueue 4 waiting consumers {loop_name} {label}",
-                                   a.delay_waiting_consumers, dq, n, new_loop, inner_loops=n)
+            runner.bench_time_func(
+                f"aio DelayQueue put+get {loop_name} {label}",
+                a.delay_put_get,
+                dq,
+                past,
+                new_loop,
+                inner_loops=2 * n,
+            )
+            runner.bench_time_func(
+                f"aio DelayQueue 4 waiting consumers {loop_name} {label}",
+                a.delay_waiting_consumers,
+                dq,
+                n,
+                new_loop,
+                inner_loops=n,
+            )
     if args.queues_only:
         return
     thread_benchmarks(runner)
@@ -114,6 +144,7 @@ def benchmarks() -> None:
 
 
 # -- a producer thread feeding a consumer task (workload: dq_core.benchmarks.aio) -----------
+
 
 def thread_feeders() -> list[tuple[str, a.Feeder]]:
     """The contenders of ``thread_feed``: dq_core's, then the peers installed here."""
@@ -131,11 +162,18 @@ def thread_benchmarks(runner: "pyperf.Runner", n: int = 20_000) -> None:
     jobs = pq_items(n)
     for loop_name, new_loop in loops():
         for label, feeder in thread_feeders():
-            runner.bench_time_func(f"aio PQ producer thread -> consumer task 20k {loop_name} {label}",
-                                   a.thread_feed, feeder, jobs, new_loop, inner_loops=n)
+            runner.bench_time_func(
+                f"aio PQ producer thread -> consumer task 20k {loop_name} {label}",
+                a.thread_feed,
+                feeder,
+                jobs,
+                new_loop,
+                inner_loops=n,
+            )
 
 
 # -- aio.Timer against loop.call_later (workloads: dq_core.benchmarks.aiotimers) ------------
+
 
 def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> None:
     """aio.Timer vs the loop's own call_later: a run-through, per-call schedule and cancel.
@@ -171,12 +209,29 @@ def timer_benchmarks(runner, n_run: int = 1_000_000, n_call: int = 100_000) -> N
                 continue  # the pure twin: per-call rows only (the run-through takes long)
             runner.bench_time_func(
                 f"aio timers 1e6 call_later U(0,{span}) half cancelled run-through {loop_name} {label}",
-                t.run_through, contender, ds, virtual, inner_loops=n_run)
+                t.run_through,
+                contender,
+                ds,
+                virtual,
+                inner_loops=n_run,
+            )
         for label, contender in who:
-            runner.bench_time_func(f"aio timers schedule {loop_name} {label}",
-                                   t.schedule_cost, contender, per_call, new_loop, inner_loops=n_call)
-            runner.bench_time_func(f"aio timers cancel {loop_name} {label}",
-                                   t.cancel_cost, contender, per_call, new_loop, inner_loops=n_call)
+            runner.bench_time_func(
+                f"aio timers schedule {loop_name} {label}",
+                t.schedule_cost,
+                contender,
+                per_call,
+                new_loop,
+                inner_loops=n_call,
+            )
+            runner.bench_time_func(
+                f"aio timers cancel {loop_name} {label}",
+                t.cancel_cost,
+                contender,
+                per_call,
+                new_loop,
+                inner_loops=n_call,
+            )
 
 
 def limiter_benchmarks(runner: "pyperf.Runner", loop_list: list[tuple[str, a.NewLoop]]) -> None:
@@ -185,32 +240,48 @@ def limiter_benchmarks(runner: "pyperf.Runner", loop_list: list[tuple[str, a.New
 
     for loop_name, new_loop in loop_list:
         for kind in ("dq_core", "aiolimiter"):
-            runner.bench_time_func(f"aio RateLimiter acquire uncontended {loop_name} {kind}",
-                                   lb.acquire_uncontended, kind, new_loop, inner_loops=10_000)
-            runner.bench_time_func(f"aio RateLimiter acquire 8 tasks, 200k/s {loop_name} {kind}",
-                                   lb.acquire_contended, kind, new_loop, inner_loops=2_000)
+            runner.bench_time_func(
+                f"aio RateLimiter acquire uncontended {loop_name} {kind}",
+                lb.acquire_uncontended,
+                kind,
+                new_loop,
+                inner_loops=10_000,
+            )
+            runner.bench_time_func(
+                f"aio RateLimiter acquire 8 tasks, 200k/s {loop_name} {kind}",
+                lb.acquire_contended,
+                kind,
+                new_loop,
+                inner_loops=2_000,
+            )
 
 
 def limiter_behaviour() -> None:
     from dq_core.benchmarks import limit as lb
 
-    print("rate 100/s, burst 5; 20 tasks asking for 1 token and 2 for 5, 1 s, real time:\n"
-          "worst window = most tokens in any window / (rate * window + burst), <= 1 keeps the "
-          "promise;\novertaken = grants to a waiter that arrived after one still waiting")
+    print(
+        "rate 100/s, burst 5; 20 tasks asking for 1 token and 2 for 5, 1 s, real time:\n"
+        "worst window = most tokens in any window / (rate * window + burst), <= 1 keeps the "
+        "promise;\novertaken = grants to a waiter that arrived after one still waiting"
+    )
     for loop_name, new_loop in loops():
         for kind in ("dq_core", "aiolimiter"):
             r = lb.behaviour(kind, new_loop)
-            print(f"  {loop_name:<8} {kind:<11} {r['tokens_per_s']:6.1f} tokens/s  worst window "
-                  f"{r['worst_window']:.3f}  5-token grants {r['big_grants']:3.0f}  "
-                  f"overtaken {r['overtaken']:4.0f}")
+            print(
+                f"  {loop_name:<8} {kind:<11} {r['tokens_per_s']:6.1f} tokens/s  worst window "
+                f"{r['worst_window']:.3f}  5-token grants {r['big_grants']:3.0f}  "
+                f"overtaken {r['overtaken']:4.0f}"
+            )
 
 
 def lateness(items: int = 2000, max_delay: float = 0.5) -> None:
     rng = random.Random(5)
     delays = [rng.random() * max_delay for _ in range(items)]
-    print(f"aio.DelayQueue lateness, {items} items due over {max_delay} s, one consumer "
-          "(loop.time() at return minus deadline), microseconds;\n"
-          "the floor: asyncio.sleep to the same deadlines on the same loop")
+    print(
+        f"aio.DelayQueue lateness, {items} items due over {max_delay} s, one consumer "
+        "(loop.time() at return minus deadline), microseconds;\n"
+        "the floor: asyncio.sleep to the same deadlines on the same loop"
+    )
     for loop_name, new_loop in loops():
         for label, _, dq in contenders():
             p50, p99, _ = percentiles_us(a.delay_lateness(dq, delays, new_loop))

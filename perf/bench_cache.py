@@ -48,19 +48,33 @@ def _ttu(key: Any, value: Any, now: float) -> float:
 
 # -- contenders: name -> factory of an empty cache with a ttl per key ---------
 
+
 def _contenders() -> list[tuple[str, Callable[[Callable[[], float]], Any], Callable[[Any], Any]]]:
     """(label, make(clock), setter(cache) -> set(key, value)) per per-key-ttl mapping."""
     out: list[tuple[str, Any, Any]] = []
     for label, impl in IMPLS:
-        out.append((label, lambda clock, impl=impl: impl.WheelTTLDict(TTL, clock=clock),
-                    lambda c: functools.partial(c.set, ttl=TTL)))
-    out.append(("cachebox.VTTLCache", lambda clock: cachebox.VTTLCache(0),
-                lambda c: functools.partial(c.insert, ttl=TTL)))
-    out.append(("cachebox.TTLCache", lambda clock: cachebox.TTLCache(0, TTL),
-                lambda c: c.__setitem__))
-    out.append(("cachetools.TLRUCache",
-                lambda clock: cachetools.TLRUCache(float("inf"), _ttu, timer=clock),
-                lambda c: c.__setitem__))
+        out.append(
+            (
+                label,
+                lambda clock, impl=impl: impl.WheelTTLDict(TTL, clock=clock),
+                lambda c: functools.partial(c.set, ttl=TTL),
+            )
+        )
+    out.append(
+        (
+            "cachebox.VTTLCache",
+            lambda clock: cachebox.VTTLCache(0),
+            lambda c: functools.partial(c.insert, ttl=TTL),
+        )
+    )
+    out.append(("cachebox.TTLCache", lambda clock: cachebox.TTLCache(0, TTL), lambda c: c.__setitem__))
+    out.append(
+        (
+            "cachetools.TLRUCache",
+            lambda clock: cachetools.TLRUCache(float("inf"), _ttu, timer=clock),
+            lambda c: c.__setitem__,
+        )
+    )
     return out
 
 
@@ -122,6 +136,7 @@ def bench_expire_due(loops: int, label: str, make: Any, setter: Any) -> float:
 
 # -- decorators ---------------------------------------------------------------
 
+
 def _decorated() -> list[tuple[str, Callable[[int], int]]]:
     def f(x: int) -> int:
         return x
@@ -130,8 +145,12 @@ def _decorated() -> list[tuple[str, Callable[[int], int]]]:
     for label, impl in IMPLS:
         out.append((label, impl.cached(ttl=TTL, maxsize=1024)(f)))
     out.append(("cachebox.cached", cachebox.cached(cachebox.TTLCache(1024, TTL))(f)))
-    out.append(("cachetools.cached+lock",
-                cachetools.cached(cachetools.TLRUCache(1024, _ttu), lock=threading.Lock())(f)))
+    out.append(
+        (
+            "cachetools.cached+lock",
+            cachetools.cached(cachetools.TLRUCache(1024, _ttu), lock=threading.Lock())(f),
+        )
+    )
     out.append(("cachetools.cached", cachetools.cached(cachetools.TLRUCache(1024, _ttu))(f)))
     out.append(("functools.lru_cache", functools.lru_cache(maxsize=1024)(f)))
     return out
@@ -146,6 +165,7 @@ def bench_call_hit(loops: int, fn: Callable[[int], int]) -> float:
 
 
 # -- memory ---------------------------------------------------------------------
+
 
 def _rss() -> int:
     with open("/proc/self/statm") as f:
@@ -169,8 +189,9 @@ def memory_of(label: str, n: int = 200_000) -> float:
 
 def memory_table() -> None:
     for label, _, _ in _contenders():
-        out = subprocess.run([sys.executable, __file__, "--memory-of", label],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--memory-of", label], capture_output=True, text=True, check=True
+        )
         print(f"{label:<24} {float(out.stdout):8.1f} bytes/entry")
 
 
@@ -223,9 +244,20 @@ def callgrind_target(workload: str, label: str) -> None:
 
 def _instructions(args: list[str]) -> int:
     out = "/tmp/bench_cache.cg"
-    subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=consume_iterator",
-                    f"--callgrind-out-file={out}", sys.executable, __file__,
-                    "--callgrind-target", *args], capture_output=True, check=True)
+    subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--toggle-collect=consume_iterator",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            __file__,
+            "--callgrind-target",
+            *args,
+        ],
+        capture_output=True,
+        check=True,
+    )
     with open(out) as f:
         for line in f:
             if line.startswith(("summary:", "totals:")):
@@ -259,12 +291,11 @@ def main() -> None:
     runner = pyperf.Runner()
     runner.metadata["description"] = "dq_core WheelTTLDict/@cached vs cachebox and cachetools"
     for label, make, setter in _contenders():
-        runner.bench_time_func(f"set new key N={N} {label}", bench_set, make, setter,
-                               inner_loops=N)
-        runner.bench_time_func(f"get hit N={N} {label}", bench_get_hit, make, setter,
-                               inner_loops=N)
-        runner.bench_time_func(f"expire {DUE} due {label}", bench_expire_due, label, make,
-                               setter, inner_loops=DUE)
+        runner.bench_time_func(f"set new key N={N} {label}", bench_set, make, setter, inner_loops=N)
+        runner.bench_time_func(f"get hit N={N} {label}", bench_get_hit, make, setter, inner_loops=N)
+        runner.bench_time_func(
+            f"expire {DUE} due {label}", bench_expire_due, label, make, setter, inner_loops=DUE
+        )
     for label, fn in _decorated():
         runner.bench_time_func(f"cached call hit {label}", bench_call_hit, fn)
 

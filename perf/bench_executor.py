@@ -37,10 +37,10 @@ def main() -> None:
     runner = pyperf.Runner()
     n = 10_000
     for label, impl in implementations():
-        runner.bench_time_func(f"dispatch N={n} {label}", dispatch, impl.PriorityExecutor, n,
-                               inner_loops=n)
-    runner.bench_time_func(f"dispatch N={n} ThreadPoolExecutor", dispatch, ThreadPoolExecutor, n,
-                           inner_loops=n)
+        runner.bench_time_func(f"dispatch N={n} {label}", dispatch, impl.PriorityExecutor, n, inner_loops=n)
+    runner.bench_time_func(
+        f"dispatch N={n} ThreadPoolExecutor", dispatch, ThreadPoolExecutor, n, inner_loops=n
+    )
 
 
 if __name__ == "__main__":

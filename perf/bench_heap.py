@@ -211,48 +211,53 @@ def main() -> None:
     for n in (1_000, 100_000, 1_000_000):
         prios = w.random_priorities(n)
         for label, impl in impls:
-            runner.bench_time_func(f"push+pop N={n} {label}", w.heap_push_pop,
-                                   impl.Heap, prios, inner_loops=2 * n)
+            runner.bench_time_func(
+                f"push+pop N={n} {label}", w.heap_push_pop, impl.Heap, prios, inner_loops=2 * n
+            )
         if every:
-            runner.bench_time_func(f"push+pop N={n} heapq", w.heapq_push_pop, prios,
-                                   inner_loops=2 * n)
+            runner.bench_time_func(f"push+pop N={n} heapq", w.heapq_push_pop, prios, inner_loops=2 * n)
         if peers:
-            runner.bench_time_func(f"push+pop N={n} iheap", iheap_push_pop, prios,
-                                   inner_loops=2 * n)
-            runner.bench_time_func(f"push+pop N={n} iheap+list", iheap_list_push_pop, prios,
-                                   inner_loops=2 * n)
+            runner.bench_time_func(f"push+pop N={n} iheap", iheap_push_pop, prios, inner_loops=2 * n)
+            runner.bench_time_func(
+                f"push+pop N={n} iheap+list", iheap_list_push_pop, prios, inner_loops=2 * n
+            )
 
     n = 100_000
     prios = w.random_priorities(n)
     items = list(range(n))
     if every:
         for label, impl in impls:
-            runner.bench_time_func(f"push_many+pop_many N={n} {label}", w.heap_bulk,
-                                   impl.Heap, prios, items, inner_loops=2 * n)
-        runner.bench_time_func(f"push_many+pop_many N={n} heapq", w.heapq_bulk,
-                               prios, items, inner_loops=2 * n)
+            runner.bench_time_func(
+                f"push_many+pop_many N={n} {label}", w.heap_bulk, impl.Heap, prios, items, inner_loops=2 * n
+            )
+        runner.bench_time_func(
+            f"push_many+pop_many N={n} heapq", w.heapq_bulk, prios, items, inner_loops=2 * n
+        )
 
     m = 10_000
     small, new = prios[:m], w.random_priorities(m, seed=2)
     ops = 3 * m + m // 2
     for label, impl in impls:
-        runner.bench_time_func(f"update+remove N={m} {label}", w.heap_update_remove,
-                               impl.Heap, small, new, inner_loops=ops)
+        runner.bench_time_func(
+            f"update+remove N={m} {label}", w.heap_update_remove, impl.Heap, small, new, inner_loops=ops
+        )
     if every:
-        runner.bench_time_func(f"update+remove N={m} heapq-lazy", w.heapq_update_remove,
-                               small, new, inner_loops=ops)
+        runner.bench_time_func(
+            f"update+remove N={m} heapq-lazy", w.heapq_update_remove, small, new, inner_loops=ops
+        )
     if peers:
-        runner.bench_time_func(f"update+remove N={m} iheap+list", iheap_update_remove,
-                               small, new, inner_loops=ops)
+        runner.bench_time_func(
+            f"update+remove N={m} iheap+list", iheap_update_remove, small, new, inner_loops=ops
+        )
 
     if peers:
         adj = random_graph(100_000)
         ops = dijkstra_ops(adj)
         for label, impl in impls:
-            runner.bench_time_func(f"dijkstra N=100000 {label}", heap_dijkstra, impl.Heap, adj,
-                                   inner_loops=ops)
-        runner.bench_time_func("dijkstra N=100000 iheap+list", iheap_dijkstra, adj,
-                               inner_loops=ops)
+            runner.bench_time_func(
+                f"dijkstra N=100000 {label}", heap_dijkstra, impl.Heap, adj, inner_loops=ops
+            )
+        runner.bench_time_func("dijkstra N=100000 iheap+list", iheap_dijkstra, adj, inner_loops=ops)
 
 
 if __name__ == "__main__":

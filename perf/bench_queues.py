@@ -36,24 +36,27 @@ def main() -> None:
     for levels in (100, 1_000_000):
         jobs = w.pq_items(n, levels)
         for label, pq, _ in classes + [("queue", queue.PriorityQueue, None)]:
-            runner.bench_time_func(f"PQ alternating levels={levels} {label}", w.pq_alternating,
-                                   pq, jobs, inner_loops=2 * n)
-            runner.bench_time_func(f"PQ fill-drain N={n} levels={levels} {label}",
-                                   w.pq_fill_drain, pq, jobs, inner_loops=2 * n)
+            runner.bench_time_func(
+                f"PQ alternating levels={levels} {label}", w.pq_alternating, pq, jobs, inner_loops=2 * n
+            )
+            runner.bench_time_func(
+                f"PQ fill-drain N={n} levels={levels} {label}", w.pq_fill_drain, pq, jobs, inner_loops=2 * n
+            )
     # issue #15's workload: (random int 0..1000, int), ties decided by the second int
     rng = random.Random(5)
     int_pairs = [(rng.randrange(1001), i) for i in range(n)]
     for label, pq, _ in classes + [("queue", queue.PriorityQueue, None)]:
-        runner.bench_time_func(f"PQ alternating (int 0..1000, int) {label}", w.pq_alternating,
-                               pq, int_pairs, inner_loops=2 * n)
+        runner.bench_time_func(
+            f"PQ alternating (int 0..1000, int) {label}", w.pq_alternating, pq, int_pairs, inner_loops=2 * n
+        )
     jobs = w.pq_items(n)
     for label, pq, _ in classes + [("queue", queue.PriorityQueue, None)]:
-        runner.bench_time_func(f"PQ 1P1C threads N={n} {label}", w.pq_threads, pq, jobs,
-                               inner_loops=n)
+        runner.bench_time_func(f"PQ 1P1C threads N={n} {label}", w.pq_threads, pq, jobs, inner_loops=n)
     past = [-p for p in random_priorities(n)]
     for label, _, dq in classes + [("heapq+Condition", None, w.HeapqDelayQueue)]:
-        runner.bench_time_func(f"DelayQueue put+get_nowait pair N={n} {label}", w.delay_fill_drain,
-                               dq, past, inner_loops=n)
+        runner.bench_time_func(
+            f"DelayQueue put+get_nowait pair N={n} {label}", w.delay_fill_drain, dq, past, inner_loops=n
+        )
 
 
 if __name__ == "__main__":

@@ -150,8 +150,15 @@ async def _arq_round(port: int, n: int) -> float:
     settings = RedisSettings(port=port)
     pool = await arq.create_pool(settings)
     await pool.flushdb()
-    worker = Worker(functions=[_noop], redis_settings=settings, burst=True, max_jobs=BATCH,
-                    keep_result=0, poll_delay=0.01, handle_signals=False)
+    worker = Worker(
+        functions=[_noop],
+        redis_settings=settings,
+        burst=True,
+        max_jobs=BATCH,
+        keep_result=0,
+        poll_delay=0.01,
+        handle_signals=False,
+    )
     t0 = time.perf_counter()
     for _ in range(n):
         await pool.enqueue_job("_noop", _defer_by=DELAY)
@@ -186,8 +193,9 @@ def bench() -> None:
         n = 5000  # arq: 1000, or a run would take minutes
         group = "end to end per job (put, claim, ack)"
         runner.bench_time_func(f"{group} dq_core-batched", dq_batched, port, n, inner_loops=n)
-        runner.bench_time_func(f"{group} dq_core-batched-overlapped", dq_batched, port, 4 * n,
-                               True, inner_loops=4 * n)
+        runner.bench_time_func(
+            f"{group} dq_core-batched-overlapped", dq_batched, port, 4 * n, True, inner_loops=4 * n
+        )
         runner.bench_time_func(f"{group} dq_core-single", dq_single, port, n, inner_loops=n)
         if arq is not None:
             runner.bench_time_func(f"{group} arq", arq_jobs, port, 1000, inner_loops=1000)
@@ -211,6 +219,7 @@ def start_server(aof: bool = True) -> RedisServer:
 
 
 # ---------------------------------------------------------------- lateness
+
 
 def percentiles(xs: list[float]) -> str:
     xs = sorted(xs)
@@ -268,8 +277,14 @@ async def _arq_lateness(port: int, delays: list[float], poll_delay: float) -> li
         late.append(time.time() - deadline)
 
     record.__qualname__ = record.__name__ = "record"
-    worker = Worker(functions=[record], redis_settings=settings, max_jobs=100,
-                    keep_result=0, poll_delay=poll_delay, handle_signals=False)
+    worker = Worker(
+        functions=[record],
+        redis_settings=settings,
+        max_jobs=100,
+        keep_result=0,
+        poll_delay=poll_delay,
+        handle_signals=False,
+    )
     running = asyncio.ensure_future(worker.main())  # polling before the first deadline
     now = time.time()
     for d in delays:
@@ -285,6 +300,7 @@ async def _arq_lateness(port: int, delays: list[float], poll_delay: float) -> li
 
 def _when(t: float) -> Any:
     from datetime import datetime, timezone
+
     return datetime.fromtimestamp(t, tz=timezone.utc)
 
 
@@ -302,8 +318,9 @@ def lateness() -> None:
         rows.append(("RedisDelayQueue, AOF everysec", dq_deadline_lateness(server.port, delays)))
         if arq is not None:
             for poll in (0.5, 0.05):
-                rows.append((f"arq worker, poll_delay={poll}",
-                             asyncio.run(_arq_lateness(server.port, delays, poll))))
+                rows.append(
+                    (f"arq worker, poll_delay={poll}", asyncio.run(_arq_lateness(server.port, delays, poll)))
+                )
         print(f"lateness after the deadline, {len(delays)} jobs, delays uniform in [0.2, 2.2) s; ms")
         print(f"{'':<32}{'p50':>9}{'p99':>9}{'max':>9}   jobs")
         for label, late in rows:
@@ -322,8 +339,7 @@ def waiter_cost(port: int, waiters: int, jobs: int, objects: int) -> tuple[float
     ``waiters`` threads waiting, over ``objects`` queue objects (one object
     stands for one process), for ``jobs`` puts 2 ms apart."""
     name = f"waiters-{waiters}-{objects}"
-    queues = [RedisDelayQueue(name, redis.Redis(port=port, max_connections=64))
-              for _ in range(objects)]
+    queues = [RedisDelayQueue(name, redis.Redis(port=port, max_connections=64)) for _ in range(objects)]
     producer = RedisDelayQueue(name, redis.Redis(port=port))
     admin = redis.Redis(port=port)
     got: list[str] = []
@@ -400,8 +416,11 @@ def _dramatiq_actor(port: int) -> Any:
     from dramatiq.brokers.redis import RedisBroker
 
     broker = RedisBroker(host="127.0.0.1", port=port)  # type: ignore[no-untyped-call]
-    broker.middleware = [m for m in broker.middleware  # what a result-less job needs
-                         if type(m).__name__ not in ("Prometheus",)]
+    broker.middleware = [
+        m
+        for m in broker.middleware  # what a result-less job needs
+        if type(m).__name__ not in ("Prometheus",)
+    ]
     dramatiq.set_broker(broker)
 
     @dramatiq.actor(actor_name="peer_noop", queue_name="peers", max_retries=0)
@@ -431,9 +450,12 @@ def _peer_worker(lib: str, port: int, done: Any, ready: Any) -> None:
         from arq.worker import func
 
         async def run_arq() -> None:  # made in its loop: arq binds it at construction
-            worker = Worker(functions=[func(peer_noop, name="peer_noop")],
-                            redis_settings=RedisSettings(port=port), keep_result=0,
-                            handle_signals=False)
+            worker = Worker(
+                functions=[func(peer_noop, name="peer_noop")],
+                redis_settings=RedisSettings(port=port),
+                keep_result=0,
+                handle_signals=False,
+            )
             ready.release()
             await worker.main()
 
@@ -497,6 +519,7 @@ def _produce_peer(lib: str, port: int, n: int, pace: float = 0.0) -> None:
             time.sleep(pace)
             actor.send()
     else:
+
         async def produce() -> None:
             if lib == "arq":
                 pool = await arq.create_pool(RedisSettings(port=port))
@@ -541,8 +564,9 @@ def peer_run(lib: str, port: int, n: int, pace: float = 0.0, workers: int = 2) -
     admin.flushall()
     done = ctx.Value("q", 0)
     ready = ctx.Semaphore(0)
-    procs = [ctx.Process(target=_peer_worker, args=(lib, port, done, ready), daemon=True)
-             for _ in range(workers)]
+    procs = [
+        ctx.Process(target=_peer_worker, args=(lib, port, done, ready), daemon=True) for _ in range(workers)
+    ]
     for p in procs:
         p.start()
     try:
@@ -568,17 +592,26 @@ def peer_run(lib: str, port: int, n: int, pace: float = 0.0, workers: int = 2) -
         admin.close()
     if ran < n:
         raise RuntimeError(f"{lib}: {ran} of {n} jobs ran in 120 s")
-    calls = {k[len("cmdstat_"):]: (v["calls"] / n, v["usec_per_call"]) for k, v in stats.items()
-             if k not in ("cmdstat_config", "cmdstat_info")}
-    return {"lib": lib, "jobs": n, "cpu_us": cpu * 1e6 / n, "jobs_s": n / elapsed,
-            "usec": sum(v["usec"] for k, v in stats.items()
-                        if k not in ("cmdstat_config", "cmdstat_info")) / n,
-            "calls": calls}
+    calls = {
+        k[len("cmdstat_") :]: (v["calls"] / n, v["usec_per_call"])
+        for k, v in stats.items()
+        if k not in ("cmdstat_config", "cmdstat_info")
+    }
+    return {
+        "lib": lib,
+        "jobs": n,
+        "cpu_us": cpu * 1e6 / n,
+        "jobs_s": n / elapsed,
+        "usec": sum(v["usec"] for k, v in stats.items() if k not in ("cmdstat_config", "cmdstat_info")) / n,
+        "calls": calls,
+    }
 
 
 #: The two patterns of ``--peers``: (label, pause before each put, jobs).
-PATTERNS = (("backlog: puts as fast as one producer goes", 0.0, 2000),
-            ("paced: a put every 2 ms, the workers waiting for it", 0.002, 1000))
+PATTERNS = (
+    ("backlog: puts as fast as one producer goes", 0.0, 2000),
+    ("paced: a put every 2 ms, the workers waiting for it", 0.002, 1000),
+)
 
 
 def _arg(name: str, default: str) -> str:
@@ -593,11 +626,13 @@ def peers() -> None:
     try:
         info: Any = server.client().info("server")
         version = info["redis_version"]
-        print(f"immediate jobs put one call each, run by 2 worker processes per library "
-              f"(dq_core: get, then ack; the peers' workers as shipped); one redis-server "
-              f"{version} (AOF everysec); Redis CPU: "
-              f"the server's user + sys time per job (INFO cpu), from the first put to the last "
-              f"job run")
+        print(
+            f"immediate jobs put one call each, run by 2 worker processes per library "
+            f"(dq_core: get, then ack; the peers' workers as shipped); one redis-server "
+            f"{version} (AOF everysec); Redis CPU: "
+            f"the server's user + sys time per job (INFO cpu), from the first put to the last "
+            f"job run"
+        )
         for label, pace, jobs in patterns:
             n = int(_arg("--jobs", str(jobs)))
             print(f"{label} ({n} jobs)")
@@ -611,17 +646,26 @@ def peers() -> None:
                 rows.append(row)
                 top = sorted(row["calls"].items(), key=lambda kv: -kv[1][0] * kv[1][1])
                 top = top if "--commands" in sys.argv else top[:8]
-                print(f"  {lib:<9}{row['cpu_us']:7.1f} us Redis CPU/job {row['jobs_s']:6.0f} jobs/s"
-                      f"  (commandstats {row['usec']:.1f} us/job: " + ", ".join(
-                          f"{k} {c:.2f}x{u:.1f}us" for k, (c, u) in top) + ")", flush=True)
+                print(
+                    f"  {lib:<9}{row['cpu_us']:7.1f} us Redis CPU/job {row['jobs_s']:6.0f} jobs/s"
+                    f"  (commandstats {row['usec']:.1f} us/job: "
+                    + ", ".join(f"{k} {c:.2f}x{u:.1f}us" for k, (c, u) in top)
+                    + ")",
+                    flush=True,
+                )
             base = next((r for r in rows if r["lib"] == "dq_core"), None)
             if base is not None and len(rows) > 1:
-                print(f"  {'':<9}{'Redis CPU/job':>15}{'jobs/s':>9}{'its CPU/dq_core':>17}"
-                      f"{'dq_core jobs/s / its':>22}")
+                print(
+                    f"  {'':<9}{'Redis CPU/job':>15}{'jobs/s':>9}{'its CPU/dq_core':>17}"
+                    f"{'dq_core jobs/s / its':>22}"
+                )
                 for r in rows:
-                    print(f"  {r['lib']:<9}{r['cpu_us']:12.1f} us{r['jobs_s']:9.0f}"
-                          f"{r['cpu_us'] / base['cpu_us']:16.2f}x"
-                          f"{base['jobs_s'] / r['jobs_s']:21.2f}x", flush=True)
+                    print(
+                        f"  {r['lib']:<9}{r['cpu_us']:12.1f} us{r['jobs_s']:9.0f}"
+                        f"{r['cpu_us'] / base['cpu_us']:16.2f}x"
+                        f"{base['jobs_s'] / r['jobs_s']:21.2f}x",
+                        flush=True,
+                    )
     finally:
         server.kill()
 

@@ -51,8 +51,9 @@ def _purgers(cls_name: str) -> list[tuple[str, object, str]]:
 
 def main() -> None:
     runner = pyperf.Runner(add_cmdline_args=_cmdline)
-    runner.argparser.add_argument("--only", action="append", default=[],
-                                  help="run only the rows whose name contains this (repeatable)")
+    runner.argparser.add_argument(
+        "--only", action="append", default=[], help="run only the rows whose name contains this (repeatable)"
+    )
     runner.metadata["description"] = "dq_core TTLRing/TTLDict vs cachetools.TTLCache and cachebox.TTLCache"
     only = runner.parse_args().only
 
@@ -64,10 +65,18 @@ def main() -> None:
         name = f"expire nothing-due backlog={backlog}"
         if wanted(name):
             for label, impl in IMPLS:
-                runner.bench_time_func(f"{name} {label}", w.ring_expire_nothing_due,
-                                       w.ring_with_backlog(impl.TTLRing, backlog), inner_loops=1000)
-            runner.bench_time_func(f"{name} cachetools", w.cachetools_expire_nothing_due,
-                                   w.ttlcache_with_backlog(backlog), inner_loops=1000)
+                runner.bench_time_func(
+                    f"{name} {label}",
+                    w.ring_expire_nothing_due,
+                    w.ring_with_backlog(impl.TTLRing, backlog),
+                    inner_loops=1000,
+                )
+            runner.bench_time_func(
+                f"{name} cachetools",
+                w.cachetools_expire_nothing_due,
+                w.ttlcache_with_backlog(backlog),
+                inner_loops=1000,
+            )
     n = 100_000
     name = f"TTLDict set+get+expire N={n}"
     if wanted(name):
@@ -83,14 +92,20 @@ def main() -> None:
     name = f"TTLDict get-hits N={N}"
     if wanted(name):
         for label, new in w.real_clock_contenders(IMPLS):
-            runner.bench_time_func(f"{name} {label}", w.get_hits, w.filled(new, keys), keys,
-                                   inner_loops=N)
+            runner.bench_time_func(f"{name} {label}", w.get_hits, w.filled(new, keys), keys, inner_loops=N)
     for kind in ("TTLDict", "TTLRing"):
         name = f"{kind} purge-expired N={N}"
         if wanted(name):
             for label, new, method in _purgers(kind):
-                runner.bench_time_func(f"{name} {label}", w.purge_expired, new, N, method,
-                                       kind == "TTLRing" and label != "cachebox", inner_loops=N)
+                runner.bench_time_func(
+                    f"{name} {label}",
+                    w.purge_expired,
+                    new,
+                    N,
+                    method,
+                    kind == "TTLRing" and label != "cachebox",
+                    inner_loops=N,
+                )
     for kind in ("TTLDict", "TTLRing"):
         name = f"{kind} real-clock nothing-due backlog={BACKLOG}"
         if wanted(name):
@@ -101,8 +116,9 @@ def main() -> None:
                         held.push(k)
                 else:
                     held = w.filled(new, keys)
-                runner.bench_time_func(f"{name} {label}", w.nothing_due, getattr(held, method),
-                                       inner_loops=1000)
+                runner.bench_time_func(
+                    f"{name} {label}", w.nothing_due, getattr(held, method), inner_loops=1000
+                )
     name = "TTLDict sliding-window ttl=0.2 N=1e6"
     if wanted(name):
         for label, new in w.real_clock_contenders(IMPLS):

@@ -27,20 +27,17 @@ def main() -> None:
     n, small = 1_000_000, 10_000
     timers, few = w.timer_delays(n), w.timer_delays(small)
     for label, cls in IMPLS:
-        runner.bench_time_func(f"timers N={n} {label}", w.wheel_timers, cls, timers,
-                               inner_loops=n)
+        runner.bench_time_func(f"timers N={n} {label}", w.wheel_timers, cls, timers, inner_loops=n)
     runner.bench_time_func(f"timers N={n} heapq", w.heapq_timers, timers, inner_loops=n)
     for label, cls in IMPLS:
-        runner.bench_time_func(f"timers N={small} {label}", w.wheel_timers, cls, few,
-                               inner_loops=small)
+        runner.bench_time_func(f"timers N={small} {label}", w.wheel_timers, cls, few, inner_loops=small)
     runner.bench_time_func(f"timers N={small} sched", w.sched_timers, few, inner_loops=small)
     for label, cls in IMPLS:
-        runner.bench_time_func(f"schedule_at N={n} {label}", w.wheel_schedule, cls, timers,
-                               inner_loops=n)
-        runner.bench_time_func(f"schedule N={n} {label}", w.wheel_schedule, cls, timers,
-                               "schedule", inner_loops=n)
-        runner.bench_time_func(f"cancel N={n} {label}", w.wheel_cancel, cls, timers,
-                               inner_loops=n)
+        runner.bench_time_func(f"schedule_at N={n} {label}", w.wheel_schedule, cls, timers, inner_loops=n)
+        runner.bench_time_func(
+            f"schedule N={n} {label}", w.wheel_schedule, cls, timers, "schedule", inner_loops=n
+        )
+        runner.bench_time_func(f"cancel N={n} {label}", w.wheel_cancel, cls, timers, inner_loops=n)
     runner.bench_time_func(f"schedule_at N={n} heapq", w.heapq_push, timers, inner_loops=n)
 
 

@@ -24,8 +24,13 @@ from pathlib import Path
 
 from bench_handles import N, rows
 
-ROWS = ["Heap.update", "Heap.remove", "Heap update all + remove all", "DelayQueue.cancel",
-        "TimingWheel.cancel"]
+ROWS = [
+    "Heap.update",
+    "Heap.remove",
+    "Heap update all + remove all",
+    "DelayQueue.cancel",
+    "TimingWheel.cancel",
+]
 
 
 def count(python: str, row: str, impl: str) -> float:
@@ -33,9 +38,18 @@ def count(python: str, row: str, impl: str) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
         subprocess.run(
-            ["valgrind", "--tool=callgrind", "--toggle-collect=consume_iterator",
-             f"--callgrind-out-file={out}", python, __file__, row, impl],
-            check=True, capture_output=True,
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--toggle-collect=consume_iterator",
+                f"--callgrind-out-file={out}",
+                python,
+                __file__,
+                row,
+                impl,
+            ],
+            check=True,
+            capture_output=True,
         )
         for line in out.read_text().splitlines():
             if line.startswith(("summary:", "totals:")):
@@ -56,8 +70,7 @@ def main() -> None:
     args = p.parse_args()
     for impl in ("cython", "python"):
         for row in ROWS:
-            print(f"{row} ({impl}): {count(args.python, row, impl):.1f} instructions/op",
-                  flush=True)
+            print(f"{row} ({impl}): {count(args.python, row, impl):.1f} instructions/op", flush=True)
 
 
 if __name__ == "__main__":

@@ -52,11 +52,32 @@ def main() -> None:
     directory = tempfile.mkdtemp(prefix="callgrind-redis-")
     port = free_port()
     proc = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-         f"--callgrind-out-file={directory}/cg.out", server, "--port", str(port),
-         "--bind", "127.0.0.1", "--dir", directory, "--save", "", "--appendonly", "yes",
-         "--appendfsync", "everysec", "--daemonize", "no", "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={directory}/cg.out",
+            server,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            directory,
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     client = redis.Redis(port=port)
     try:
         for _ in range(600):
@@ -68,8 +89,7 @@ def main() -> None:
         q = RedisDelayQueue("callgrind", client)
 
         def control(*what: str) -> None:
-            subprocess.run(["callgrind_control", *what, str(proc.pid)], check=True,
-                           capture_output=True)
+            subprocess.run(["callgrind_control", *what, str(proc.pid)], check=True, capture_output=True)
 
         def measure(label: str, op: Callable[[], Any]) -> None:
             for _ in range(20):
@@ -81,8 +101,7 @@ def main() -> None:
             control("-d")
             control("-i", "off")
             time.sleep(0.5)
-            print(f"{label:<28}{_instructions(directory) / args.loops:12,.0f} instructions",
-                  flush=True)
+            print(f"{label:<28}{_instructions(directory) / args.loops:12,.0f} instructions", flush=True)
 
         def one_job() -> None:
             q.put(b"x")

@@ -24,8 +24,7 @@ def main(path: str) -> None:
         bases = [k for k in results if not k.startswith("dq_core")]
         print(group)
         for who, med in results.items():
-            ratios = "" if who in bases else "   ".join(
-                f"{results[b] / med:6.2f}x vs {b}" for b in bases)
+            ratios = "" if who in bases else "   ".join(f"{results[b] / med:6.2f}x vs {b}" for b in bases)
             print(f"  {who:<14} {med * 1e9:10.1f} ns   {ratios}".rstrip())
 
 

@@ -45,10 +45,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
     for label, impl in implementations():
-        runs = [one_run(impl.PriorityExecutor, args.tasks, args.rate, args.burst, args.workers)
-                for _ in range(args.runs)]
-        print(f"{label:<10} worst window " + " ".join(f"{r:.3f}" for r in runs)
-              + f"  median {statistics.median(runs):.3f}")
+        runs = [
+            one_run(impl.PriorityExecutor, args.tasks, args.rate, args.burst, args.workers)
+            for _ in range(args.runs)
+        ]
+        print(
+            f"{label:<10} worst window "
+            + " ".join(f"{r:.3f}" for r in runs)
+            + f"  median {statistics.median(runs):.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,11 @@ def main() -> None:
     parser.add_argument("--head-start", type=float, default=0.05)
     parser.add_argument("--used-for", type=float, default=0.0)
     parser.add_argument("--uvloop", action="store_true", help="on uvloop (the default loop otherwise)")
-    parser.add_argument("--worst-advance", action="store_true",
-                        help="the costliest TimingWheel.advance of the aio.Timer schedule")
+    parser.add_argument(
+        "--worst-advance",
+        action="store_true",
+        help="the costliest TimingWheel.advance of the aio.Timer schedule",
+    )
     args = parser.parse_args()
     if args.aio_timer:
         timer_lateness(args)
@@ -76,8 +79,7 @@ def queue_lateness(args: argparse.Namespace) -> None:
             pooled[label].extend(late)
     rows = list(pooled.items())
     base_p99 = percentiles_us(rows[0][1])[1]
-    print(f"{rounds} rounds of {items} items, delays uniform in "
-          f"[0, {args.max_delay}) s; lateness in us")
+    print(f"{rounds} rounds of {items} items, delays uniform in [0, {args.max_delay}) s; lateness in us")
     print(f"{'':<24}{'p50':>9}{'p99':>9}{'max':>9}  p99 vs lock")
     for label, late in rows:
         p50, p99, mx = percentiles_us(late)
@@ -94,6 +96,7 @@ def timer_lateness(args: argparse.Namespace) -> None:
     new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
     if args.uvloop:
         import uvloop
+
         new_loop = uvloop.new_event_loop
     rng = random.Random(args.seed)
     contenders: list[tuple[str, t.AtContender]] = [("loop.call_at", t.loop_call_at)]
@@ -111,9 +114,11 @@ def timer_lateness(args: argparse.Namespace) -> None:
             pooled[label].extend(late)
             per_round[label].append(percentiles_us(late)[1])
     base = statistics.median(per_round["loop.call_at"])
-    print(f"{rounds} rounds of {items} callbacks due over [0, {args.max_delay}) s, "
-          f"scheduled {args.head_start} s ahead on a Timer made {args.used_for} s before, "
-          f"{'uvloop' if args.uvloop else 'asyncio'}; lateness in us")
+    print(
+        f"{rounds} rounds of {items} callbacks due over [0, {args.max_delay}) s, "
+        f"scheduled {args.head_start} s ahead on a Timer made {args.used_for} s before, "
+        f"{'uvloop' if args.uvloop else 'asyncio'}; lateness in us"
+    )
     print(f"{'':<16}{'p50':>7}{'p99':>7}{'max':>7}  {'median p99':>10}  vs call_at  p99 of each round")
     for label, late in pooled.items():
         p50, p99, mx = percentiles_us(late)
@@ -127,8 +132,10 @@ def worst_advance(args: argparse.Namespace) -> None:
 
     items, rounds = args.items or 2000, args.rounds or 5
     rng = random.Random(args.seed)
-    print(f"{rounds} rounds of {items} timers due over [0, {args.max_delay}) s on a wheel of "
-          f"1 ms ticks and 256 slots, its level-1 boundary 16 ms in; advance CPU time in us")
+    print(
+        f"{rounds} rounds of {items} timers due over [0, {args.max_delay}) s on a wheel of "
+        f"1 ms ticks and 256 slots, its level-1 boundary 16 ms in; advance CPU time in us"
+    )
     for label, impl in implementations():
         for _ in range(rounds):
             delays = [rng.random() * args.max_delay for _ in range(items)]
@@ -148,8 +155,10 @@ def worst_advance(args: argparse.Namespace) -> None:
                 costs.append((time.thread_time_ns() - t0, wheel.stats()["cascaded"] - moved, len(out)))
             worst = max(costs)
             median = statistics.median(c[0] for c in costs)
-            print(f"{label:<12} median {median / 1e3:6.1f}   worst {worst[0] / 1e3:7.1f} "
-                  f"(moved {worst[1]} timers down, returned {worst[2]})")
+            print(
+                f"{label:<12} median {median / 1e3:6.1f}   worst {worst[0] / 1e3:7.1f} "
+                f"(moved {worst[1]} timers down, returned {worst[2]})"
+            )
 
 
 if __name__ == "__main__":

@@ -72,8 +72,9 @@ def main() -> None:
     for who in CONTENDERS:
         got = []
         for how in ("rss", "traced"):
-            out = subprocess.run([sys.executable, __file__, "--one", who, str(n), how],
-                                 capture_output=True, text=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", who, str(n), how], capture_output=True, text=True
+            )
             got.append(float(out.stdout) if out.returncode == 0 else float("nan"))
         rows[who] = got
     base = rows["cachebox"][0]

@@ -30,12 +30,17 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "_static"
 #: family -> (title, what one operation is, what N counts)
 FAMILIES = {
     "heap": ("Heap vs heapq", "push N, then pop all; per push or pop", "items pushed"),
-    "pqueue": ("PriorityQueue vs queue.PriorityQueue",
-               "put N items (100 levels), get them all; per put or get", "items put"),
-    "timers": ("TimingWheel vs heapq vs sched",
-               "N timers, half cancelled, advanced in N steps; per timer", "timers"),
-    "ttldict": ("TTLDict vs cachetools.TTLCache", "N sets, N gets, N expiries; per operation",
-                "keys"),
+    "pqueue": (
+        "PriorityQueue vs queue.PriorityQueue",
+        "put N items (100 levels), get them all; per put or get",
+        "items put",
+    ),
+    "timers": (
+        "TimingWheel vs heapq vs sched",
+        "N timers, half cancelled, advanced in N steps; per timer",
+        "timers",
+    ),
+    "ttldict": ("TTLDict vs cachetools.TTLCache", "N sets, N gets, N expiries; per operation", "keys"),
 }
 
 
@@ -45,6 +50,7 @@ def duration(ns: float) -> str:
         if ns >= scale:
             return f"{ns / scale:g} {unit}"
     return f"{ns:g} ns"
+
 
 #: contender -> (legend label, colour, line style, marker); dq_core first
 CONTENDERS = {
@@ -63,16 +69,18 @@ Series = dict[str, dict[str, list[tuple[int, float, float, float]]]]
 
 def load(paths: list[str]) -> tuple[Series, dict[str, Any]]:
     """family -> contender -> sorted [(N, median, min, max)] in seconds; and the metadata."""
-    raw: dict[str, dict[str, dict[int, tuple[float, float, float]]]] = defaultdict(
-        lambda: defaultdict(dict))
+    raw: dict[str, dict[str, dict[int, tuple[float, float, float]]]] = defaultdict(lambda: defaultdict(dict))
     meta: dict[str, Any] = {}
     loads: list[float] = []
     for path in paths:
         suite = pyperf.BenchmarkSuite.load(path)
         meta = meta or dict(suite.get_metadata())
         for bench in suite.get_benchmarks():
-            loads += [run.get_metadata()["load_avg_1min"] for run in bench.get_runs()
-                      if "load_avg_1min" in run.get_metadata()]
+            loads += [
+                run.get_metadata()["load_avg_1min"]
+                for run in bench.get_runs()
+                if "load_avg_1min" in run.get_metadata()
+            ]
             m = NAME.match(bench.get_name())
             if m is None:
                 continue
@@ -87,8 +95,9 @@ def load(paths: list[str]) -> tuple[Series, dict[str, Any]]:
     return series, meta
 
 
-def draw(ax: Any, family: str, contenders: dict[str, list[tuple[int, float, float, float]]],
-         subtitle: bool = True) -> None:
+def draw(
+    ax: Any, family: str, contenders: dict[str, list[tuple[int, float, float, float]]], subtitle: bool = True
+) -> None:
     from matplotlib.ticker import FuncFormatter
 
     title, what, counted = FAMILIES.get(family, (family, "", "items"))
@@ -97,10 +106,18 @@ def draw(ax: Any, family: str, contenders: dict[str, list[tuple[int, float, floa
         label, colour, style, marker = CONTENDERS.get(who, (who, None, ":", "x"))
         pts = contenders[who]
         ns = [p[0] for p in pts]
-        ax.plot(ns, [p[1] * 1e9 for p in pts], linestyle=style, marker=marker, color=colour,
-                label=label, markersize=4)
-        ax.fill_between(ns, [p[2] * 1e9 for p in pts], [p[3] * 1e9 for p in pts],
-                        color=colour, alpha=0.15, linewidth=0)
+        ax.plot(
+            ns,
+            [p[1] * 1e9 for p in pts],
+            linestyle=style,
+            marker=marker,
+            color=colour,
+            label=label,
+            markersize=4,
+        )
+        ax.fill_between(
+            ns, [p[2] * 1e9 for p in pts], [p[3] * 1e9 for p in pts], color=colour, alpha=0.15, linewidth=0
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(f"N ({counted}, log scale)")
@@ -135,9 +152,13 @@ def save(fig: Any, path: Path, dpi: int) -> None:
 
 
 def footer(meta: dict[str, Any]) -> str:
-    parts = [meta.get("python_implementation", ""), meta.get("python_version", "").split(" ")[0],
-             f"{meta.get('cpu_count', '?')} CPUs", meta.get("cpu_model_name", ""),
-             meta.get("date", "")[:10]]
+    parts = [
+        meta.get("python_implementation", ""),
+        meta.get("python_version", "").split(" ")[0],
+        f"{meta.get('cpu_count', '?')} CPUs",
+        meta.get("cpu_model_name", ""),
+        meta.get("date", "")[:10],
+    ]
     if "load_avg" in meta:
         parts.append(f"mean load average {meta['load_avg']:.1f}")
     return "pyperf medians, band = min-max of the values; " + ", ".join(p for p in parts if p)
@@ -146,8 +167,9 @@ def footer(meta: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", nargs="+", help="pyperf JSON files (perf/sweep.py -o ...)")
-    parser.add_argument("-d", "--directory", type=Path, default=OUT,
-                        help="where the PNGs go (default: docs/_static)")
+    parser.add_argument(
+        "-d", "--directory", type=Path, default=OUT, help="where the PNGs go (default: docs/_static)"
+    )
     args = parser.parse_args(argv)
 
     import matplotlib
@@ -174,11 +196,10 @@ def main(argv: list[str] | None = None) -> int:
 
     cols = 2
     rows = (len(families) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(11, 4.2 * rows), layout="constrained",
-                             squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(11, 4.2 * rows), layout="constrained", squeeze=False)
     for ax, family in zip(axes.flat, families):
         draw(ax, family, series[family])
-    for ax in list(axes.flat)[len(families):]:
+    for ax in list(axes.flat)[len(families) :]:
         ax.set_visible(False)
     fig.suptitle("dq_core: time per operation against size (lower is better)")
     fig.text(0.01, 0.002, note, fontsize=7, color="grey", va="bottom")

@@ -54,8 +54,11 @@ def main() -> None:
             admin.slowlog_reset()
             admin.config_resetstat()
             q = RedisDelayQueue(uuid.uuid4().hex, server.client())
-            pinger = subprocess.Popen([sys.executable, "-c", PINGER, str(server.port),
-                                       str(args.seconds)], stdout=subprocess.PIPE, text=True)
+            pinger = subprocess.Popen(
+                [sys.executable, "-c", PINGER, str(server.port), str(args.seconds)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             time.sleep(0.3)
             start = time.perf_counter()
             ids = q.put_many([b"p%d" % i for i in range(args.jobs)])
@@ -66,13 +69,19 @@ def main() -> None:
             out, _ = pinger.communicate(60)
             worst, p99, median, pings = out.split()
             scripts = admin.info("commandstats")["cmdstat_evalsha"]["calls"]
-            slow = sorted((e["duration"] for e in admin.slowlog_get(100000)
-                           if b"EVALSHA" in e["command"].upper()), reverse=True)
+            slow = sorted(
+                (e["duration"] for e in admin.slowlog_get(100000) if b"EVALSHA" in e["command"].upper()),
+                reverse=True,
+            )
             print(f"{args.jobs} jobs put, claimed and acked in {took:.2f} s, in {scripts} scripts")
-            print(f"scripts of 1 ms or more: {len(slow)}; slowest: "
-                  f"{', '.join(f'{us / 1000:.1f} ms' for us in slow[:5]) or '-'}")
-            print(f"{pings} PINGs meanwhile: median {float(median) * 1e3:.2f} ms, "
-                  f"p99 {float(p99) * 1e3:.2f} ms, worst {float(worst) * 1e3:.2f} ms")
+            print(
+                f"scripts of 1 ms or more: {len(slow)}; slowest: "
+                f"{', '.join(f'{us / 1000:.1f} ms' for us in slow[:5]) or '-'}"
+            )
+            print(
+                f"{pings} PINGs meanwhile: median {float(median) * 1e3:.2f} ms, "
+                f"p99 {float(p99) * 1e3:.2f} ms, worst {float(worst) * 1e3:.2f} ms"
+            )
         finally:
             server.kill()
 

@@ -77,8 +77,10 @@ def run(server: RedisServer, processes: int, pattern: str, jobs: int) -> Dict[st
     timeout = 5.0 if pattern == "together" else 1.0
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(server.port, name, timeout, done_key, results))
-             for _ in range(processes)]
+    procs = [
+        ctx.Process(target=worker, args=(server.port, name, timeout, done_key, results))
+        for _ in range(processes)
+    ]
     for p in procs:
         p.start()
     admin = server.client()
@@ -107,9 +109,11 @@ def run(server: RedisServer, processes: int, pattern: str, jobs: int) -> Dict[st
     while int(admin.get(done_key) or 0) < want:
         time.sleep(0.05)
         if time.monotonic() - waited > 30:
-            raise RuntimeError(f"{admin.get(done_key)} of {want} jobs done in 30 s: "
-                               f"{producer.stats()}, workers alive: "
-                               f"{[p.is_alive() for p in procs]}")
+            raise RuntimeError(
+                f"{admin.get(done_key)} of {want} jobs done in 30 s: "
+                f"{producer.stats()}, workers alive: "
+                f"{[p.is_alive() for p in procs]}"
+            )
     elapsed = time.monotonic() - start
     time.sleep(0.2)  # the last acks' workers back in their gets
     for p in procs:
@@ -128,13 +132,30 @@ def run(server: RedisServer, processes: int, pattern: str, jobs: int) -> Dict[st
     results.join_thread()
     producer.close()
     admin.close()
-    scripts = {"claim", "bury", "put", "ack", "nack", "extend", "cancel", "reschedule",
-               "requeue_dead", "purge_dead", "stats", "dead", "clear", "?script"}
+    scripts = {
+        "claim",
+        "bury",
+        "put",
+        "ack",
+        "nack",
+        "extend",
+        "cancel",
+        "reschedule",
+        "requeue_dead",
+        "purge_dead",
+        "stats",
+        "dead",
+        "clear",
+        "?script",
+    }
     other = sum(v for k, v in total.items() if k not in scripts)
-    return {"jobs": done, "seconds": elapsed, "claims_per_job": total["claim"] / done,
-            "other_per_job": other / done,
-            **{f"{k}_per_job": v / done for k, v in sorted(total.items())
-               if k not in ("claim", "ack")}}
+    return {
+        "jobs": done,
+        "seconds": elapsed,
+        "claims_per_job": total["claim"] / done,
+        "other_per_job": other / done,
+        **{f"{k}_per_job": v / done for k, v in sorted(total.items()) if k not in ("claim", "ack")},
+    }
 
 
 def main() -> None:
@@ -150,9 +171,13 @@ def main() -> None:
             patterns = ["together", "sparse"] if args.pattern == "both" else [args.pattern]
             for pattern in patterns:
                 out = run(server, args.processes, pattern, args.jobs)
-                print(f"{pattern:9} {args.processes} processes: " + ", ".join(
-                    f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
-                    for k, v in out.items()), flush=True)
+                print(
+                    f"{pattern:9} {args.processes} processes: "
+                    + ", ".join(
+                        f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in out.items()
+                    ),
+                    flush=True,
+                )
         finally:
             server.kill()
 

@@ -39,7 +39,7 @@ from redis_queues import wait_until_done  # noqa: E402
 from redis_server import RedisServer  # noqa: E402
 
 #: The worker: the README's example, its client on our port, ``work`` recording.
-WORKER = r'''
+WORKER = r"""
 import json, re, sys, textwrap, time
 readme, port, log_path, kind, name = sys.argv[1:6]
 block = re.search(r"## Redis.*?```python\n(.*?)```", open(readme).read(), re.S).group(1)
@@ -61,7 +61,7 @@ if kind == "async":  # the same loop on AsyncRedisDelayQueue, every call awaited
     block = ("import asyncio, redis.asyncio\nasync def main():\n" + textwrap.indent(block, "    ")
              + "asyncio.run(main())\n")
 exec(compile(block, "README.md", "exec"), {"__name__": "__main__", "record": record})
-'''
+"""
 
 
 def run(args: argparse.Namespace) -> Dict[str, object]:
@@ -75,9 +75,21 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
         for i, kind in enumerate(kinds):
             log = Path(d) / f"worker{i}.log"
             logs.append(log)
-            procs.append(subprocess.Popen(
-                [sys.executable, "-c", WORKER, str(ROOT / "README.md"), str(server.port),
-                 str(log), kind, name], cwd=str(ROOT)))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-c",
+                        WORKER,
+                        str(ROOT / "README.md"),
+                        str(server.port),
+                        str(log),
+                        kind,
+                        name,
+                    ],
+                    cwd=str(ROOT),
+                )
+            )
         producer = RedisDelayQueue(name, redis.Redis(port=server.port))
         put: Dict[str, float] = {}
         raised: List[str] = []
@@ -121,8 +133,7 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
     delivered = set(counts)
     after = sorted(t for p, t in deliveries if t >= restarted)
     put_after = [p for p, t in put.items() if t >= restarted]
-    late_after = [max(t for q, t in deliveries if q == p) - put[p] - 0.4 for p in put_after
-                  if p in delivered]
+    late_after = [max(t for q, t in deliveries if q == p) - put[p] - 0.4 for p in put_after if p in delivered]
     return {
         "redis_py": redis.__version__,
         "outage_s": round(restarted - killed, 1),

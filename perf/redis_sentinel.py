@@ -41,7 +41,7 @@ from dq_core.redis import RedisDelayQueue, Unavailable  # noqa: E402
 from redis_queues import wait_until_done  # noqa: E402
 from redis_server import Sentinel  # noqa: E402
 
-WORKER = r'''
+WORKER = r"""
 import asyncio, json, sys, time
 import redis.sentinel, redis.asyncio.sentinel
 from dq_core.redis import AsyncRedisDelayQueue, RedisDelayQueue
@@ -67,7 +67,7 @@ else:
                 at = time.monotonic()
                 record(job, await q.ack(job), at)
     asyncio.run(main())
-'''
+"""
 
 
 def run(args: argparse.Namespace) -> Dict[str, object]:
@@ -79,8 +79,11 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
         procs = []
         for i, kind in enumerate(["sync"] * args.workers + ["async"] * args.async_workers):
             logs.append(Path(d) / f"w{i}.log")
-            procs.append(subprocess.Popen([sys.executable, "-c", WORKER, str(sentinels.port), name,
-                                           str(logs[-1]), kind]))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", WORKER, str(sentinels.port), name, str(logs[-1]), kind]
+                )
+            )
         watch = redis.sentinel.Sentinel([("127.0.0.1", sentinels.port)], socket_timeout=1.0)
         producer = RedisDelayQueue(name, watch.master_for(Sentinel.NAME, socket_timeout=1.0))
         put: Dict[str, float] = {}
@@ -137,14 +140,12 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
         "lost": len(set(put) - set(runs)),
         # when their put returned, and when the first run of each job run twice
         # was claimed (ms before the kill; negative: after it)
-        "lost_puts_ms_before_kill": sorted(round((killed - put[i]) * 1e3, 1)
-                                           for i in set(put) - set(runs)),
+        "lost_puts_ms_before_kill": sorted(round((killed - put[i]) * 1e3, 1) for i in set(put) - set(runs)),
         "run_twice": len(twice),
         "twice_ack_lost_with_master": ack_lost,
         "twice_claim_lost_with_master": claim_lost,
         "twice_unexplained": len(twice) - ack_lost - claim_lost,
-        "twice_first_run_ms_before_kill": sorted(round((killed - r[0][0]) * 1e3, 1)
-                                                 for r in twice.values()),
+        "twice_first_run_ms_before_kill": sorted(round((killed - r[0][0]) * 1e3, 1) for r in twice.values()),
         "puts_raised": raised,
     }
 

@@ -40,8 +40,9 @@ SIZES = (100, 1_000, 10_000, 100_000, 1_000_000)
 SCHED_MAX = 10_000  # sched cancels by scanning its list: 1e5 timers take minutes
 
 
-def lazy(workload: Callable[..., float], data: Callable[[], tuple[Any, ...]],
-         *fixed: Any) -> Callable[[int], float]:
+def lazy(
+    workload: Callable[..., float], data: Callable[[], tuple[Any, ...]], *fixed: Any
+) -> Callable[[int], float]:
     """``workload(loops, *fixed, *data())`` with the data built on first use.
 
     pyperf starts a process per run and each runs main(), which declares every
@@ -49,8 +50,10 @@ def lazy(workload: Callable[..., float], data: Callable[[], tuple[Any, ...]],
     keeps the sweep's start-up small.  The workloads time themselves, so the
     build is never timed.
     """
+
     def run(loops: int) -> float:
         return workload(loops, *fixed, *data())
+
     return run
 
 
@@ -77,41 +80,54 @@ def add_sizes_option(cmd: Any, args: Any) -> None:
 def main() -> None:
     runner = pyperf.Runner(processes=3, values=3, add_cmdline_args=add_sizes_option)
     runner.argparser.add_argument(
-        "--sizes", default=",".join(map(str, SIZES)),
-        help="comma-separated sizes N (default: %(default)s)")
+        "--sizes", default=",".join(map(str, SIZES)), help="comma-separated sizes N (default: %(default)s)"
+    )
     args = runner.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     runner.metadata["description"] = "dq_core cost per operation against size N"
     impls = implementations()
     for n in sizes:
         for label, impl in impls:
-            runner.bench_time_func(f"heap N={n} {label}",
-                                   lazy(heap.heap_push_pop, lambda n=n: priorities(n), impl.Heap),
-                                   inner_loops=2 * n)
-        runner.bench_time_func(f"heap N={n} heapq",
-                               lazy(heap.heapq_push_pop, lambda n=n: priorities(n)), inner_loops=2 * n)
+            runner.bench_time_func(
+                f"heap N={n} {label}",
+                lazy(heap.heap_push_pop, lambda n=n: priorities(n), impl.Heap),
+                inner_loops=2 * n,
+            )
+        runner.bench_time_func(
+            f"heap N={n} heapq", lazy(heap.heapq_push_pop, lambda n=n: priorities(n)), inner_loops=2 * n
+        )
 
         for label, impl in impls:
-            runner.bench_time_func(f"pqueue N={n} {label}",
-                                   lazy(queues.pq_fill_drain, lambda n=n: jobs(n), impl.PriorityQueue),
-                                   inner_loops=2 * n)
-        runner.bench_time_func(f"pqueue N={n} queue.PriorityQueue",
-                               lazy(queues.pq_fill_drain, lambda n=n: jobs(n), queue.PriorityQueue),
-                               inner_loops=2 * n)
+            runner.bench_time_func(
+                f"pqueue N={n} {label}",
+                lazy(queues.pq_fill_drain, lambda n=n: jobs(n), impl.PriorityQueue),
+                inner_loops=2 * n,
+            )
+        runner.bench_time_func(
+            f"pqueue N={n} queue.PriorityQueue",
+            lazy(queues.pq_fill_drain, lambda n=n: jobs(n), queue.PriorityQueue),
+            inner_loops=2 * n,
+        )
 
         for label, impl in impls:
-            runner.bench_time_func(f"timers N={n} {label}",
-                                   lazy(timers.wheel_churn, lambda n=n: delays(n), impl.TimingWheel),
-                                   inner_loops=n)
-        runner.bench_time_func(f"timers N={n} heapq", lazy(timers.heapq_churn, lambda n=n: delays(n)),
-                               inner_loops=n)
+            runner.bench_time_func(
+                f"timers N={n} {label}",
+                lazy(timers.wheel_churn, lambda n=n: delays(n), impl.TimingWheel),
+                inner_loops=n,
+            )
+        runner.bench_time_func(
+            f"timers N={n} heapq", lazy(timers.heapq_churn, lambda n=n: delays(n)), inner_loops=n
+        )
         if n <= SCHED_MAX:
-            runner.bench_time_func(f"timers N={n} sched",
-                                   lazy(timers.sched_churn, lambda n=n: delays(n)), inner_loops=n)
+            runner.bench_time_func(
+                f"timers N={n} sched", lazy(timers.sched_churn, lambda n=n: delays(n)), inner_loops=n
+            )
 
         for label, make in ttl.ttldict_contenders(impls):
-            runner.bench_time_func(f"ttldict N={n} {label}", ttl.ttl_set_get_expire, make, n,
-                                   inner_loops=3 * n)
+            runner.bench_time_func(
+                f"ttldict N={n} {label}", ttl.ttl_set_get_expire, make, n, inner_loops=3 * n
+            )
+
 
 if __name__ == "__main__":
     main()

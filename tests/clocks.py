@@ -87,4 +87,5 @@ class VirtualClockLoop(asyncio.SelectorEventLoop):
     def busy(self) -> bool:
         """Whether a callback is ready or a timer due (asyncio's private lists)."""
         return bool(self._ready) or any(  # type: ignore[attr-defined]
-            h.when() <= self.now for h in self.armed())
+            h.when() <= self.now for h in self.armed()
+        )

@@ -28,14 +28,18 @@ REQUIRE_EXTENSIONS = bool(os.environ.get("DQ_CORE_REQUIRE_EXTENSIONS"))
 REQUIRE_REDIS = bool(os.environ.get("DQ_CORE_REQUIRE_REDIS"))
 #: The fixtures that start Redis servers (tests/redis_server.py,
 #: tests/test_redis_cluster.py), and what each needs on PATH besides redis-server.
-REDIS_FIXTURES = {"redis_server": (), "own_server": (), "sentinel": ("redis-sentinel",),
-                  "cluster": ("redis-cli",)}
-NO_REDIS = ("the Redis tests need redis-server on PATH, not found: install it to run them "
-            "(Debian/Ubuntu: apt-get install redis-server redis-sentinel; macOS: brew install redis)")
-
-settings.register_profile(
-    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+REDIS_FIXTURES = {
+    "redis_server": (),
+    "own_server": (),
+    "sentinel": ("redis-sentinel",),
+    "cluster": ("redis-cli",),
+}
+NO_REDIS = (
+    "the Redis tests need redis-server on PATH, not found: install it to run them "
+    "(Debian/Ubuntu: apt-get install redis-server redis-sentinel; macOS: brew install redis)"
 )
+
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("default")
 
 IMPLEMENTATIONS = {"c": "cython", "py": "python"}

@@ -95,17 +95,20 @@ def collecting_constantly(callback: Callable[[], Any]) -> Iterator[None]:
 
 def recorded(change: Callable[[], Any], done: str, outcomes: list[str]) -> Callable[[], None]:
     """``change`` as a callback that appends ``done`` to ``outcomes``, or the RuntimeError it raised."""
+
     def run() -> None:
         try:
             change()
             outcomes.append(done)
         except RuntimeError as exc:
             outcomes.append(str(exc))
+
     return run
 
 
-def check_the_run_s_head(dq: Any, put: Callable[[int, float], Any], set_now: Callable[[float], None],
-                         empty: type[BaseException]) -> None:
+def check_the_run_s_head(
+    dq: Any, put: Callable[[int, float], Any], set_now: Callable[[float], None], empty: type[BaseException]
+) -> None:
     """A DelayQueue fed 1..5 due at 1..5 (a sorted run): at 2, exactly 1 and 2 come out.
 
     Both DelayQueues, threaded and asyncio, keep puts in deadline order as a
@@ -241,16 +244,14 @@ def comparable_tags(tags: list[int], copied: Iterable[int] = ()) -> list[tuple[o
     return [(t >> 32 if t >> 32 in kept else "own", t & 0xFFFFFFFF) for t in tags]
 
 
-def comparable_state(state: tuple[Any, ...], tags_at: int,
-                     copied: Iterable[int] = ()) -> tuple[Any, ...]:
+def comparable_state(state: tuple[Any, ...], tags_at: int, copied: Iterable[int] = ()) -> tuple[Any, ...]:
     """``state`` with its tags (field ``tags_at``) made comparable between twins."""
-    return state[:tags_at] + (comparable_tags(state[tags_at], copied),) + state[tags_at + 1:]
+    return state[:tags_at] + (comparable_tags(state[tags_at], copied),) + state[tags_at + 1 :]
 
 
 def comparable_error(exc: BaseException) -> tuple[type, tuple[object, ...]]:
     """An exception's type and args, a handle's number in a message made ``handle N``."""
-    return type(exc), tuple(_STALE_NUMBER.sub("handle N", a) if isinstance(a, str) else a
-                            for a in exc.args)
+    return type(exc), tuple(_STALE_NUMBER.sub("handle N", a) if isinstance(a, str) else a for a in exc.args)
 
 
 @contextmanager
@@ -318,7 +319,8 @@ class IdMatch:
 
     def same_tags(self, a: list[int], b: list[int]) -> bool:
         return len(a) == len(b) and all(
-            x & 0xFFFFFFFF == y & 0xFFFFFFFF and self.pair(x >> 32, y >> 32) for x, y in zip(a, b))
+            x & 0xFFFFFFFF == y & 0xFFFFFFFF and self.pair(x >> 32, y >> 32) for x, y in zip(a, b)
+        )
 
     def for_second(self, handle: object) -> object:
         """The second twin's handle for the first twin's ``handle`` (anything else as it is)."""

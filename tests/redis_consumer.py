@@ -67,8 +67,12 @@ async def main(port: int, name: str, kind: str, mode: str, args: list[str]) -> N
     elif mode == "wait":
         say(ready=True)
         job = await call("get", float(args[0]))
-        say(id=job.id, payload=job.payload.decode(), deadline=job.deadline,
-            server_time=server_time(sync_client))
+        say(
+            id=job.id,
+            payload=job.payload.decode(),
+            deadline=job.deadline,
+            server_time=server_time(sync_client),
+        )
 
 
 if __name__ == "__main__":

@@ -72,8 +72,9 @@ async def close(q: Any) -> None:
         q.client.close()
 
 
-def check(server: RedisServer, name: str, live: Iterable[str],
-          deliveries: Dict[str, List[int]] | None = None) -> Dict[str, int]:
+def check(
+    server: RedisServer, name: str, live: Iterable[str], deliveries: Dict[str, List[int]] | None = None
+) -> Dict[str, int]:
     """The invariants, read from Redis; returns the stats the structures give."""
     c = server.client()
     try:
@@ -82,8 +83,7 @@ def check(server: RedisServer, name: str, live: Iterable[str],
         state = {k.decode(): v.decode() for k, v in c.hgetall(keys["state"]).items()}
         assert set(state) == set(live), "a job was lost or made up"
         assert set(c.hkeys(keys["pay"])) == {i.encode() for i in live}
-        members = {m.decode() for k in (keys["q"], q.keys[8], q.keys[9])
-                   for m in c.zrange(k, 0, -1)}
+        members = {m.decode() for k in (keys["q"], q.keys[8], q.keys[9]) for m in c.zrange(k, 0, -1)}
         leased = {m.decode() for m in c.zrange(keys["lease"], 0, -1)}
         dead = {m.decode() for m in c.zrange(keys["dead"], 0, -1)}
         for job_id, v in state.items():
@@ -106,28 +106,39 @@ def check(server: RedisServer, name: str, live: Iterable[str],
         c.close()
 
 
-def run_on(kind: str, port: int, name: str, scenario: Callable[[Any], Awaitable[None]],
-           **options: Any) -> None:
+def run_on(
+    kind: str, port: int, name: str, scenario: Callable[[Any], Awaitable[None]], **options: Any
+) -> None:
     """Run ``scenario(q)`` on a new queue of ``kind`` at ``port`` (``make``'s
     options), closed whatever happens."""
+
     async def main() -> None:
         q = make(kind, port, name, **options)
         try:
             await scenario(q)
         finally:
             await close(q)
+
     asyncio.run(main())
 
 
-def lose_a_reply(kind: str, proxy: Proxy, name: str, op: str,
-                 scenario: Callable[[Any], Awaitable[None]],
-                 meanwhile: Callable[[], None] = lambda: None, **options: Any) -> None:
+def lose_a_reply(
+    kind: str,
+    proxy: Proxy,
+    name: str,
+    op: str,
+    scenario: Callable[[Any], Awaitable[None]],
+    meanwhile: Callable[[], None] = lambda: None,
+    **options: Any,
+) -> None:
     """``run_on`` a queue behind the proxy, which drops the reply to the first
     ``op`` script (calling ``meanwhile`` first): exactly one reply is lost."""
+
     async def lossy(q: Any) -> None:
         proxy.drop_reply(q._scripts[op].sha.encode(), meanwhile)
         await scenario(q)
         assert proxy.dropped == 1
+
     run_on(kind, proxy.port, name, lossy, **options)
 
 

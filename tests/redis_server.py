@@ -22,6 +22,8 @@ import redis
 
 SERVER = shutil.which("redis-server")
 SENTINEL = shutil.which("redis-sentinel")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -47,11 +49,30 @@ class RedisServer:
     def start(self, *options: str) -> None:
         assert self.proc is None
         self.proc = subprocess.Popen(
-            [SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-             "--appendonly", "yes", "--appendfsync", "always", "--save", "",
-             "--daemonize", "no", "--loglevel", "warning",
-             "--logfile", str(self.directory / "redis.log"), *options],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                SERVER,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.directory),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+                "--logfile",
+                str(self.directory / "redis.log"),
+                *options,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         probe = self.client(socket_timeout=1)
         end = time.monotonic() + 20
@@ -64,7 +85,8 @@ class RedisServer:
                     if self.proc.poll() is not None or time.monotonic() > end:
                         raise RuntimeError(
                             "redis-server did not start: "
-                            + (self.directory / "redis.log").read_text(errors="replace"))
+                            + (self.directory / "redis.log").read_text(errors="replace")
+                        )
                     time.sleep(0.02)
         finally:
             probe.close()
@@ -120,12 +142,14 @@ class Sentinel:
             f"sentinel down-after-milliseconds {self.NAME} {self.down_ms}\n"
             f"sentinel failover-timeout {self.NAME} 2000\n"
             # told, not left to find (it asks the master every 10 s)
-            f"sentinel known-replica {self.NAME} 127.0.0.1 {self.replica.port}\n")
+            f"sentinel known-replica {self.NAME} 127.0.0.1 {self.replica.port}\n"
+        )
         assert SENTINEL is not None
         self.proc = subprocess.Popen(
-            [SENTINEL, str(conf), "--loglevel", "warning",
-             "--logfile", str(self.directory / "sentinel.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [SENTINEL, str(conf), "--loglevel", "warning", "--logfile", str(self.directory / "sentinel.log")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         probe = redis.Redis(port=self.port, socket_timeout=1)
         end = time.monotonic() + 20
         try:  # up once the replica is in sync and the sentinel knows it
@@ -138,8 +162,10 @@ class Sentinel:
                 except redis.ConnectionError:
                     pass
                 if time.monotonic() > end:
-                    raise RuntimeError("the sentinel set did not come up: " + (
-                        self.directory / "sentinel.log").read_text(errors="replace"))
+                    raise RuntimeError(
+                        "the sentinel set did not come up: "
+                        + (self.directory / "sentinel.log").read_text(errors="replace")
+                    )
                 time.sleep(0.05)
         finally:
             probe.close()

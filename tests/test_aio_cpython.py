@@ -26,8 +26,10 @@ PATH = Path(asyncio.__file__).parent.parent / "test" / "test_asyncio" / "test_qu
 #: priority queue cannot have: the reason, and what asyncio.PriorityQueue's
 #: first failure in them says.
 FIFO_ONLY = {
-    "QueueBasicTests.test_order": ("asyncio.Queue is first-in first-out",
-                                   "Lists differ: [1, 3, 2] != [1, 2, 3]"),
+    "QueueBasicTests.test_order": (
+        "asyncio.Queue is first-in first-out",
+        "Lists differ: [1, 3, 2] != [1, 2, 3]",
+    ),
     "QueueBasicTests.test_repr": ("expects '<Queue' at the start of repr", "<PriorityQueue at "),
     "QueueBasicTests.test_str": ("expects '<Queue' at the start of str", "<PriorityQueue maxsize="),
 }

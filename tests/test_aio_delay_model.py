@@ -80,7 +80,7 @@ class DelayQueueModel(RuleBasedStateMachine):
         if got:
             # the earliest due items, as many as were handed out
             due = sorted((v for v in self.model.values() if v[0] <= now), key=lambda v: v[:2])
-            expected = [v[2] for v in due[:len(got)]]
+            expected = [v[2] for v in due[: len(got)]]
             assert sorted(got) == sorted(expected), (got, expected)
             for h in [h for h, v in self.model.items() if v[2] in got]:
                 del self.model[h]

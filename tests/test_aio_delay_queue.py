@@ -473,8 +473,7 @@ def test_cancel_and_shutdown_check_the_loop_first_and_change_nothing(impl, run, 
                 return str(exc)
             return "no error"
 
-        for call in (lambda: dq.cancel(head), lambda: dq.shutdown(),
-                     lambda: dq.shutdown(immediate=True)):
+        for call in (lambda: dq.cancel(head), lambda: dq.shutdown(), lambda: dq.shutdown(immediate=True)):
             message = await loop.run_in_executor(None, from_a_thread, call)
             assert "no running event loop" in message
             assert len(dq) == 2 and not dq._is_shutdown and not getter.done()
@@ -484,8 +483,7 @@ def test_cancel_and_shutdown_check_the_loop_first_and_change_nothing(impl, run, 
             call()
 
         for call in (lambda: dq.cancel(head), lambda: dq.shutdown()):
-            message = await loop.run_in_executor(
-                None, from_a_thread, lambda: asyncio.run(elsewhere(call)))
+            message = await loop.run_in_executor(None, from_a_thread, lambda: asyncio.run(elsewhere(call)))
             assert "bound to a different event loop" in message
             assert len(dq) == 2 and not dq._is_shutdown
         assert dq.cancel(head)  # in its loop: fine, and the getter gets the next one
@@ -499,17 +497,24 @@ def test_cancel_and_shutdown_check_the_loop_first_and_change_nothing(impl, run, 
 def test_used_where_no_loop_runs_the_error_points_at_the_threadsafe_methods(impl, run):
     def attempts(dq):
         out = []
-        for call in (lambda: dq.put_nowait("x"), lambda: dq.put_nowait("x", 1.0),
-                     lambda: dq.put_at_nowait("x", 1.0), dq.get_nowait, dq.get_many,
-                     lambda: dq.reschedule(0, 1.0)):
+        for call in (
+            lambda: dq.put_nowait("x"),
+            lambda: dq.put_nowait("x", 1.0),
+            lambda: dq.put_at_nowait("x", 1.0),
+            dq.get_nowait,
+            dq.get_many,
+            lambda: dq.reschedule(0, 1.0),
+        ):
             with pytest.raises(RuntimeError) as info:
                 call()
             out.append(str(info.value))
         return out
 
-    expected = ("no running event loop: a DelayQueue is used in its event loop; from another "
-                "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
-                "shutdown_threadsafe")
+    expected = (
+        "no running event loop: a DelayQueue is used in its event loop; from another "
+        "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
+        "shutdown_threadsafe"
+    )
     assert attempts(impl.aio.DelayQueue()) == [expected] * 6  # never bound
 
     async def main():

@@ -70,8 +70,12 @@ async def lockstep(PQ, maxsize, ops):
             assert a == b, (o, a, b)
         elif name in ("put", "get", "join"):
             args = o[1:]
-            tasks.append((asyncio.ensure_future(getattr(ours, name)(*args)),
-                          asyncio.ensure_future(getattr(ref, name)(*args))))
+            tasks.append(
+                (
+                    asyncio.ensure_future(getattr(ours, name)(*args)),
+                    asyncio.ensure_future(getattr(ref, name)(*args)),
+                )
+            )
         elif name == "cancel":
             pending = [t for t in tasks if not t[0].done() or not t[1].done()]
             if pending:
@@ -109,17 +113,44 @@ def test_lockstep_with_asyncio_priority_queue(impl, loop):
 def test_lockstep_runs_the_waiting_paths(impl):
     # a fixed script through every waiting path, so the comparison above is
     # known to reach them whatever hypothesis draws
-    script = [("get",), ("get",), ("step", 2), ("put_nowait", (1, 0)), ("cancel", 0),
-              ("step", 3), ("put_nowait", (0, 0)), ("put", (2, 0)), ("put", (3, 0)),
-              ("step", 2), ("get_nowait",), ("cancel", 0), ("step", 3), ("join",),
-              ("task_done",), ("step", 2)]
+    script = [
+        ("get",),
+        ("get",),
+        ("step", 2),
+        ("put_nowait", (1, 0)),
+        ("cancel", 0),
+        ("step", 3),
+        ("put_nowait", (0, 0)),
+        ("put", (2, 0)),
+        ("put", (3, 0)),
+        ("step", 2),
+        ("get_nowait",),
+        ("cancel", 0),
+        ("step", 3),
+        ("join",),
+        ("task_done",),
+        ("step", 2),
+    ]
     run_on("asyncio", lockstep(impl.aio.PriorityQueue, 1, script))
 
 
 @pytest.mark.skipif(not HAS_SHUTDOWN, reason="asyncio.Queue.shutdown is new in 3.13")
 @pytest.mark.parametrize("immediate", [False, True])
 def test_lockstep_runs_shutdown_with_waiters(impl, immediate):
-    script = [("put_nowait", (1, 0)), ("put", (2, 0)), ("put", (0, 0)), ("join",), ("step", 2),
-              ("shutdown", immediate), ("step", 3), ("get",), ("get",), ("step", 3),
-              ("put_nowait", (3, 0)), ("task_done",), ("step", 2), ("get_nowait",)]
+    script = [
+        ("put_nowait", (1, 0)),
+        ("put", (2, 0)),
+        ("put", (0, 0)),
+        ("join",),
+        ("step", 2),
+        ("shutdown", immediate),
+        ("step", 3),
+        ("get",),
+        ("get",),
+        ("step", 3),
+        ("put_nowait", (3, 0)),
+        ("task_done",),
+        ("step", 2),
+        ("get_nowait",),
+    ]
     run_on("asyncio", lockstep(impl.aio.PriorityQueue, 1, script))

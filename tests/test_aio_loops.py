@@ -107,8 +107,10 @@ async def settle(rounds: int = 5) -> None:
 async def until_waiting(q, getters=0, putters=0):
     """Step the loop until that many getters and putters are parked on ``q``."""
     for _ in range(100):
-        if (sum(not f.done() for f in q._getters) >= getters
-                and sum(not f.done() for f in q._putters) >= putters):
+        if (
+            sum(not f.done() for f in q._getters) >= getters
+            and sum(not f.done() for f in q._putters) >= putters
+        ):
             return
         await asyncio.sleep(0)
     raise AssertionError("waiters never parked")

@@ -86,10 +86,19 @@ def _outcome(fn):
     return None
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"rate": 0}, {"rate": math.nan}, {"rate": "5"}, {"rate": math.inf},
-    {"burst": 0.5}, {"burst": 0}, {"burst": math.nan}, {"burst": "1"},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"rate": 0},
+        {"rate": math.nan},
+        {"rate": "5"},
+        {"rate": math.inf},
+        {"burst": 0.5},
+        {"burst": 0},
+        {"burst": math.nan},
+        {"burst": "1"},
+    ],
+)
 def test_bad_rate_and_burst_as_the_priority_executor(impl, kwargs):
     expected = _outcome(lambda: PriorityExecutor(1, **kwargs))
     assert expected is not None
@@ -98,10 +107,12 @@ def test_bad_rate_and_burst_as_the_priority_executor(impl, kwargs):
 
 def test_bad_max_concurrency_priority_and_coroutine(impl, run):
     Pool = impl.aio.PriorityTaskPool
-    for bad, exc, msg in [(0, ValueError, "^max_concurrency must be greater than 0, got 0$"),
-                          (-3, ValueError, "^max_concurrency must be greater than 0, got -3$"),
-                          (1.5, TypeError, "^max_concurrency must be an int, not 'float'$"),
-                          ("2", TypeError, "^max_concurrency must be an int, not 'str'$")]:
+    for bad, exc, msg in [
+        (0, ValueError, "^max_concurrency must be greater than 0, got 0$"),
+        (-3, ValueError, "^max_concurrency must be greater than 0, got -3$"),
+        (1.5, TypeError, "^max_concurrency must be an int, not 'float'$"),
+        ("2", TypeError, "^max_concurrency must be an int, not 'str'$"),
+    ]:
         with pytest.raises(exc, match=msg):
             Pool(bad)
 
@@ -299,11 +310,14 @@ def test_a_start_granted_then_cancelled_frees_the_slot(impl, run):
     run(main())
 
 
-@pytest.mark.parametrize("priority, error, message", [
-    (math.nan, ValueError, "^priority must not be NaN$"),
-    ("1", TypeError, "^priority must be a real number, not 'str'$"),
-    (2**60, OverflowError, "priority"),
-])
+@pytest.mark.parametrize(
+    "priority, error, message",
+    [
+        (math.nan, ValueError, "^priority must not be NaN$"),
+        ("1", TypeError, "^priority must be a real number, not 'str'$"),
+        (2**60, OverflowError, "priority"),
+    ],
+)
 def test_a_refused_coroutine_is_closed(impl, run, priority, error, message):
     # Refused, it will never run: closed now, or Python would warn later that
     # it was never awaited.  The pool is left as it was.
@@ -446,8 +460,9 @@ def test_stress_submits_cancels_and_failures_lose_nothing(impl, run):
         for step in range(40):
             for _ in range(20):
                 i = len(tasks)
-                tasks.append(pool.submit(rec.job(i, hold=rng.random() * 0.002, fail=i % 7 == 0),
-                                         rng.randrange(5)))
+                tasks.append(
+                    pool.submit(rec.job(i, hold=rng.random() * 0.002, fail=i % 7 == 0), rng.randrange(5))
+                )
             for t in rng.sample(tasks, 8):
                 t.cancel()
             await asyncio.sleep(rng.choice([0, 0, 0.001]))
@@ -474,10 +489,16 @@ def test_stress_submits_cancels_and_failures_lose_nothing(impl, run):
 # -- task factories ----------------------------------------------------------------------------
 
 
-FACTORIES = [pytest.param(None, id="default-factory"),
-             pytest.param(getattr(asyncio, "eager_task_factory", None), id="eager-factory",
-                          marks=pytest.mark.skipif(not hasattr(asyncio, "eager_task_factory"),
-                                                   reason="asyncio.eager_task_factory: 3.12+"))]
+FACTORIES = [
+    pytest.param(None, id="default-factory"),
+    pytest.param(
+        getattr(asyncio, "eager_task_factory", None),
+        id="eager-factory",
+        marks=pytest.mark.skipif(
+            not hasattr(asyncio, "eager_task_factory"), reason="asyncio.eager_task_factory: 3.12+"
+        ),
+    ),
+]
 
 
 @pytest.mark.parametrize("factory", FACTORIES)

@@ -24,7 +24,6 @@ from test_aio_loops import run, settle, until_waiting  # noqa: F401 -- the loop 
 QueueShutDown = aio.QueueShutDown
 
 
-
 # -- the surface ----------------------------------------------------------------------
 
 
@@ -65,9 +64,15 @@ def test_exceptions_are_asyncios():
         assert aio.QueueShutDown.__module__ == "dq_core.aio"
 
 
-@pytest.mark.parametrize("name", sorted(
-    name for cls in (asyncio.Queue, asyncio.PriorityQueue) for name, v in vars(cls).items()
-    if callable(v) and name not in ("__class_getitem__", "__init__")))
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        name
+        for cls in (asyncio.Queue, asyncio.PriorityQueue)
+        for name, v in vars(cls).items()
+        if callable(v) and name not in ("__class_getitem__", "__init__")
+    ),
+)
 def test_every_asyncio_method_is_overridden(impl, name):
     owner = next(k for k in impl.aio.PriorityQueue.__mro__ if name in vars(k))
     assert owner not in (asyncio.Queue, asyncio.PriorityQueue), f"{name} is asyncio's"
@@ -82,8 +87,7 @@ def test_storage_hooks_are_refused(impl):
         type("Sub", (impl.aio.PriorityQueue,), {"_put": lambda self, item: None})
 
 
-MAXSIZES = [1.3, 2.0, 0.5, -1.5, 0.0, float("nan"), float("inf"), Fraction(5, 2),
-            Decimal("1.5"), True, 3]
+MAXSIZES = [1.3, 2.0, 0.5, -1.5, 0.0, float("nan"), float("inf"), Fraction(5, 2), Decimal("1.5"), True, 3]
 
 
 @pytest.mark.parametrize("maxsize", MAXSIZES, ids=repr)
@@ -548,7 +552,9 @@ def test_async_with_items_that_are_not_comparable_to_each_other(impl, run):
     run(main())
 
 
-@pytest.mark.parametrize("module", ["_priorityqueue", "_delayqueue", "_prioritytaskpool", "_ratelimiter", "_timer"])
+@pytest.mark.parametrize(
+    "module", ["_priorityqueue", "_delayqueue", "_prioritytaskpool", "_ratelimiter", "_timer"]
+)
 def test_doctests_of_the_aio_faces(impl, module):
     # each runs on the implementation's public aio classes
     import doctest
@@ -612,14 +618,19 @@ def test_import_dq_core_imports_neither_asyncio_nor_the_aio_cores(no_extensions)
     import os
     import subprocess
 
-    code = ("import sys, dq_core; "
-            "print(sorted(m for m in sys.modules if m == 'asyncio' or m.startswith('dq_core._aio'))); "
-            "from dq_core import aio; aio.PriorityQueue; "
-            "print(sorted(m for m in sys.modules if m.startswith('dq_core._aio')))")
+    code = (
+        "import sys, dq_core; "
+        "print(sorted(m for m in sys.modules if m == 'asyncio' or m.startswith('dq_core._aio'))); "
+        "from dq_core import aio; aio.PriorityQueue; "
+        "print(sorted(m for m in sys.modules if m.startswith('dq_core._aio')))"
+    )
     env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": no_extensions}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.splitlines()
     assert out[0] == "[]"
-    assert out[1] == ("['dq_core._aioqueuecore_py', 'dq_core._aiotimercore_py', 'dq_core._aiowaiting']"
-                      if no_extensions
-                      else "['dq_core._aioqueuecore', 'dq_core._aiotimercore', 'dq_core._aiowaiting']")
+    assert out[1] == (
+        "['dq_core._aioqueuecore_py', 'dq_core._aiotimercore_py', 'dq_core._aiowaiting']"
+        if no_extensions
+        else "['dq_core._aioqueuecore', 'dq_core._aiotimercore', 'dq_core._aiowaiting']"
+    )

@@ -35,12 +35,14 @@ def _makers(aio):
     q2.put_nowait(ITEM)
     dq2 = aio.DelayQueue()
     dq2.put_nowait(ITEM)
-    return [("PriorityQueue.get", q, q.get, ITEM),
-            ("PriorityQueue.put", room, lambda: room.put(ITEM), None),
-            ("DelayQueue.get", dq, dq.get, ITEM),
-            # the cores' own get (the faces' from 3.12 is a Python coroutine)
-            ("core get", q2, lambda: _core(q2).get(q2), ITEM),
-            ("core delay get", dq2, lambda: _core(dq2).get(dq2), ITEM)]
+    return [
+        ("PriorityQueue.get", q, q.get, ITEM),
+        ("PriorityQueue.put", room, lambda: room.put(ITEM), None),
+        ("DelayQueue.get", dq, dq.get, ITEM),
+        # the cores' own get (the faces' from 3.12 is a Python coroutine)
+        ("core get", q2, lambda: _core(q2).get(q2), ITEM),
+        ("core delay get", dq2, lambda: _core(dq2).get(dq2), ITEM),
+    ]
 
 
 def _core(queue):
@@ -90,6 +92,7 @@ def _protocol(aio):
             return (type(exc).__name__, str(exc))
 
     for i in range(5):
+
         def make():  # each on a queue of its own, holding an item (or room)
             label, _, maker, _ = _makers(aio)[i]
             return label, maker()
@@ -111,8 +114,9 @@ def _protocol(aio):
         label, coro = make()
         out.append((label, "iter", attempt(lambda: next(coro.__await__()))))
         label, coro = make()
-        out.append((label, "is a coroutine", asyncio.iscoroutine(coro),
-                    isinstance(coro, collections.abc.Coroutine)))
+        out.append(
+            (label, "is a coroutine", asyncio.iscoroutine(coro), isinstance(coro, collections.abc.Coroutine))
+        )
         coro.close()
     return out
 

@@ -253,9 +253,11 @@ def test_delay_queue_reads_a_loop_time_its_class_gets_after_use(impl, how):
     def fake_getattribute(self, name):
         return fake_time.__get__(self) if name == "time" else object.__getattribute__(self, name)
 
-    target, name, value = {"time": (Loop, "time", fake_time),
-                           "__getattribute__": (Loop, "__getattribute__", fake_getattribute),
-                           "base time": (Base, "time", fake_time)}[how]
+    target, name, value = {
+        "time": (Loop, "time", fake_time),
+        "__getattribute__": (Loop, "__getattribute__", fake_getattribute),
+        "base time": (Base, "time", fake_time),
+    }[how]
 
     async def main():
         dq = impl.aio.DelayQueue()
@@ -495,13 +497,16 @@ def test_a_subclass_s_full_and_qsize_are_obeyed_as_asyncio_does(impl, run, overr
     # self.qsize(): a subclass that says "never full" is never full.
     def subclass(base):
         if override == "full":
+
             class Sub(base):
                 def full(self):
                     return False
         else:
+
             class Sub(base):
                 def qsize(self):
                     return 0
+
         return Sub
 
     async def main(cls):

@@ -99,9 +99,17 @@ def _outcome(fn):
 
 
 BAD_PARAMETERS = [
-    {"rate": 0}, {"rate": -1}, {"rate": math.nan}, {"rate": math.inf}, {"rate": "1"},
-    {"rate": None}, {"rate": 1, "burst": 0}, {"rate": 1, "burst": math.nan},
-    {"rate": 1, "burst": -2}, {"rate": 1, "burst": "2"}, {"rate": 1, "burst": 2**60},
+    {"rate": 0},
+    {"rate": -1},
+    {"rate": math.nan},
+    {"rate": math.inf},
+    {"rate": "1"},
+    {"rate": None},
+    {"rate": 1, "burst": 0},
+    {"rate": 1, "burst": math.nan},
+    {"rate": 1, "burst": -2},
+    {"rate": 1, "burst": "2"},
+    {"rate": 1, "burst": 2**60},
 ]
 
 
@@ -355,8 +363,11 @@ def test_setting_rate_and_burst_replans_the_line(impl):
         loop.now = t0 + 1  # 1 token there
         lim.rate = 4  # the other 2 in 0.5 s
         lim._check()
-        with pytest.raises(ValueError, match=r"^burst \(2\.0\) must not be less than the tokens "
-                                             r"a waiting acquire asks for \(3\.0\)$"):
+        with pytest.raises(
+            ValueError,
+            match=r"^burst \(2\.0\) must not be less than the tokens "
+            r"a waiting acquire asks for \(3\.0\)$",
+        ):
             lim.burst = 2
         assert lim.burst == 4.0
         await w
@@ -434,8 +445,7 @@ def test_the_rate_is_never_exceeded_exactly_on_the_virtual_clock(impl):
                 await lim.acquire(k)
             grants.append((loop.time(), k))
 
-        await asyncio.gather(*(taker(rng.choice([0.5, 1, 3]), rng.random() * 2)
-                               for _ in range(300)))
+        await asyncio.gather(*(taker(rng.choice([0.5, 1, 3]), rng.random() * 2) for _ in range(300)))
         assert len(grants) > 100
         times, tokens = zip(*grants)
         within_rate(times, tokens, rate, burst, 1e-6)
@@ -551,8 +561,7 @@ def test_burst_cannot_drop_below_what_a_woken_waiter_asks_for(impl):
 
         loop.call_at(t0 + 3 + 1e-10, between)
         await asyncio.wait_for(w, 10)  # a waiter stranded by a lowered burst fails
-        assert refused == ["burst (2.0) must not be less than the tokens a waiting acquire "
-                           "asks for (3.0)"]
+        assert refused == ["burst (2.0) must not be less than the tokens a waiting acquire asks for (3.0)"]
         assert lim.burst == 4.0 and loop.time() == t0 + 3
 
     run_virtual(main())

@@ -217,8 +217,7 @@ def test_hostile_comparisons_and_clocks_never_crash_nor_lose(impl, run):
                             q.task_done()
                         elif not q._is_shutdown and rng.random() < 0.05:
                             q.shutdown(immediate=rng.random() < 0.5)
-                    except (RuntimeError, ValueError, asyncio.QueueEmpty, asyncio.QueueFull,
-                            QueueShutDown):
+                    except (RuntimeError, ValueError, asyncio.QueueEmpty, asyncio.QueueFull, QueueShutDown):
                         pass
                 return self.k < other.k
 

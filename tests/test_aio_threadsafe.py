@@ -424,8 +424,7 @@ def test_no_wake_up_is_lost(impl, run, switch_often):
                 got.append(await asyncio.wait_for(q.get(), 5))  # a lost wake-up fails here
 
         consumer = asyncio.ensure_future(consume())
-        await loop.run_in_executor(
-            None, run_together, [lambda p=p: produce(p) for p in range(producers)], 30)
+        await loop.run_in_executor(None, run_together, [lambda p=p: produce(p) for p in range(producers)], 30)
         await consumer
         q._check()
         return got, q.qsize()
@@ -506,8 +505,7 @@ def test_a_bound_is_kept_against_loop_and_thread_puts(impl, run, switch_often):
 
         got, worst = [], 0
         loop = asyncio.get_running_loop()
-        threads = loop.run_in_executor(
-            None, run_together, [lambda p=p: produce(p) for p in range(3)], 30)
+        threads = loop.run_in_executor(None, run_together, [lambda p=p: produce(p) for p in range(3)], 30)
         i = 0
         while not threads.done() or not q.empty():
             worst = max(worst, q.qsize())
@@ -1041,9 +1039,11 @@ def test_a_delay_queue_whose_loop_closed_serves_the_next_loop(impl, run):
 def test_put_threadsafe_asks_a_subclass_s_full(impl, run, override):
     class Small(impl.aio.PriorityQueue):
         if override == "full":
+
             def full(self):
                 return self.qsize() >= 2
         else:
+
             def qsize(self):
                 return super().qsize() * 2  # full at 1 item with maxsize 2
 

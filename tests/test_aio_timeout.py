@@ -57,13 +57,17 @@ def side_by_side(run, impl, scenario, expected=None):
 
 def outcome(coro_fn):
     """Run coro_fn() as a task: ("ok", value) or (exception class name, cause class name)."""
+
     @functools.wraps(coro_fn)
     async def wrapper(*a):
         try:
             return ("ok", await coro_fn(*a))
         except BaseException as exc:  # noqa: B902 -- CancelledError too
-            return (type(exc).__name__ if not isinstance(exc, TimeoutError) else "TimeoutError",
-                    type(exc.__cause__).__name__ if exc.__cause__ else None)
+            return (
+                type(exc).__name__ if not isinstance(exc, TimeoutError) else "TimeoutError",
+                type(exc.__cause__).__name__ if exc.__cause__ else None,
+            )
+
     return wrapper
 
 
@@ -92,8 +96,7 @@ def test_no_expiry(impl, run):
         r2 = await outcome(_sleep_in)(cm2, 0.001)
         return r, cm.expired(), r2, cm2.when(), loop.time() < cm.when() <= loop.time() + 5
 
-    assert side_by_side(run, impl, scenario) == (
-        ("ok", "finished"), False, ("ok", "finished"), None, True)
+    assert side_by_side(run, impl, scenario) == (("ok", "finished"), False, ("ok", "finished"), None, True)
 
 
 def test_timeout_at_and_reschedule(impl, run):
@@ -123,8 +126,11 @@ def test_timeout_at_and_reschedule(impl, run):
         return await outcome(body)(), await outcome(later)(), await outcome(past)(), seen
 
     assert side_by_side(run, impl, scenario) == (
-        ("TimeoutError", "CancelledError"), ("ok", "finished"), ("TimeoutError", "CancelledError"),
-        [True, False])
+        ("TimeoutError", "CancelledError"),
+        ("ok", "finished"),
+        ("TimeoutError", "CancelledError"),
+        [True, False],
+    )
 
 
 def test_state_errors(impl, run):
@@ -147,8 +153,10 @@ def test_state_errors(impl, run):
         return out
 
     assert side_by_side(run, impl, scenario) == [
-        "Timeout has not been entered", "Cannot change state of finished Timeout",
-        "Timeout has already been entered"]
+        "Timeout has not been entered",
+        "Cannot change state of finished Timeout",
+        "Timeout has already been entered",
+    ]
 
 
 def test_nested_timeouts(impl, run):
@@ -176,8 +184,10 @@ def test_nested_timeouts(impl, run):
         return await outcome(outer_first)(), await outcome(inner_first)(), states
 
     assert side_by_side(run, impl, scenario) == (
-        ("TimeoutError", "CancelledError"), ("ok", "finished"),
-        [(True, False), "inner timed out", (False, True)])
+        ("TimeoutError", "CancelledError"),
+        ("ok", "finished"),
+        [(True, False), "inner timed out", (False, True)],
+    )
 
 
 def test_cancellation_from_outside_stays_cancellation(impl, run):
@@ -199,7 +209,9 @@ def test_cancellation_from_outside_stays_cancellation(impl, run):
     assert side_by_side(run, impl, scenario) == (("CancelledError", None), False)
 
 
-@pytest.mark.skipif(not HAS_STDLIB, reason="Task.uncancel is Python >= 3.11: 3.10 turns this race into TimeoutError")
+@pytest.mark.skipif(
+    not HAS_STDLIB, reason="Task.uncancel is Python >= 3.11: 3.10 turns this race into TimeoutError"
+)
 def test_cancellation_racing_the_expiry_stays_cancellation(impl, run):
     # the timeout fires and, before the task runs again, someone else cancels it
     async def scenario(timeout, timeout_at):
@@ -332,9 +344,11 @@ def test_default_timer_is_safe_with_loops_in_many_threads(impl, kind, switch_oft
 
 def test_bad_arguments(impl, run):
     async def main():
-        for call, name in ((lambda: aio.timeout(math.nan), "delay"),
-                           (lambda: aio.timeout("1"), "delay"),
-                           (lambda: aio.timeout_at(math.nan), "when")):
+        for call, name in (
+            (lambda: aio.timeout(math.nan), "delay"),
+            (lambda: aio.timeout("1"), "delay"),
+            (lambda: aio.timeout_at(math.nan), "when"),
+        ):
             with pytest.raises((TypeError, ValueError), match=name):
                 call()
         async with aio.timeout(10) as cm:

@@ -67,8 +67,11 @@ def counting_loop(kind, early=0.0, virtual=False, late=0.0):
                 self.inside = False
 
         def call_later(self, delay, callback, *args, context=None):
-            if (not self.inside and getattr(callback, "__self__", None) is not None
-                    and hasattr(callback.__self__, "_wheel")):
+            if (
+                not self.inside
+                and getattr(callback, "__self__", None) is not None
+                and hasattr(callback.__self__, "_wheel")
+            ):
                 self.call_laters += 1
             return super().call_later(delay, callback, *args, context=context)
 
@@ -84,8 +87,10 @@ def run_loop(loop, coro):
 
 def recorder(out):
     """A callback recording (name, loop.time()) into ``out``."""
+
     def cb(name):
         out.append((name, asyncio.get_running_loop().time()))
+
     return cb
 
 
@@ -147,7 +152,6 @@ def test_refuses_copy_and_pickle(impl, run):
     run(main())
 
 
-
 def test_handles_are_instances_of_the_exported_timer_handle(impl, run):
     # aio.TimerHandle is the implementation's own class, as aio.Timer is
     import dq_core
@@ -163,6 +167,7 @@ def test_handles_are_instances_of_the_exported_timer_handle(impl, run):
         t.close()
 
     run(main())
+
 
 # -- order and time ----------------------------------------------------------------------------
 
@@ -369,7 +374,7 @@ def test_cancel_from_an_earlier_callback_of_the_same_batch(impl, kind):
         def first():
             out.append("first")
             results["second"] = hs["second"].cancel()  # due in the same batch, not run yet
-            results["own"] = hs["first"].cancel()      # running: too late
+            results["own"] = hs["first"].cancel()  # running: too late
 
         hs["first"] = t.call_at(when, first)
         hs["second"] = t.call_at(when, out.append, "second")
@@ -705,7 +710,9 @@ def test_pending_handles_are_off_the_gc_lists_and_back_on_when_they_leave(impl, 
         t = impl.aio.Timer(tick=0.001)
         loop = asyncio.get_running_loop()
         now = loop.time()
-        hs = [t.call_at(now + 0.001 * i, print) for i in range(5)] + [t.call_at(now + d, print) for d in (5, 99)]
+        hs = [t.call_at(now + 0.001 * i, print) for i in range(5)] + [
+            t.call_at(now + d, print) for d in (5, 99)
+        ]
         off = untracks(impl)
         assert len(t._pending) == (7 if off else 0)
         assert [gc.is_tracked(h) for h in hs] == [not off] * 7
@@ -818,7 +825,9 @@ def test_no_leak_when_loops_close_with_timers_pending(impl):
 
 ops = st.lists(
     st.one_of(
-        st.tuples(st.just("call_later"), st.sampled_from([-1.0, 0.0, 0.0005, 0.001, 0.0015, 0.01, 0.3, 2.0, 70.0])),
+        st.tuples(
+            st.just("call_later"), st.sampled_from([-1.0, 0.0, 0.0005, 0.001, 0.0015, 0.01, 0.3, 2.0, 70.0])
+        ),
         st.tuples(st.just("call_at_tick"), st.integers(-3, 3000)),
         st.tuples(st.just("cancel"), st.integers(0, 10**6)),
         st.tuples(st.just("sleep"), st.sampled_from([0.0, 0.0004, 0.001, 0.0123, 0.5, 3.0])),
@@ -883,7 +892,7 @@ def test_model_on_a_virtual_clock(impl, ops, tick_exp):
 
 # -- types --------------------------------------------------------------------------------------
 
-TYPING_CASE = '''\
+TYPING_CASE = """\
 from __future__ import annotations
 
 from typing import Optional
@@ -910,7 +919,7 @@ async def main() -> None:
         assert_type(cm.when(), Optional[float])
     async with aio.timeout_at(None, timer=t):
         pass
-'''
+"""
 
 
 def test_types_under_mypy_strict(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ import dq_core
 
 PACKAGE_PARENT = Path(dq_core.__file__).resolve().parents[1]
 
-CASE = textwrap.dedent('''\
+CASE = textwrap.dedent("""\
     from __future__ import annotations
 
     import asyncio
@@ -56,7 +56,7 @@ CASE = textwrap.dedent('''\
         q.put_threadsafe("wrong")  # E: arg-type
         dq.put_nowait(3)  # E: arg-type
         aio.DelayQueue[int]().put_nowait(1, delay="soon")  # E: arg-type
-''')
+""")
 
 ERROR = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+): error: .*\[(?P<code>[\w-]+)\]$")
 
@@ -65,9 +65,18 @@ def test_aio_types_under_mypy_strict(tmp_path):
     pytest.importorskip("mypy")
     case = tmp_path / "aio_case.py"
     case.write_text(CASE)
-    args = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-            "--show-error-codes", "--no-error-summary", "--no-pretty",
-            "--cache-dir", str(tmp_path / ".mypy_cache")]
+    args = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--strict",
+        "--follow-imports=silent",
+        "--show-error-codes",
+        "--no-error-summary",
+        "--no-pretty",
+        "--cache-dir",
+        str(tmp_path / ".mypy_cache"),
+    ]
     env = dict(os.environ)
     config = PACKAGE_PARENT / "pyproject.toml"
     if config.is_file():  # a source checkout: its configuration and its dq_core
@@ -75,12 +84,17 @@ def test_aio_types_under_mypy_strict(tmp_path):
         env["MYPYPATH"] = str(PACKAGE_PARENT)
     # run from the case's directory, never from site-packages (where mypy
     # would take typing_extensions.py for a user module)
-    out = subprocess.run(args + [case.name], capture_output=True, text=True, cwd=str(tmp_path),
-                         env=env, timeout=120)
+    out = subprocess.run(
+        args + [case.name], capture_output=True, text=True, cwd=str(tmp_path), env=env, timeout=120
+    )
     got = sorted(
-        (int(m["line"]), m["code"]) for m in map(ERROR.match, out.stdout.splitlines())
-        if m and Path(m["file"]).name == case.name)
+        (int(m["line"]), m["code"])
+        for m in map(ERROR.match, out.stdout.splitlines())
+        if m and Path(m["file"]).name == case.name
+    )
     expected = sorted(
-        (n, m.group(1)) for n, line in enumerate(CASE.splitlines(), 1)
-        if (m := re.search(r"# E: ([\w-]+)$", line)))
+        (n, m.group(1))
+        for n, line in enumerate(CASE.splitlines(), 1)
+        if (m := re.search(r"# E: ([\w-]+)$", line))
+    )
     assert got == expected, out.stdout + out.stderr

@@ -70,16 +70,21 @@ def test_a_pickle_loads_on_the_implementation_in_use(impl):
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # A structure built on another takes that one's core of the same implementation.
-BUILT_ON = {"_ttldictcore_py": {"._ringcore_py"},
-            "_delaycore_py": {"._heapcore_py", "._lockcore_py"},
-            "_queuecore_py": {"._itemheapcore_py", "._lockcore_py"},
-            "_aioqueuecore_py": {"._heapcore_py", "._itemheapcore_py", "._lockcore_py"}}
+BUILT_ON = {
+    "_ttldictcore_py": {"._ringcore_py"},
+    "_delaycore_py": {"._heapcore_py", "._lockcore_py"},
+    "_queuecore_py": {"._itemheapcore_py", "._lockcore_py"},
+    "_aioqueuecore_py": {"._heapcore_py", "._itemheapcore_py", "._lockcore_py"},
+}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:
     if path.suffix != ".py":  # a .pyx or .pxd: its Python-level imports, line by line
-        return {line.split()[1] for line in path.read_text().splitlines()
-                if line.startswith(("from ", "import ")) and " cimport " not in line}
+        return {
+            line.split()[1]
+            for line in path.read_text().splitlines()
+            if line.startswith(("from ", "import ")) and " cimport " not in line
+        }
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
@@ -91,7 +96,8 @@ def imported_modules(path: pathlib.Path) -> set[str]:
 
 def core_files() -> list[pathlib.Path]:
     return sorted((ROOT / "src").rglob("*.p[yx][xd]")) + [
-        ROOT / "dq_core" / f"{name}_py.py" for name in CORE_MODULES]
+        ROOT / "dq_core" / f"{name}_py.py" for name in CORE_MODULES
+    ]
 
 
 @pytest.mark.skipif(not (ROOT / "src").is_dir(), reason="no source tree next to the tests")
@@ -109,8 +115,7 @@ def test_the_aio_cores_arm_loop_timers_as_far_as_the_faces(impl):
 
 
 def _faces(impl):
-    return [impl.PriorityQueue, impl.DelayQueue, impl.TTLDict, impl.aio.PriorityQueue,
-            impl.aio.DelayQueue]
+    return [impl.PriorityQueue, impl.DelayQueue, impl.TTLDict, impl.aio.PriorityQueue, impl.aio.DelayQueue]
 
 
 def test_faces_own_the_c_methods_they_inherit(impl):
@@ -128,7 +133,7 @@ def test_faces_own_the_c_methods_they_inherit(impl):
                 if name.startswith("__") or type(d) is not type(list.append):
                     continue
                 mine = vars(face).get(name)
-                if any(name in vars(k) for k in face.__mro__[1:face.__mro__.index(base)]):
+                if any(name in vars(k) for k in face.__mro__[1 : face.__mro__.index(base)]):
                     continue  # overridden between: not the core's
                 assert type(mine) is type(list.append), (face, name)
                 assert mine.__objclass__ is face and mine.__doc__ == d.__doc__, (face, name)

@@ -53,6 +53,8 @@ def test_header_compiles_alone_without_warnings(header, shortcuts):
     off = [f"-D{name}=0" for name in _forceable()] if shortcuts == "off" else []
     proc = subprocess.run(
         [cc, *FLAGS, f"-I{INCLUDE}", *includes, *off, str(header)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0 and not proc.stderr, proc.stderr

@@ -32,7 +32,8 @@ def _joined(threads):
 def test_the_docstring_example(impl):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     test = doctest.DocTestParser().get_doctest(
-        impl.cached.__doc__, {"cached": impl.cached}, "cached", None, 0)
+        impl.cached.__doc__, {"cached": impl.cached}, "cached", None, 0
+    )
     runner.run(test)
     assert runner.failures == 0 and runner.tries > 0
 

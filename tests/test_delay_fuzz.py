@@ -86,8 +86,9 @@ def outcome(fn):
 numbers = st.one_of(
     st.floats(-5, 50, allow_nan=False),
     st.integers(-5, 50),
-    st.sampled_from([float("nan"), float("inf"), float("-inf"), 2**53, 2**53 + 1, -(2**60),
-                     10**400, 1e300, True]),
+    st.sampled_from(
+        [float("nan"), float("inf"), float("-inf"), 2**53, 2**53 + 1, -(2**60), 10**400, 1e300, True]
+    ),
     st.sampled_from(["1", None, b"x", 1j]),
     st.builds(BadFloat),
 )
@@ -102,8 +103,10 @@ def test_compiled_and_pure_delay_queues_agree(both):
         def __init__(self) -> None:
             super().__init__()
             self.clocks = (Clock(), Clock())
-            self.queues = (c_impl.DelayQueue(maxsize=6, clock=self.clocks[0]),
-                           p_impl.DelayQueue(maxsize=6, clock=self.clocks[1]))
+            self.queues = (
+                c_impl.DelayQueue(maxsize=6, clock=self.clocks[0]),
+                p_impl.DelayQueue(maxsize=6, clock=self.clocks[1]),
+            )
             self.handles: list[object] = [-1, "h", 2**70, None]
             self.idents = 0
 
@@ -116,8 +119,9 @@ def test_compiled_and_pure_delay_queues_agree(both):
             self.idents += 1
             if kind == "int":
                 return (self.idents, self.idents)
-            return tuple(Item(self.idents, q if kind != "plain" else None, kind == "cyclic")
-                         for q in self.queues)
+            return tuple(
+                Item(self.idents, q if kind != "plain" else None, kind == "cyclic") for q in self.queues
+            )
 
         # -- operations ---------------------------------------------------------
 
@@ -132,8 +136,7 @@ def test_compiled_and_pure_delay_queues_agree(both):
         def put_at(self, deadline, timeout):
             # Only waits that cannot block: non-blocking, 0, or bad timeouts.
             it = iter(self.items("int"))
-            r = self.both(lambda q: q.put_at(next(it), deadline, block=timeout is not None,
-                                             timeout=timeout))
+            r = self.both(lambda q: q.put_at(next(it), deadline, block=timeout is not None, timeout=timeout))
             if r[0] == "ok":
                 self.handles.append(r[1])
 
@@ -172,8 +175,11 @@ def test_compiled_and_pure_delay_queues_agree(both):
         @rule(what=st.sampled_from(["next_deadline", "qsize", "put"]))
         def clock_reenters_once(self, what):
             for clock, q in zip(self.clocks, self.queues):
-                fn = {"next_deadline": q.next_deadline, "qsize": q.qsize,
-                      "put": lambda q=q: q.put_at("from clock", 0, block=False)}[what]
+                fn = {
+                    "next_deadline": q.next_deadline,
+                    "qsize": q.qsize,
+                    "put": lambda q=q: q.put_at("from clock", 0, block=False),
+                }[what]
 
                 def reenter(fn=fn):
                     try:

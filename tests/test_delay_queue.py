@@ -62,9 +62,11 @@ def test_equal_deadlines_fifo_and_past_delays_due_now(impl):
 def test_bad_delays_name_the_argument(impl):
     dq = impl.DelayQueue(clock=FakeClock(100.0))
     dq.put("x", 1)
-    for bad, exc, msg in [(float("nan"), ValueError, "delay must not be NaN"),
-                          ("1", TypeError, "delay must be a real number"),
-                          (2**60, OverflowError, "delay")]:
+    for bad, exc, msg in [
+        (float("nan"), ValueError, "delay must not be NaN"),
+        ("1", TypeError, "delay must be a real number"),
+        (2**60, OverflowError, "delay"),
+    ]:
         with pytest.raises(exc, match=msg):
             dq.put("y", bad)
         h = dq.put("z", 5)
@@ -267,6 +269,7 @@ def test_shutdown_wakes_waiting_getters(impl):
 
     dq2 = impl.DelayQueue()
     dq2.put("far", 60)
+
     def immediate_getter():
         try:
             dq2.get()
@@ -431,8 +434,7 @@ def test_stateful_against_model(impl):
             self.clock.now += step
 
         def _due(self):
-            return sorted((v for v in self.model.values() if v[0] <= self.clock.now),
-                          key=lambda v: v[:2])
+            return sorted((v for v in self.model.values() if v[0] <= self.clock.now), key=lambda v: v[:2])
 
         @rule()
         def get_nowait(self):
@@ -458,9 +460,7 @@ def test_stateful_against_model(impl):
             assert self.dq.next_deadline() == expected
             self.dq._heap._check()
 
-    run_state_machine_as_test(
-        DelayMachine, settings=settings(max_examples=100, stateful_step_count=50)
-    )
+    run_state_machine_as_test(DelayMachine, settings=settings(max_examples=100, stateful_step_count=50))
 
 
 def test_garbage_collected_with_items_and_cycles(impl):
@@ -593,8 +593,13 @@ def test_clock_must_be_callable_and_its_readings_sane(impl):
         (None, TypeError, r"^clock\(\) must be a real number, not 'NoneType'$"),
     ]:
         reading[0] = bad
-        for call in (lambda: dq.put("y", 1), dq.get_nowait, dq.get_many,
-                     lambda: dq.reschedule(h, 1), lambda: dq.get(timeout=0)):
+        for call in (
+            lambda: dq.put("y", 1),
+            dq.get_nowait,
+            dq.get_many,
+            lambda: dq.reschedule(h, 1),
+            lambda: dq.get(timeout=0),
+        ):
             with pytest.raises(exc, match=msg):
                 call()
             dq._check()  # the lock was released
@@ -701,10 +706,21 @@ def test_core_twins_look_the_same(both):
     c, py = (impl.delaycore.DelayCore for impl in both)
     assert inspect.getdoc(c) == inspect.getdoc(py)
     # the public methods, and those the face calls (the others are cdef in C)
-    names = {n for n, v in vars(py).items()
-             if not n.startswith("_") and (callable(v) or isinstance(v, property))}
-    assert {"put", "put_at", "get", "get_nowait", "get_many", "cancel", "reschedule",
-            "next_deadline", "qsize", "maxsize"} <= names
+    names = {
+        n for n, v in vars(py).items() if not n.startswith("_") and (callable(v) or isinstance(v, property))
+    }
+    assert {
+        "put",
+        "put_at",
+        "get",
+        "get_nowait",
+        "get_many",
+        "cancel",
+        "reschedule",
+        "next_deadline",
+        "qsize",
+        "maxsize",
+    } <= names
     hooks = {"_check", "_lock", "_unlock", "_now", "_wait_due", "_wait_for_room"}
     for name in sorted(names | hooks):
         assert hasattr(c, name), name

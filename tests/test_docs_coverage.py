@@ -33,8 +33,17 @@ README = ROOT / "README.md"
 pytestmark = pytest.mark.skipif(not (DOCS / "conf.py").is_file(), reason="not a source checkout")
 
 # the standard library's bases: their members are documented there, by the pages' text
-FOREIGN = ("builtins", "abc", "collections.abc", "_collections_abc", "typing", "queue",
-           "asyncio.queues", "asyncio.mixins", "concurrent.futures._base")
+FOREIGN = (
+    "builtins",
+    "abc",
+    "collections.abc",
+    "_collections_abc",
+    "typing",
+    "queue",
+    "asyncio.queues",
+    "asyncio.mixins",
+    "concurrent.futures._base",
+)
 PUBLIC_REF = re.compile(r"target not found: ~?(dq_core(?:\.aio)?\.[A-Za-z]\w*(?:\.[a-z]\w*)?) ")
 
 
@@ -47,7 +56,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[set[str], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHONWARNINGS")}
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-E", "-n", "-q", "-b", "html", str(DOCS), str(out)],
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return inventory(out / "objects.inv"), done.stderr
@@ -57,7 +69,7 @@ def inventory(path: Path) -> set[str]:
     """The object names of a Sphinx inventory (version 2)."""
     data = path.read_bytes()
     for _ in range(4):  # the four header lines
-        data = data[data.index(b"\n") + 1:]
+        data = data[data.index(b"\n") + 1 :]
     lines = zlib.decompress(data).decode("utf-8").splitlines()
     return {line.split(" ", 1)[0] for line in lines if line.startswith("dq_core")}
 
@@ -67,8 +79,9 @@ def public_classes() -> dict[str, type]:
 
     out = {f"dq_core.{n}": getattr(dq_core, n) for n in dq_core.__all__}
     out |= {f"dq_core.aio.{n}": getattr(aio, n) for n in aio.__all__}
-    return {name: obj for name, obj in out.items()
-            if inspect.isclass(obj) and not issubclass(obj, BaseException)}
+    return {
+        name: obj for name, obj in out.items() if inspect.isclass(obj) and not issubclass(obj, BaseException)
+    }
 
 
 def public_members(cls: type) -> set[str]:
@@ -89,8 +102,12 @@ def test_every_public_name_has_an_entry(site):
 
 def test_every_public_member_has_an_entry(site):
     names, _ = site
-    missing = [f"{name}.{member}" for name, cls in public_classes().items()
-               for member in sorted(public_members(cls)) if f"{name}.{member}" not in names]
+    missing = [
+        f"{name}.{member}"
+        for name, cls in public_classes().items()
+        for member in sorted(public_members(cls))
+        if f"{name}.{member}" not in names
+    ]
     assert missing == []
 
 

@@ -20,7 +20,8 @@ EXTENSION = ROOT / "docs" / "_ext" / "perfresults.py"
 PERFORMANCE_PAGE = ROOT / "docs" / "performance.rst"
 
 pytestmark = pytest.mark.skipif(
-    not (README.is_file() and EXTENSION.is_file()), reason="not a source checkout")
+    not (README.is_file() and EXTENSION.is_file()), reason="not a source checkout"
+)
 
 # a measured figure: "306.0 ns", "18.5 us", "1.33 ms", "5.88x", "1,435 us"
 FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ns|us|µs|ms|x)\b")
@@ -44,7 +45,8 @@ def test_readme_summary_table_is_the_results_files():
     table = pr.markdown_summary(pr.load(), "readme")
     assert table in README.read_text(encoding="utf-8"), (
         "README's summary table differs from docs/perf-results.json; "
-        "print it with: python docs/_ext/perfresults.py\n" + table)
+        "print it with: python docs/_ext/perfresults.py\n" + table
+    )
 
 
 def test_every_figure_the_readme_quotes_is_in_the_results_file():

@@ -276,8 +276,7 @@ def test_ttl_ring_shared_by_threads(compiled: Any) -> None:
 def test_ttl_dict_shared_by_threads(compiled: Any) -> None:
     impl = compiled
     evicted: list[Any] = []
-    d = impl.TTLDict(ttl=100.0, maxsize=40, clock=lambda: 0.0,
-                     on_expire=lambda k, v: evicted.append(k))
+    d = impl.TTLDict(ttl=100.0, maxsize=40, clock=lambda: 0.0, on_expire=lambda k, v: evicted.append(k))
     written: list[list[Any]] = per_thread()
     taken: list[list[Any]] = per_thread()
 
@@ -434,6 +433,7 @@ def test_timer_scheduled_from_threads_runs_each_once(impl: Any) -> None:
     handles: list[list[tuple[int, Any]]] = [[] for _ in range(4)]
     cancelled: list[int] = []
     with impl.Timer(tick=0.001) as timer:
+
         def work(i: int) -> None:
             rng = random.Random(i)
             for r in range(100):
@@ -459,6 +459,7 @@ def test_priority_executor_submitted_from_threads_runs_each_once(impl: Any) -> N
     ran: list[int] = []
     futures: list[list[Any]] = [[] for _ in range(4)]
     with impl.PriorityExecutor(max_workers=4) as ex:
+
         def work(i: int) -> None:
             rng = random.Random(i)
             for r in range(100):

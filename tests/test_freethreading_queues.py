@@ -87,6 +87,7 @@ def test_priority_queue_many_producers_and_consumers(impl):
         def run():
             for i in range(PER_THREAD):
                 q.put((i % 97, t, i))
+
         return run
 
     def consumer(t):
@@ -96,6 +97,7 @@ def test_priority_queue_many_producers_and_consumers(impl):
                     taken[t].append(q.get(timeout=0.05))
                 except Empty:
                     pass
+
         return run
 
     def reader():
@@ -133,13 +135,15 @@ def test_priority_queue_each_consumer_sees_its_own_order(impl):
                     taken[t].append(q.get_nowait())
                 except Empty:
                     return
+
         return run
 
     start_together(*[drain(t) for t in range(THREADS)])
     for part in taken:
         assert part == sorted(part)
     assert sorted(x for part in taken for x in part) == sorted(
-        (i * 7919 % 1000, i) for i in range(THREADS * PER_THREAD))
+        (i * 7919 % 1000, i) for i in range(THREADS * PER_THREAD)
+    )
     q._heap._check()
 
 
@@ -160,6 +164,7 @@ def test_delay_queue_many_producers_consumers_cancels_and_reschedules(impl):
                     cancelled[t].append((t, i))
                 elif i % 7 == 0:
                     dq.reschedule(h, -0.5)  # False if a consumer got it first
+
         return run
 
     def consumer(t):
@@ -175,6 +180,7 @@ def test_delay_queue_many_producers_consumers_cancels_and_reschedules(impl):
                         got = []
                 taken[t].extend(got)
                 n += 1
+
         return run
 
     def reader():
@@ -251,6 +257,7 @@ def test_item_heap_misused_from_threads_loses_nothing(impl):
                         cleared.extend(heap.clear())
                     except RuntimeError as exc:
                         assert "re-entered" in str(exc)
+
         return run
 
     start_together(*[hammer(t) for t in range(THREADS)])

@@ -32,8 +32,10 @@ from dq_core._handles import (
 )
 from helpers import LOCAL, run_together
 
-FULL = {"Heap": "a Heap holds at most 2**31 - 1 items",
-        "TimingWheel": "a TimingWheel holds at most 2**31 - 1 timers"}
+FULL = {
+    "Heap": "a Heap holds at most 2**31 - 1 items",
+    "TimingWheel": "a TimingWheel holds at most 2**31 - 1 timers",
+}
 
 
 def make(impl, kind):
@@ -79,7 +81,9 @@ def python_next_cap(kind):
 
 def compiled_next_cap(kind):
     compiled_or_skip()
-    return importlib.import_module("dq_core._heapcore" if kind == "Heap" else "dq_core._wheelcore")._next_slot_cap
+    return importlib.import_module(
+        "dq_core._heapcore" if kind == "Heap" else "dq_core._wheelcore"
+    )._next_slot_cap
 
 
 @pytest.mark.parametrize("kind", ["Heap", "TimingWheel"])
@@ -130,8 +134,9 @@ def test_handles_go_stale_and_slots_are_reused(impl, kind):
 
 
 @pytest.mark.parametrize("kind", ["Heap", "TimingWheel"])
-@pytest.mark.parametrize("handle", [-1, 2**64, 2**64 + 1, -(2**64), 2**128, 2**128 + 1, 2**200,
-                                    1 << SLOT_BITS, 5, 0])
+@pytest.mark.parametrize(
+    "handle", [-1, 2**64, 2**64 + 1, -(2**64), 2**128, 2**128 + 1, 2**200, 1 << SLOT_BITS, 5, 0]
+)
 def test_unknown_handles_are_refused_alike(impl, kind, handle):
     s = make(impl, kind)
     add(s, 1)
@@ -325,8 +330,9 @@ def test_handles_do_not_cross_between_kinds_or_implementations(both):
 @pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
 def test_a_copy_keeps_the_old_handles_and_issues_its_own(impl, kind, how):
     s, handles = fill_alike(impl, kind)
-    c = {"copy": copy.copy, "deepcopy": copy.deepcopy,
-         "pickle": lambda x: pickle.loads(pickle.dumps(x))}[how](s)
+    c = {"copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": lambda x: pickle.loads(pickle.dumps(x))}[
+        how
+    ](s)
     live = [h for h in handles if h in s]
     assert [h in c for h in handles] == [h in s for h in handles]
     # both go on from the same slots and generations, under ids of their own
@@ -354,8 +360,10 @@ def test_the_stale_or_foreign_message_is_the_same_on_both(both):
                 h.remove(handle)
             out.append(info.value.args[0])
         messages.append(out)
-        assert out[0] == (f"stale or foreign handle {gone & LOCAL}: its item has left this heap, "
-                          "or another container issued it")
+        assert out[0] == (
+            f"stale or foreign handle {gone & LOCAL}: its item has left this heap, "
+            "or another container issued it"
+        )
     assert messages[0] == messages[1]
 
 

@@ -369,8 +369,11 @@ def test_float_that_raises_leaves_heap_intact(impl):
     h = impl.Heap()
     a = h.push(1, "a")
     before = h.__getstate__()
-    for call in (lambda: h.push(Boom(), "x"), lambda: h.update(a, Boom()),
-                 lambda: h.push_many([1, Boom()], "xy")):
+    for call in (
+        lambda: h.push(Boom(), "x"),
+        lambda: h.update(a, Boom()),
+        lambda: h.push_many([1, Boom()], "xy"),
+    ):
         with pytest.raises(ZeroDivisionError):
             call()
     assert h.__getstate__() == before
@@ -670,9 +673,7 @@ def test_stateful_against_model(impl):
             self.heap._check()
             assert len(self.heap) == len(self.model)
 
-    run_state_machine_as_test(
-        HeapMachine, settings=settings(max_examples=150, stateful_step_count=60)
-    )
+    run_state_machine_as_test(HeapMachine, settings=settings(max_examples=150, stateful_step_count=60))
 
 
 ops = st.lists(
@@ -726,12 +727,12 @@ def test_implementations_agree_step_by_step(both, program):
 def same_doc(a: object, b: object) -> bool:
     # Python 3.13 dedents docstrings when compiling; Cython does not.
     da, db = getattr(a, "__doc__", None), getattr(b, "__doc__", None)
-    return da is db or (da is not None and db is not None
-                        and inspect.cleandoc(da) == inspect.cleandoc(db))
+    return da is db or (da is not None and db is not None and inspect.cleandoc(da) == inspect.cleandoc(db))
 
 
-@pytest.mark.parametrize("module, cls", [
-    ("heapcore", "Heap"), ("itemheapcore", "ItemHeap"), ("queuecore", "QueueCore")])
+@pytest.mark.parametrize(
+    "module, cls", [("heapcore", "Heap"), ("itemheapcore", "ItemHeap"), ("queuecore", "QueueCore")]
+)
 def test_docstrings_identical(both, module, cls):
     c, py = (getattr(getattr(m, module), cls) for m in both)
     assert c.__doc__ and same_doc(c, py)
@@ -741,14 +742,17 @@ def test_docstrings_identical(both, module, cls):
         assert same_doc(getattr(c, name), getattr(py, name)), name
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda st: (3,) + st[1:],
-    lambda st: st[:4] + ([99],) + st[5:],
-    lambda st: st[:5] + ([(99, 1.0, 0, "x")],),
-    lambda st: st[:4] + ([0, 1],) + st[5:],  # slot 1 both free and live
-    lambda st: st[:3] + ([-1, 0],) + st[4:],
-    lambda st: ("junk",),
-])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda st: (3,) + st[1:],
+        lambda st: st[:4] + ([99],) + st[5:],
+        lambda st: st[:5] + ([(99, 1.0, 0, "x")],),
+        lambda st: st[:4] + ([0, 1],) + st[5:],  # slot 1 both free and live
+        lambda st: st[:3] + ([-1, 0],) + st[4:],
+        lambda st: ("junk",),
+    ],
+)
 def test_corrupt_state_is_refused(impl, mutate):
     h = impl.Heap()
     h.push(1.0, "a")

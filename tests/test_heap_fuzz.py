@@ -82,9 +82,26 @@ class Garbage(Payload):
         self.cycle = self
 
 
-PLAIN_PRIORITIES = [2**53, -(2**53), 2**53 + 1, 2**70, True, False, "1", None, b"x", 1 + 2j,
-                    Decimal("1.5"), Decimal("nan"), Decimal("snan"), Fraction(1, 3),
-                    float("inf"), -float("inf"), float("nan"), -0.0]
+PLAIN_PRIORITIES = [
+    2**53,
+    -(2**53),
+    2**53 + 1,
+    2**70,
+    True,
+    False,
+    "1",
+    None,
+    b"x",
+    1 + 2j,
+    Decimal("1.5"),
+    Decimal("nan"),
+    Decimal("snan"),
+    Fraction(1, 3),
+    float("inf"),
+    -float("inf"),
+    float("nan"),
+    -0.0,
+]
 HOSTILE = ["raise", "push", "pop", "clear"]
 NUMPY = ["np.float64", "np.int64", "np.float32 nan"] if np is not None else []
 
@@ -100,8 +117,27 @@ bad_handles = st.sampled_from([-1, 2**32, 2**64, 2**64 - 1, 2**70, -(2**70), 1.0
 counts = st.one_of(st.integers(0, 6), st.sampled_from([2**70, -1, 1.5, True, "2", None]))
 
 # pieces of a state that a corruption may put in
-WEIRD = [None, -1, 0, 1, 2**32, 2**64, 2**70, 0xFFFFFFFF, 1.0, float("nan"), float("inf"), "x",
-         True, [], [0], [(0, 1.0, 0, "x")], [(0, "1", 0, "x")], [(5, 1.0, 0, "x")], ()]
+WEIRD = [
+    None,
+    -1,
+    0,
+    1,
+    2**32,
+    2**64,
+    2**70,
+    0xFFFFFFFF,
+    1.0,
+    float("nan"),
+    float("inf"),
+    "x",
+    True,
+    [],
+    [0],
+    [(0, 1.0, 0, "x")],
+    [(0, "1", 0, "x")],
+    [(5, 1.0, 0, "x")],
+    (),
+]
 
 
 def make_priority(spec, heap):
@@ -110,8 +146,11 @@ def make_priority(spec, heap):
         if kind == "plain":
             return PLAIN_PRIORITIES[what]
         if kind == "numpy":
-            return {"np.float64": np.float64(1.25), "np.int64": np.int64(-3),
-                    "np.float32 nan": np.float32("nan")}[what]
+            return {
+                "np.float64": np.float64(1.25),
+                "np.int64": np.int64(-3),
+                "np.float32 nan": np.float32("nan"),
+            }[what]
         return (Hostile if kind == "float" else HostileIndex)(heap, what)
     return spec
 
@@ -206,12 +245,16 @@ def test_twins_in_lockstep(both):
 
         @rule(target=handles, p=priorities, item=items)
         def push(self, p, item):
-            kind, value = self.run(lambda h, t: h.push(make_priority(p, h), t.make_item(item, h)),
-                                   issues=True)
+            kind, value = self.run(
+                lambda h, t: h.push(make_priority(p, h), t.make_item(item, h)), issues=True
+            )
             return value if kind == "ok" else 0
 
-        @rule(ps=st.lists(priorities, max_size=12), its=st.lists(items, max_size=12),
-              form=st.sampled_from(["list", "tuple", "iter", "array"]))
+        @rule(
+            ps=st.lists(priorities, max_size=12),
+            its=st.lists(items, max_size=12),
+            form=st.sampled_from(["list", "tuple", "iter", "array"]),
+        )
         def push_many(self, ps, its, form):
             def step(h, t):
                 values = [make_priority(p, h) for p in ps]
@@ -221,7 +264,7 @@ def test_twins_in_lockstep(both):
                     values = iter(values)
                 elif form == "array" and all(type(v) is float for v in values):
                     values = np.array(values) if np is not None else values
-                return h.push_many(values, [t.make_item(i, h) for i in its[:len(ps)]])
+                return h.push_many(values, [t.make_item(i, h) for i in its[: len(ps)]])
 
             self.run(step)
 
@@ -237,8 +280,7 @@ def test_twins_in_lockstep(both):
         def update(self, handle, p):
             self.run(lambda h, t: h.update(self.handle(h, handle), make_priority(p, h)))
 
-        @rule(handle=st.one_of(handles, bad_handles),
-              op=st.sampled_from(["remove", "priority", "contains"]))
+        @rule(handle=st.one_of(handles, bad_handles), op=st.sampled_from(["remove", "priority", "contains"]))
         def by_handle(self, handle, op):
             if op == "contains":
                 self.run(lambda h, t: self.handle(h, handle) in h)
@@ -268,9 +310,10 @@ def test_twins_in_lockstep(both):
                 assert [type(h) for h in self.heaps] == [c_impl.Heap, py_impl.Heap]
             self.run(lambda h, t: None)
 
-        @rule(where=st.tuples(st.integers(0, 5), st.one_of(st.none(), st.integers(0, 9)),
-                              st.integers(0, 3)),
-              value=st.sampled_from(range(len(WEIRD))))
+        @rule(
+            where=st.tuples(st.integers(0, 5), st.one_of(st.none(), st.integers(0, 9)), st.integers(0, 3)),
+            value=st.sampled_from(range(len(WEIRD))),
+        )
         def setstate(self, where, value):
             self.run(lambda h, t: h.__setstate__(corrupt(h.__getstate__(), where, WEIRD[value])))
 
@@ -287,8 +330,6 @@ def test_twins_in_lockstep(both):
     gc.collect()
     gc.disable()  # collections only where a step asks: the same for both heaps
     try:
-        run_state_machine_as_test(
-            Lockstep, settings=settings(max_examples=80, stateful_step_count=40)
-        )
+        run_state_machine_as_test(Lockstep, settings=settings(max_examples=80, stateful_step_count=40))
     finally:
         gc.enable()

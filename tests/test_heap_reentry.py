@@ -19,7 +19,6 @@ from helpers import collecting_constantly
 REENTERED = "the heap was re-entered (from a finaliser) while it was being changed"
 
 
-
 class Ledger:
     """Births and deaths of one test's payloads, for exact accounting."""
 
@@ -81,6 +80,7 @@ class Reentrant:
 def operations(h, removed, ledger):
     """The outer operations, each of which allocates (grows, shrinks, resets)."""
     Item = ledger.item
+
     def push_growth():
         for i in range(40):
             h.push(i % 7, Item())
@@ -110,13 +110,26 @@ def operations(h, removed, ledger):
         h.__getstate__()
         h.__copy__()._check()
 
-    return [push_growth, push_many, pop_many, pop_and_remove, update, h.clear,
-            push_growth, setstate, getstate_and_copy, pop_many, push_many, h.clear,
-            push_growth]
+    return [
+        push_growth,
+        push_many,
+        pop_many,
+        pop_and_remove,
+        update,
+        h.clear,
+        push_growth,
+        setstate,
+        getstate_and_copy,
+        pop_many,
+        push_many,
+        h.clear,
+        push_growth,
+    ]
 
 
-@pytest.mark.parametrize("ops", [("push",), ("pop",), ("remove",), ("clear",),
-                                 ("push", "pop", "remove", "peek", "check")])
+@pytest.mark.parametrize(
+    "ops", [("push",), ("pop",), ("remove",), ("clear",), ("push", "pop", "remove", "peek", "check")]
+)
 @pytest.mark.parametrize("hook", ["gc.callbacks", "cyclic __del__"])
 def test_finaliser_reentering_during_every_operation(impl, ops, hook):
     h = impl.Heap()
@@ -186,9 +199,19 @@ def test_refused_reentry_changes_nothing(impl):
     calls = []
 
     def hook():
-        for op in (lambda: h.push(0, "x"), h.pop, lambda: h.remove(0), h.clear,
-                   h.peek, lambda: h.priority(0), lambda: 0 in h, h.__getstate__,
-                   lambda: h.update(0, 1), lambda: h.pop_many(1), repr):
+        for op in (
+            lambda: h.push(0, "x"),
+            h.pop,
+            lambda: h.remove(0),
+            h.clear,
+            h.peek,
+            lambda: h.priority(0),
+            lambda: 0 in h,
+            h.__getstate__,
+            lambda: h.update(0, 1),
+            lambda: h.pop_many(1),
+            repr,
+        ):
             try:
                 op() if op is not repr else repr(h)
             except RuntimeError as exc:

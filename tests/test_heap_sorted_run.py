@@ -298,6 +298,4 @@ def test_stateful_mostly_in_order_against_model(impl):
         def consistent(self):
             self.m.check()
 
-    run_state_machine_as_test(
-        RunMachine, settings=settings(max_examples=120, stateful_step_count=50)
-    )
+    run_state_machine_as_test(RunMachine, settings=settings(max_examples=120, stateful_step_count=50))

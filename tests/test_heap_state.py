@@ -25,7 +25,7 @@ def good_state(impl):
 
 
 def with_field(st, i, value):
-    return st[:i] + (value,) + st[i + 1:]
+    return st[:i] + (value,) + st[i + 1 :]
 
 
 def with_entry(st, j, **changes):
@@ -130,12 +130,19 @@ def test_bad_state_on_a_fresh_heap(both):
         assert h.pop_many(2000) == list(range(1000))
 
 
-@pytest.mark.parametrize("name", ["inf keys", "retired slot", "empty", "max values", "version 1",
-                                  "far container ids"])
+@pytest.mark.parametrize(
+    "name", ["inf keys", "retired slot", "empty", "max values", "version 1", "far container ids"]
+)
 def test_unusual_but_valid_states_load_alike(both, name):
     cid = 5 << 32  # a container id in a tag
-    st = (2, 10, 3, [cid | 3, 4, cid | 5, GEN_LIMIT], [2],
-          [(1, -float("inf"), 7, "a"), (0, float("inf"), 2, "b")])
+    st = (
+        2,
+        10,
+        3,
+        [cid | 3, 4, cid | 5, GEN_LIMIT],
+        [2],
+        [(1, -float("inf"), 7, "a"), (0, float("inf"), 2, "b")],
+    )
     if name == "retired slot":
         st = (2, 5, 0, [cid | GEN_LIMIT, 7], [], [(1, 1.5, 4, "x")])
     elif name == "empty":
@@ -158,13 +165,11 @@ def test_unusual_but_valid_states_load_alike(both, name):
             assert h.__getstate__() == (2,) + st[1:]
         for slot, _, _, item in st[5]:  # the handles of the state's items name them
             handle = st[3][slot] << 32 | slot
-            assert handle in h and h.priority(handle) == dict(
-                (e[3], e[1]) for e in st[5])[item]
+            assert handle in h and h.priority(handle) == dict((e[3], e[1]) for e in st[5])[item]
         new = [h.push(0, "new"), h.push(0, "new2")]
         copied = {t >> 32 for t in st[3]}
         assert all(n >> 64 not in copied and n not in impl.Heap() for n in new)  # an id of its own
-        trace = [[local_handle(n) for n in new], len(h),
-                 comparable_state(h.__getstate__(), 3, copied)]
+        trace = [[local_handle(n) for n in new], len(h), comparable_state(h.__getstate__(), 3, copied)]
         trace.append(h.pop_many(10))
         h._check()
         outcomes.append(trace)
@@ -194,8 +199,7 @@ def test_sequence_numbers_run_out_alike_and_keep_fifo(both, how):
         assert state[1] < 10  # numbered afresh
         outcomes.append((comparable_state(state, 3, {0}), h.pop_many(10)))
     assert outcomes[0] == outcomes[1]
-    assert outcomes[0][1] == {"push": list("bcdef"), "push_many": list("xbcdef"),
-                              "update": list("cbd")}[how]
+    assert outcomes[0][1] == {"push": list("bcdef"), "push_many": list("xbcdef"), "update": list("cbd")}[how]
 
 
 def test_setstate_replaces_a_nonempty_heap_and_drops_old_payloads_last(impl):
@@ -276,4 +280,3 @@ def test_generic_alias_at_run_time(impl):
     alias = impl.Heap[str]
     assert alias.__origin__ is impl.Heap and alias.__args__ == (str,)
     assert type(alias()) is impl.Heap
-

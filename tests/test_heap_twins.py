@@ -23,9 +23,15 @@ def agree(both, make_call):
     return answers[0]
 
 
-@pytest.mark.parametrize("args, kwargs", [
-    ((1, 2, 3), {}), (([(1, "a")],), {}), ((), {"key": len}), ((None,), {"key": 1}),
-])
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((1, 2, 3), {}),
+        (([(1, "a")],), {}),
+        ((), {"key": len}),
+        ((None,), {"key": 1}),
+    ],
+)
 def test_constructor_refuses_arguments_alike(both, args, kwargs):
     kind, message = agree(both, lambda impl: lambda: impl.Heap(*args, **kwargs))
     assert kind is TypeError and message.startswith("Heap.__init__()")
@@ -52,8 +58,9 @@ def test_subclassing_refused_alike(both):
     assert kind is TypeError
 
 
-@pytest.mark.parametrize("n", [2**70, 2**63, 2**64 + 1, -1, -(2**70), 1.5, float("inf"),
-                               True, False, "2", None, 0, 3])
+@pytest.mark.parametrize(
+    "n", [2**70, 2**63, 2**64 + 1, -1, -(2**70), 1.5, float("inf"), True, False, "2", None, 0, 3]
+)
 def test_pop_many_counts_alike(both, n):
     def run(impl):
         h = impl.Heap()
@@ -92,26 +99,53 @@ class IntSub(int):
         raise AssertionError("handle converted with user code")
 
 
-@pytest.mark.parametrize("handle", [IntSub(0), IntSub(-1), IntSub(2**40), True, False,
-                                    2**64, 2**64 - 1, -(2**64), 2**200, 1.0, "0", None])
+@pytest.mark.parametrize(
+    "handle",
+    [IntSub(0), IntSub(-1), IntSub(2**40), True, False, 2**64, 2**64 - 1, -(2**64), 2**200, 1.0, "0", None],
+)
 def test_odd_handles_alike(both, handle):
     def run(impl):
         h = impl.Heap()
         h.push(1, "a")
         h.push(2, "b")
-        return lambda: (handle in h, outcome(lambda: h.priority(handle)),
-                        outcome(lambda: h.update(handle, 0)),
-                        outcome(lambda: h.remove(handle)), h.pop_many(5))
+        return lambda: (
+            handle in h,
+            outcome(lambda: h.priority(handle)),
+            outcome(lambda: h.update(handle, 0)),
+            outcome(lambda: h.remove(handle)),
+            h.pop_many(5),
+        )
 
     agree(both, run)
 
 
 # -- signatures and help ---------------------------------------------------------
 
-PUBLIC = ["push", "push_many", "pop", "popitem", "pop_many", "peek", "peekitem", "update",
-          "remove", "priority", "clear", "__len__", "__bool__", "__contains__", "__repr__",
-          "__getstate__", "__setstate__", "__reduce__", "__copy__", "__deepcopy__",
-          "__init__", "__init_subclass__", "_check"]
+PUBLIC = [
+    "push",
+    "push_many",
+    "pop",
+    "popitem",
+    "pop_many",
+    "peek",
+    "peekitem",
+    "update",
+    "remove",
+    "priority",
+    "clear",
+    "__len__",
+    "__bool__",
+    "__contains__",
+    "__repr__",
+    "__getstate__",
+    "__setstate__",
+    "__reduce__",
+    "__copy__",
+    "__deepcopy__",
+    "__init__",
+    "__init_subclass__",
+    "_check",
+]
 
 
 def test_signatures_identical(both):
@@ -129,7 +163,7 @@ def help_sections(cls) -> str:
     """
     text = help_text(cls).replace(cls.__module__, "MOD")
     text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \| *\n", "", text)
-    doc = text[text.index("Min-heap of items"):]
+    doc = text[text.index("Min-heap of items") :]
     blocks = re.split(r"\n \|  -{20,}\n", doc)
     keep = [b for b in blocks[1:] if b.startswith(" |  Class methods defined here")]
     return "\n".join([blocks[0], *keep])

@@ -53,16 +53,14 @@ def run(heap_push, heap_pop, program):
 kinds = [
     st.tuples(st.integers(-3, 3), st.text(max_size=2)),
     st.tuples(st.floats(-3, 3, width=16), st.integers(0, 3)),
-    st.tuples(st.sampled_from([2**53, 2**53 + 1, -(2**60), 1, 1.0, True, 0.0, -0.0]),
-              st.integers(0, 1)),
+    st.tuples(st.sampled_from([2**53, 2**53 + 1, -(2**60), 1, 1.0, True, 0.0, -0.0]), st.integers(0, 1)),
     st.tuples(st.integers(-2, 2), st.integers(-2, 2), st.integers(0, 1)),
     st.integers(-5, 5),
     st.floats(allow_nan=False, width=16),
 ]
-programs = st.one_of(*[
-    st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]), kind), max_size=80)
-    for kind in kinds
-])
+programs = st.one_of(
+    *[st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]), kind), max_size=80) for kind in kinds]
+)
 
 
 @given(programs)
@@ -215,13 +213,13 @@ tail_elements = st.one_of(
     st.integers(-2, 2),
     st.floats(-2, 2, width=16),
     st.floats(width=16),  # inf and NaN (a fresh NaN object each time)
-    st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 2**64, 2.0**53, 2.0**53 + 2, True, False,
-                     -0.0, NAN]),
+    st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 2**64, 2.0**53, 2.0**53 + 2, True, False, -0.0, NAN]),
     st.text(alphabet="ab\u00e9\U0001f600", max_size=2),
     st.sampled_from([None, b"a", (1,), 1j]),
 )
-tied_tuples = st.tuples(st.sampled_from([0, 1, 1.0, True]),
-                        st.lists(tail_elements, max_size=3)).map(lambda t: (t[0], *t[1]))
+tied_tuples = st.tuples(st.sampled_from([0, 1, 1.0, True]), st.lists(tail_elements, max_size=3)).map(
+    lambda t: (t[0], *t[1])
+)
 
 
 def outcome(fn):
@@ -270,13 +268,23 @@ def test_tied_tuples_come_out_as_heapq_gives_them(impl, program):
 
 
 long_texts = st.text(alphabet="a\x00\xff\u0100", max_size=11)
-second_elements = st.one_of(long_texts, st.integers(-3, 3), st.floats(-2, 2, width=16),
-                            st.sampled_from([2**53, 2**53 + 1, -0.0, float("inf"), True]))
+second_elements = st.one_of(
+    long_texts,
+    st.integers(-3, 3),
+    st.floats(-2, 2, width=16),
+    st.sampled_from([2**53, 2**53 + 1, -0.0, float("inf"), True]),
+)
 
 
-@given(st.lists(st.tuples(st.sampled_from(["push", "push", "pop"]),
-                          st.tuples(st.integers(0, 1), second_elements, st.integers(0, 1))),
-                max_size=60))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["push", "push", "pop"]),
+            st.tuples(st.integers(0, 1), second_elements, st.integers(0, 1)),
+        ),
+        max_size=60,
+    )
+)
 @settings(max_examples=300)
 def test_second_elements_order_as_heapq(impl, program):
     # Tuples tied on their first number are ordered by the cached second
@@ -342,48 +350,51 @@ def test_subclasses_in_a_tie_run_their_own_comparisons(impl):
     assert ours[0] and ours == theirs
 
 
-@pytest.mark.parametrize("a, b", [
-    ((1, 2**53 + 1), (1, 2.0**53)),  # beyond 2**53: never through a double
-    ((1, 2**53), (1, 2**53 + 1)),
-    ((1, 2**64), (1, float("inf"))),
-    ((1, NAN), (1, NAN)),  # the same NaN object: equal by identity
-    ((1, float("nan")), (1, float("nan"))),
-    ((1, True), (1, 1)),
-    ((1, "b"), (1, "a\U0001f600")),
-    ((1, "\u00e9"), (1, "e")),
-    # strs of one byte per code point compare by memcmp in C: prefixes, NULs,
-    # bytes past 0x7f (unsigned), and a one-byte str against a wider one
-    ((1, "ab"), (1, "a")),
-    ((1, "a\x00"), (1, "a")),
-    ((1, "\x80"), (1, "\x7f")),
-    ((1, "\u00ff"), (1, "\u0100")),
-    ((1, "job-10"), (1, "job-9")),
-    ((1, 2), (1, 2, 0)),
-    ((1, 2, "x"), (1, 2.0, "y")),
-    ((1, -0.0), (1, 0)),
-    ((1,), (1.0,)),
-    ((1, "a"), (1, 2)),  # TypeError, as heapq raises it
-    # the second element's first 7 code points are cached: a difference
-    # there, at the 7th, past it, a NUL against the end, wider kinds
-    ((1, "abcdefg"), (1, "abcdefh")),
-    ((1, "abcdefgh"), (1, "abcdefgi")),
-    # numbers are cached without their order's low 8 bits: neighbours
-    # that differ only there are compared exactly
-    ((1, 1.0), (1, 1.0000000000000002)),
-    ((1, 2**53 - 1), (1, 2**53 - 2)),
-    ((1, 5e-324), (1, 0.0)),
-    ((1, -5e-324), (1, -0.0)),
-    ((1, "abcdefgh1"), (1, "abcdefgh0")),
-    ((1, "abcdefgh"), (1, "abcdefgh\x00")),
-    ((1, "abcdefg"), (1, "abcdefg\x00")),
-    ((1, "\xff" * 9), (1, "\xff" * 8 + "\u0100")),
-    ((1, ""), (1, "\x00")),
-    ((1, float("inf")), (1, 2**53)),
-    ((1, -float("inf")), (1, -(2**53))),
-    ((1, -1.5), (1, -2)),
-    ((1, 2**53), (1, 2**53 + 1, 0)),
-    ((1, 1, None), (1, 1, None)),
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ((1, 2**53 + 1), (1, 2.0**53)),  # beyond 2**53: never through a double
+        ((1, 2**53), (1, 2**53 + 1)),
+        ((1, 2**64), (1, float("inf"))),
+        ((1, NAN), (1, NAN)),  # the same NaN object: equal by identity
+        ((1, float("nan")), (1, float("nan"))),
+        ((1, True), (1, 1)),
+        ((1, "b"), (1, "a\U0001f600")),
+        ((1, "\u00e9"), (1, "e")),
+        # strs of one byte per code point compare by memcmp in C: prefixes, NULs,
+        # bytes past 0x7f (unsigned), and a one-byte str against a wider one
+        ((1, "ab"), (1, "a")),
+        ((1, "a\x00"), (1, "a")),
+        ((1, "\x80"), (1, "\x7f")),
+        ((1, "\u00ff"), (1, "\u0100")),
+        ((1, "job-10"), (1, "job-9")),
+        ((1, 2), (1, 2, 0)),
+        ((1, 2, "x"), (1, 2.0, "y")),
+        ((1, -0.0), (1, 0)),
+        ((1,), (1.0,)),
+        ((1, "a"), (1, 2)),  # TypeError, as heapq raises it
+        # the second element's first 7 code points are cached: a difference
+        # there, at the 7th, past it, a NUL against the end, wider kinds
+        ((1, "abcdefg"), (1, "abcdefh")),
+        ((1, "abcdefgh"), (1, "abcdefgi")),
+        # numbers are cached without their order's low 8 bits: neighbours
+        # that differ only there are compared exactly
+        ((1, 1.0), (1, 1.0000000000000002)),
+        ((1, 2**53 - 1), (1, 2**53 - 2)),
+        ((1, 5e-324), (1, 0.0)),
+        ((1, -5e-324), (1, -0.0)),
+        ((1, "abcdefgh1"), (1, "abcdefgh0")),
+        ((1, "abcdefgh"), (1, "abcdefgh\x00")),
+        ((1, "abcdefg"), (1, "abcdefg\x00")),
+        ((1, "\xff" * 9), (1, "\xff" * 8 + "\u0100")),
+        ((1, ""), (1, "\x00")),
+        ((1, float("inf")), (1, 2**53)),
+        ((1, -float("inf")), (1, -(2**53))),
+        ((1, -1.5), (1, -2)),
+        ((1, 2**53), (1, 2**53 + 1, 0)),
+        ((1, 1, None), (1, 1, None)),
+    ],
+)
 def test_edge_ties_as_heapq(impl, a, b):
     for first, second in [(a, b), (b, a)]:
         h = impl.ItemHeap()
@@ -404,10 +415,10 @@ def _differ_at(i, n, a, b, fill="abcdefghijk"):
     """Two strs of length n, equal but at index i (a, b there), ordered the other
     way after it (so a wrong index decides the wrong way)."""
     base = fill[:n]
-    s = base[:i] + a + base[i + 1:]
-    t = base[:i] + b + base[i + 1:]
+    s = base[:i] + a + base[i + 1 :]
+    t = base[:i] + b + base[i + 1 :]
     if i + 1 < n:
-        s, t = s[:i + 1] + "z" + s[i + 2:], t[:i + 1] + "a" + t[i + 2:]
+        s, t = s[: i + 1] + "z" + s[i + 2 :], t[: i + 1] + "a" + t[i + 2 :]
     return s, t
 
 

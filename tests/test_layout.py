@@ -25,22 +25,48 @@ SOURCES = ROOT / "src"
 
 #: What stands above the cores: the public names, the selector, the
 #: assembly, the faces (a package name covers its modules) and the benchmarks.
-FACES = frozenset({
-    "dq_core", "dq_core._compat", "dq_core._assemble", "dq_core.aio", "dq_core.bench",
-    "dq_core.benchmarks", "dq_core.redis", "dq_core._priorityqueue", "dq_core._delayqueue",
-    "dq_core._ttldict", "dq_core._timer", "dq_core._priorityexecutor", "dq_core._ratelimiter",
-    "dq_core._queueprotocol", "dq_core._wheelttldict", "dq_core._cached",
-})
+FACES = frozenset(
+    {
+        "dq_core",
+        "dq_core._compat",
+        "dq_core._assemble",
+        "dq_core.aio",
+        "dq_core.bench",
+        "dq_core.benchmarks",
+        "dq_core.redis",
+        "dq_core._priorityqueue",
+        "dq_core._delayqueue",
+        "dq_core._ttldict",
+        "dq_core._timer",
+        "dq_core._priorityexecutor",
+        "dq_core._ratelimiter",
+        "dq_core._queueprotocol",
+        "dq_core._wheelttldict",
+        "dq_core._cached",
+    }
+)
 #: The neutral modules below the faces, which the cores may import: rules,
 #: states, exceptions and mechanics that both implementations share.
-LEAVES = frozenset({
-    "dq_core._aiowaiting", "dq_core._argerrors", "dq_core._convert", "dq_core._exceptions",
-    "dq_core._final",
-    "dq_core._handles", "dq_core._heapstate", "dq_core._pickling",
-    "dq_core._queuerepr", "dq_core._ringstate", "dq_core._signature", "dq_core._tokenbucket",
-    "dq_core._ttldictstate", "dq_core._validate",
-    "dq_core._waiting", "dq_core._wheelstate",
-})
+LEAVES = frozenset(
+    {
+        "dq_core._aiowaiting",
+        "dq_core._argerrors",
+        "dq_core._convert",
+        "dq_core._exceptions",
+        "dq_core._final",
+        "dq_core._handles",
+        "dq_core._heapstate",
+        "dq_core._pickling",
+        "dq_core._queuerepr",
+        "dq_core._ringstate",
+        "dq_core._signature",
+        "dq_core._tokenbucket",
+        "dq_core._ttldictstate",
+        "dq_core._validate",
+        "dq_core._waiting",
+        "dq_core._wheelstate",
+    }
+)
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -55,8 +81,9 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return out
 
 
-def _imported(name: str, is_package: bool, node: ast.Import | ast.ImportFrom,
-              modules: dict[str, tuple[Path, bool]]) -> set[str]:
+def _imported(
+    name: str, is_package: bool, node: ast.Import | ast.ImportFrom, modules: dict[str, tuple[Path, bool]]
+) -> set[str]:
     """The package's modules that one import statement of module ``name`` names."""
     if isinstance(node, ast.Import):
         targets = [alias.name for alias in node.names]
@@ -67,8 +94,10 @@ def _imported(name: str, is_package: bool, node: ast.Import | ast.ImportFrom,
         else:
             prefix = node.module or ""
         # "from . import _x" names a module; "from ._x import y" names _x
-        targets = [f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix
-                   for alias in node.names]
+        targets = [
+            f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix
+            for alias in node.names
+        ]
     found = set()
     for target in targets:
         while target and target not in modules:  # a name inside a module: the module
@@ -102,7 +131,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         path.append(node)
         for dep in sorted(graph[node]):
             if state.get(dep) == 1:
-                found.append(path[path.index(dep):] + [dep])
+                found.append(path[path.index(dep) :] + [dep])
             elif dep not in state:
                 visit(dep)
         path.pop()
@@ -138,7 +167,8 @@ def test_only_the_benchmarks_import_the_benchmarks():
         f"{name} imports {dep}"
         for name, deps in import_graph().items()
         if not name.startswith("dq_core.benchmarks") and name not in entry_points
-        for dep in sorted(deps) if dep.startswith("dq_core.benchmarks")
+        for dep in sorted(deps)
+        if dep.startswith("dq_core.benchmarks")
     ]
     assert not offenders, "\n".join(offenders)
 
@@ -152,21 +182,22 @@ def is_face(name: str) -> bool:
 #: ``from m import|cimport names`` (parenthesised names may span lines).
 _CYTHON_IMPORT = re.compile(
     r"^[ \t]*(?:from[ \t]+(?P<module>[\w.]+)[ \t]+c?import[ \t]+(?P<names>\([^)]*\)|[^#\n]*)"
-    r"|c?import[ \t]+(?P<modules>[^#\n]+))", re.M)
+    r"|c?import[ \t]+(?P<modules>[^#\n]+))",
+    re.M,
+)
 
 
 def cython_imports(text: str) -> list[ast.Import | ast.ImportFrom]:
     """The import statements of a ``.pyx``/``.pxd`` source, as ``ast`` nodes."""
+
     def aliases(names: str) -> list[ast.alias]:
         names = names.strip().strip("()")
-        return [ast.alias(name.split()[0]) for name in names.replace("\\", " ").split(",")
-                if name.strip()]
+        return [ast.alias(name.split()[0]) for name in names.replace("\\", " ").split(",") if name.strip()]
 
     found: list[ast.Import | ast.ImportFrom] = []
     for match in _CYTHON_IMPORT.finditer(text):
         if match["module"]:
-            found.append(ast.ImportFrom(module=match["module"], names=aliases(match["names"]),
-                                        level=0))
+            found.append(ast.ImportFrom(module=match["module"], names=aliases(match["names"]), level=0))
         else:
             found.append(ast.Import(names=aliases(match["modules"])))
     return found
@@ -182,8 +213,10 @@ def core_imports() -> dict[str, set[str]]:
         name = str(path.relative_to(SOURCES).with_suffix("")).replace("/", ".")
         name = name if name.startswith("dq_core.") else f"dq_core.{name}"
         graph[f"src/{path.relative_to(SOURCES)}"] = {
-            dep for node in cython_imports(path.read_text(encoding="utf-8"))
-            for dep in _imported(name, False, node, known)}
+            dep
+            for node in cython_imports(path.read_text(encoding="utf-8"))
+            for dep in _imported(name, False, node, known)
+        }
     full = import_graph()
     for name in sorted(full):
         if name.endswith("_py"):
@@ -195,15 +228,20 @@ def test_cython_imports_are_read():
     nodes = cython_imports(
         "cimport cython\nfrom _handles cimport (\n    Handles, handles_free,\n)\n"
         "import asyncio, os\n# from dq_core.aio import x\n    from dq_core._compat import restore\n"
-        "    from a finaliser that runs\nfrom dq_core import _ringstate as rs\n")
-    assert [ast.dump(node) for node in nodes] == [ast.dump(node) for node in [
-        ast.Import(names=[ast.alias("cython")]),
-        ast.ImportFrom(module="_handles", names=[ast.alias("Handles"), ast.alias("handles_free")],
-                       level=0),
-        ast.Import(names=[ast.alias("asyncio"), ast.alias("os")]),
-        ast.ImportFrom(module="dq_core._compat", names=[ast.alias("restore")], level=0),
-        ast.ImportFrom(module="dq_core", names=[ast.alias("_ringstate")], level=0),
-    ]]
+        "    from a finaliser that runs\nfrom dq_core import _ringstate as rs\n"
+    )
+    assert [ast.dump(node) for node in nodes] == [
+        ast.dump(node)
+        for node in [
+            ast.Import(names=[ast.alias("cython")]),
+            ast.ImportFrom(
+                module="_handles", names=[ast.alias("Handles"), ast.alias("handles_free")], level=0
+            ),
+            ast.Import(names=[ast.alias("asyncio"), ast.alias("os")]),
+            ast.ImportFrom(module="dq_core._compat", names=[ast.alias("restore")], level=0),
+            ast.ImportFrom(module="dq_core", names=[ast.alias("_ringstate")], level=0),
+        ]
+    ]
     graph = core_imports()
     assert "dq_core._heapcore" in graph["src/_aioqueuecore.pyx"]  # a cimport
     assert "dq_core._convert" in graph["src/_number.pxd"]  # a lazy import in a .pxd
@@ -212,24 +250,30 @@ def test_cython_imports_are_read():
 
 
 def test_every_module_has_its_layer():
-    unplaced = [name for name in import_graph()
-                if not (is_face(name) or name in LEAVES or name.endswith("_py"))]
+    unplaced = [
+        name for name in import_graph() if not (is_face(name) or name in LEAVES or name.endswith("_py"))
+    ]
     assert not unplaced, f"add each to FACES or LEAVES: {unplaced}"
     assert is_face("dq_core.aio._base") and is_face("dq_core") and not is_face("dq_core._convert")
 
 
 def face_imports(graph: dict[str, set[str]]) -> list[str]:
     """Each import of a face by a core in ``graph`` (as ``core_imports`` gives it)."""
-    return [f"{name} imports {dep}" for name, deps in sorted(graph.items())
-            for dep in sorted(deps) if is_face(dep)]
+    return [
+        f"{name} imports {dep}"
+        for name, deps in sorted(graph.items())
+        for dep in sorted(deps)
+        if is_face(dep)
+    ]
 
 
 def test_a_core_importing_a_face_is_found():
     assert face_imports({"src/_x.pyx": {"dq_core._convert"}, "dq_core._x_py": set()}) == []
-    assert face_imports({"src/_x.pyx": {"dq_core.aio._base"}}) == [
-        "src/_x.pyx imports dq_core.aio._base"]
+    assert face_imports({"src/_x.pyx": {"dq_core.aio._base"}}) == ["src/_x.pyx imports dq_core.aio._base"]
     assert face_imports({"dq_core._x_py": {"dq_core._priorityqueue", "dq_core._compat"}}) == [
-        "dq_core._x_py imports dq_core._compat", "dq_core._x_py imports dq_core._priorityqueue"]
+        "dq_core._x_py imports dq_core._compat",
+        "dq_core._x_py imports dq_core._priorityqueue",
+    ]
 
 
 def test_no_core_imports_a_face():
@@ -239,36 +283,50 @@ def test_no_core_imports_a_face():
 
 def test_the_leaves_import_only_leaves():
     graph = import_graph()
-    offenders = [f"{name} imports {dep}" for name in sorted(LEAVES)
-                 for dep in sorted(graph[name]) if dep not in LEAVES]
+    offenders = [
+        f"{name} imports {dep}" for name in sorted(LEAVES) for dep in sorted(graph[name]) if dep not in LEAVES
+    ]
     assert not offenders, "\n".join(offenders)
 
 
 #: The threaded faces; the asyncio faces are dq_core.aio's modules.  What a
 #: threaded and an asyncio face share lives in a leaf below both.
-THREADED_FACES = frozenset({
-    "dq_core._priorityqueue", "dq_core._delayqueue", "dq_core._ttldict", "dq_core._timer",
-    "dq_core._priorityexecutor", "dq_core._ratelimiter", "dq_core._queueprotocol",
-})
+THREADED_FACES = frozenset(
+    {
+        "dq_core._priorityqueue",
+        "dq_core._delayqueue",
+        "dq_core._ttldict",
+        "dq_core._timer",
+        "dq_core._priorityexecutor",
+        "dq_core._ratelimiter",
+        "dq_core._queueprotocol",
+    }
+)
 
 
 def sideways_imports(graph: dict[str, set[str]]) -> list[str]:
     """Imports from an asyncio face into a threaded one, or the other way."""
+
     def aio(name: str) -> bool:
         return name.startswith("dq_core.aio.")  # the package's __init__ assembles, not a face
 
-    return [f"{name} imports {dep}" for name in sorted(graph) for dep in sorted(graph[name])
-            if (aio(name) and dep in THREADED_FACES) or (name in THREADED_FACES and
-                                                         (aio(dep) or dep == "dq_core.aio"))]
+    return [
+        f"{name} imports {dep}"
+        for name in sorted(graph)
+        for dep in sorted(graph[name])
+        if (aio(name) and dep in THREADED_FACES)
+        or (name in THREADED_FACES and (aio(dep) or dep == "dq_core.aio"))
+    ]
 
 
 def test_a_sideways_import_is_found():
-    assert sideways_imports({"dq_core.aio._x": {"dq_core._tokenbucket"},
-                             "dq_core._timer": {"dq_core._waiting"}}) == []
-    assert sideways_imports({"dq_core.aio._x": {"dq_core._delayqueue"},
-                             "dq_core._ratelimiter": {"dq_core.aio._base"}}) == [
-        "dq_core._ratelimiter imports dq_core.aio._base",
-        "dq_core.aio._x imports dq_core._delayqueue"]
+    assert (
+        sideways_imports({"dq_core.aio._x": {"dq_core._tokenbucket"}, "dq_core._timer": {"dq_core._waiting"}})
+        == []
+    )
+    assert sideways_imports(
+        {"dq_core.aio._x": {"dq_core._delayqueue"}, "dq_core._ratelimiter": {"dq_core.aio._base"}}
+    ) == ["dq_core._ratelimiter imports dq_core.aio._base", "dq_core.aio._x imports dq_core._delayqueue"]
 
 
 def test_no_face_imports_a_face_of_the_other_kind():
@@ -281,8 +339,8 @@ ARCHITECTURE = ROOT / "docs" / "architecture.rst"
 
 def documented_tree(text: str) -> list[str]:
     """The paths the architecture page's tree lists (the code block under "The tree")."""
-    block = text[text.index("\nThe tree\n"):]
-    block = block[block.index(".. code-block:: text\n") + len(".. code-block:: text\n"):]
+    block = text[text.index("\nThe tree\n") :]
+    block = block[block.index(".. code-block:: text\n") + len(".. code-block:: text\n") :]
     paths, stack = [], []
     for line in block.splitlines():
         if not line.strip():
@@ -304,8 +362,10 @@ def shipped_sources() -> set[str]:
 
 
 def test_the_tree_is_read():
-    text = ("\nThe tree\n--------\n\n.. code-block:: text\n\n   a/\n     b.py   one\n     c/\n"
-            "       d.h  two\n   e.py      three\n\nAfter\n")
+    text = (
+        "\nThe tree\n--------\n\n.. code-block:: text\n\n   a/\n     b.py   one\n     c/\n"
+        "       d.h  two\n   e.py      three\n\nAfter\n"
+    )
     assert documented_tree(text) == ["a/b.py", "a/c/d.h", "e.py"]
 
 
@@ -313,7 +373,8 @@ def test_the_tree_is_read():
 def test_the_architecture_page_lists_every_file():
     listed = documented_tree(ARCHITECTURE.read_text(encoding="utf-8"))
     assert len(listed) == len(set(listed)), "listed twice: " + str(
-        sorted({p for p in listed if listed.count(p) > 1}))
+        sorted({p for p in listed if listed.count(p) > 1})
+    )
     files = shipped_sources()
     assert not files - set(listed), f"add to docs/architecture.rst's tree: {sorted(files - set(listed))}"
     assert not set(listed) - files, f"no such file: {sorted(set(listed) - files)}"

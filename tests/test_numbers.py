@@ -49,8 +49,11 @@ def entries(impl):
     ]
 
 
-@pytest.mark.parametrize("number", [FloatOnly(0.25), np.array(0.25), np.float32(0.25)],
-                         ids=["float-only", "numpy-0d", "numpy-float32"])
+@pytest.mark.parametrize(
+    "number",
+    [FloatOnly(0.25), np.array(0.25), np.float32(0.25)],
+    ids=["float-only", "numpy-0d", "numpy-float32"],
+)
 def test_a_refused_index_with_a_float_is_a_float(impl, number):
     for name, call in entries(impl):
         call(number)  # accepted as 0.25

@@ -19,12 +19,16 @@ from dq_core._assemble import CORE_MODULES, Classes
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [f"dq_core.{name}_py" for name in CORE_MODULES] + [
-    "dq_core._convert", "dq_core._ratelimiter",
+    "dq_core._convert",
+    "dq_core._ratelimiter",
 ]
 # Faces: their classes become public only joined with a core (dq_core._assemble),
 # so their examples run against each implementation's public classes.
 FACE_MODULES = [
-    "dq_core._priorityqueue", "dq_core._delayqueue", "dq_core._ttldict", "dq_core._priorityexecutor",
+    "dq_core._priorityqueue",
+    "dq_core._delayqueue",
+    "dq_core._ttldict",
+    "dq_core._priorityexecutor",
     "dq_core._timer",
 ]
 
@@ -35,7 +39,11 @@ def _implementation(env_value: str | None) -> str:
         env["DQ_CORE_NO_EXTENSIONS"] = env_value
     out = subprocess.run(
         [sys.executable, "-c", "import dq_core; print(dq_core.implementation, dq_core.Heap.__module__)"],
-        env=env, cwd=str(ROOT / "tests"), capture_output=True, text=True, check=True,
+        env=env,
+        cwd=str(ROOT / "tests"),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return out.stdout.strip()
 
@@ -50,8 +58,9 @@ def _import_with_blocked_core(env_value: str | None) -> subprocess.CompletedProc
         "import sys, warnings; warnings.simplefilter('error', RuntimeWarning); "
         "sys.modules['dq_core._wheelcore'] = None; import dq_core; print(dq_core.implementation)"
     )
-    return subprocess.run([sys.executable, "-c", code], env=env, cwd=str(ROOT / "tests"),
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=str(ROOT / "tests"), capture_output=True, text=True
+    )
 
 
 def test_missing_compiled_core_warns_with_the_reason():
@@ -70,8 +79,11 @@ def _unbuilt_checkout(tmp_path: Path) -> Path:
     import shutil
 
     package = Path(dq_core.__file__).parent
-    shutil.copytree(package, tmp_path / "dq_core",
-                    ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "PURE_BUILD"))
+    shutil.copytree(
+        package,
+        tmp_path / "dq_core",
+        ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "PURE_BUILD"),
+    )
     (tmp_path / "setup.py").write_text("")
     return tmp_path
 
@@ -80,12 +92,15 @@ def _fallback_warning(cwd: Path, pythonpath: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("DQ_CORE_NO_EXTENSIONS", "PYTHONPATH")}
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    code = ("import warnings\nwith warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n    import dq_core\n"
-            "print(dq_core.implementation, dq_core.__file__)\nprint(*[str(x.message) for x in w])")
+    code = (
+        "import warnings\nwith warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n    import dq_core\n"
+        "print(dq_core.implementation, dq_core.__file__)\nprint(*[str(x.message) for x in w])"
+    )
     # -S: no site-packages, so no editable install's finder that maps dq_core elsewhere
-    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=str(cwd), env=env,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=str(cwd), env=env, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -181,7 +196,9 @@ def test_typed_package_passes_mypy_strict():
         pytest.skip("no source tree next to the tests")
     out = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "dq_core"],
-        cwd=str(ROOT), capture_output=True, text=True,
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert (Path(dq_core.__file__).parent / "py.typed").is_file()
@@ -196,9 +213,9 @@ def test_workflows_are_valid():
     workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
     assert {p.name for p in workflows} >= {"tests.yml", "wheels.yml"}
     out = subprocess.run(
-        [_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
-         *map(str, workflows)],
-        capture_output=True, text=True,
+        [_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *map(str, workflows)],
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -206,7 +223,8 @@ def test_workflows_are_valid():
 def test_pyproject_is_valid():
     out = subprocess.run(
         [_tool("validate-pyproject"), str(ROOT / "pyproject.toml")],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -228,13 +246,15 @@ def test_bench_quick_runs_and_prints_a_table(capsys):
     for row in table:
         # what the baseline was, in words, not the workload's function name
         assert f"{row.label} " in out and out.split(row.label, 1)[1].split("\n")[0].endswith(
-            f"x  {row.baseline}")
+            f"x  {row.baseline}"
+        )
         assert row.base.__name__ not in out
         assert f"{row.label}: {row.baseline}" in err  # progress goes to stderr
     assert f"[{len(table) + 1}/{len(table) + 1}] TimingWheel memory" in err
     assert "[1/" not in out
-    assert out.rstrip().endswith("run again when the machine is quiet, or use perf/ (pyperf) for "
-                                 "careful numbers")
+    assert out.rstrip().endswith(
+        "run again when the machine is quiet, or use perf/ (pyperf) for careful numbers"
+    )
     assert "load average (9.0) exceeded the 2 cores" in out
 
 
@@ -248,15 +268,18 @@ def test_bench_says_when_the_ratios_are_unreliable():
     assert "ratios are unreliable" in note
 
 
-@pytest.mark.parametrize("script, args, expect", [
-    ("poller.py", ["--jobs", "1000", "--rate", "5000", "--workers", "4"], "polls of 1000 jobs"),
-    ("poller_aio.py", ["--jobs", "1000", "--rate", "5000", "--concurrency", "16"],
-     "polls of 1000 jobs"),
-    ("timeouts.py", ["--connections", "2000", "--idle", "0.05"], "2000 of 2000 connections closed"),
-])
+@pytest.mark.parametrize(
+    "script, args, expect",
+    [
+        ("poller.py", ["--jobs", "1000", "--rate", "5000", "--workers", "4"], "polls of 1000 jobs"),
+        ("poller_aio.py", ["--jobs", "1000", "--rate", "5000", "--concurrency", "16"], "polls of 1000 jobs"),
+        ("timeouts.py", ["--connections", "2000", "--idle", "0.05"], "2000 of 2000 connections closed"),
+    ],
+)
 def test_examples_run(script, args, expect):
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), *args], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert expect in out.stdout
 
@@ -278,7 +301,8 @@ def test_changelog_has_the_keep_a_changelog_shape():
     for block in blocks:
         title = block.splitlines()[0]
         assert title == "[Unreleased]" or re.fullmatch(
-            r"\[\d+\.\d+\.\d+\] - (\d{4}-\d\d-\d\d|not yet released)", title), title
+            r"\[\d+\.\d+\.\d+\] - (\d{4}-\d\d-\d\d|not yet released)", title
+        ), title
         sections = re.findall(r"^### (.+)$", block, flags=re.M)
         assert sections, f"{title}: no Added / Changed / Fixed / Removed section"
         assert set(sections) <= set(kinds) and len(sections) == len(set(sections)), (title, sections)
@@ -303,7 +327,7 @@ def test_classifiers_name_the_tested_pythons_and_requires_python_allows_them():
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     prefix = "Programming Language :: Python :: 3."
-    listed = {c[len(prefix) - 2:] for c in project["classifiers"] if c.startswith(prefix)}
+    listed = {c[len(prefix) - 2 :] for c in project["classifiers"] if c.startswith(prefix)}
     workflow = (ROOT / ".github" / "workflows" / "tests.yml").read_text()
     tested = set(re.findall(r'"(3\.\d+)"', workflow))
     assert listed == tested, (listed, tested)
@@ -332,18 +356,47 @@ def test_sdist_holds_what_the_tests_need_and_passes_twine_check(tmp_path):
     pytest.importorskip("build")
     env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": "1"}
     out = subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--skip-dependency-check", "-o", str(tmp_path), str(ROOT)],
-        env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--sdist",
+            "--no-isolation",
+            "--skip-dependency-check",
+            "-o",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     (sdist,) = tmp_path.glob("dq_core-*.tar.gz")
     with tarfile.open(sdist) as tar:
         top = tar.getnames()[0].split("/")[0]
-        names = {n[len(top) + 1:] for n in tar.getnames()}
-    expected = _tree("tests/**/*.py", "examples/*.py", "src/*.pyx", "src/*.pxd", "src/include/*.h",
-                     "dq_core/*.py", "dq_core/py.typed", "perf/*.py", "docs/**/*", ".github/workflows/*.yml")
-    expected |= {"LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", ".ci/run",
-                 ".clang-format"}
+        names = {n[len(top) + 1 :] for n in tar.getnames()}
+    expected = _tree(
+        "tests/**/*.py",
+        "examples/*.py",
+        "src/*.pyx",
+        "src/*.pxd",
+        "src/include/*.h",
+        "dq_core/*.py",
+        "dq_core/py.typed",
+        "perf/*.py",
+        "docs/**/*",
+        ".github/workflows/*.yml",
+    )
+    expected |= {
+        "LICENSE",
+        "README.md",
+        "pyproject.toml",
+        "setup.py",
+        "MANIFEST.in",
+        ".ci/run",
+        ".clang-format",
+    }
     assert {"examples/poller.py", "examples/timeouts.py", "docs/conf.py"} <= expected
     assert expected - names == set()
     assert not [n for n in names if n.startswith("src/") and n.endswith(".c")]  # Cython makes them
@@ -362,7 +415,10 @@ def test_pure_build_is_marked_and_imports_without_a_warning(tmp_path):
     env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": "1"}
     out = subprocess.run(
         [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
-        cwd=str(ROOT), env=env, capture_output=True, text=True,
+        cwd=str(ROOT),
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert (tmp_path / "dq_core" / "PURE_BUILD").is_file()
@@ -371,8 +427,13 @@ def test_pure_build_is_marked_and_imports_without_a_warning(tmp_path):
     env["PYTHONPATH"] = str(tmp_path)
     code = "import dq_core; print(dq_core.implementation, dq_core.__file__)"
     # -S: no site-packages, so no editable install of the checkout can answer instead
-    out = subprocess.run([sys.executable, "-S", "-W", "error::RuntimeWarning", "-c", code],
-                         cwd=str(tmp_path), env=env, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-S", "-W", "error::RuntimeWarning", "-c", code],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     implementation, where = out.stdout.split()
     assert implementation == "python" and Path(where).parent == tmp_path / "dq_core"
@@ -390,7 +451,12 @@ def test_wheels_are_built_for_the_supported_pythons_only(platform):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CIBW_")}
     out = subprocess.run(
         [sys.executable, "-m", "cibuildwheel", "--print-build-identifiers", "--platform", platform],
-        cwd=str(ROOT), env=env, capture_output=True, text=True, check=True)
+        cwd=str(ROOT),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     tags = {ident.split("-")[0] for ident in out.stdout.split()}
     expected = {"cp" + v.replace(".", "") for v in SUPPORTED + FREE_THREADED}
     assert tags == expected, out.stdout
@@ -415,6 +481,7 @@ def test_every_package_of_the_source_tree_is_shipped():
     if not (ROOT / "pyproject.toml").is_file():
         pytest.skip("no source tree next to the tests")
     shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
-    found = sorted(".".join(p.parent.relative_to(ROOT).parts)
-                   for p in (ROOT / "dq_core").rglob("__init__.py"))
+    found = sorted(
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "dq_core").rglob("__init__.py")
+    )
     assert sorted(shipped) == found

@@ -492,8 +492,10 @@ def test_shutdown_get_task_done_join(kind):
         q.join()
         results.append(True)
 
-    threads = _run([threading.Thread(target=get_task_done) for _ in range(2)]
-                   + [threading.Thread(target=join) for _ in range(2)])
+    threads = _run(
+        [threading.Thread(target=get_task_done) for _ in range(2)]
+        + [threading.Thread(target=join) for _ in range(2)]
+    )
     go.set()
     q.shutdown(False)
     _finish(threads)

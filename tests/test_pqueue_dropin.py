@@ -21,7 +21,9 @@ import pytest
 import dq_core
 
 STDLIB_METHODS = sorted(
-    name for cls in (queue.Queue, queue.PriorityQueue) for name, v in vars(cls).items()
+    name
+    for cls in (queue.Queue, queue.PriorityQueue)
+    for name, v in vars(cls).items()
     if callable(v) and name not in ("__class_getitem__",)
 )
 
@@ -164,23 +166,41 @@ def test_queue_view_is_live_and_o1(impl):
         assert sys.getsizeof(big.queue) < 100
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda v: v.append((0, "x")),
-    lambda v: v.extend([(0, "x")]),
-    lambda v: v.insert(0, (0, "x")),
-    lambda v: v.pop(),
-    lambda v: v.pop(0),
-    lambda v: v.remove((1, "a")),
-    lambda v: v.sort(),
-    lambda v: v.sort(reverse=True),
-    lambda v: v.reverse(),
-    lambda v: v.__setitem__(0, (0, "x")),
-    lambda v: v.__setitem__(slice(0, 1), [(0, "x")]),
-    lambda v: v.__delitem__(0),
-    lambda v: v.__iadd__([(0, "x")]),
-    lambda v: v.__imul__(2),
-], ids=["append", "extend", "insert", "pop", "pop0", "remove", "sort", "sort-reverse",
-        "reverse", "setitem", "setslice", "delitem", "iadd", "imul"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda v: v.append((0, "x")),
+        lambda v: v.extend([(0, "x")]),
+        lambda v: v.insert(0, (0, "x")),
+        lambda v: v.pop(),
+        lambda v: v.pop(0),
+        lambda v: v.remove((1, "a")),
+        lambda v: v.sort(),
+        lambda v: v.sort(reverse=True),
+        lambda v: v.reverse(),
+        lambda v: v.__setitem__(0, (0, "x")),
+        lambda v: v.__setitem__(slice(0, 1), [(0, "x")]),
+        lambda v: v.__delitem__(0),
+        lambda v: v.__iadd__([(0, "x")]),
+        lambda v: v.__imul__(2),
+    ],
+    ids=[
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "pop0",
+        "remove",
+        "sort",
+        "sort-reverse",
+        "reverse",
+        "setitem",
+        "setslice",
+        "delitem",
+        "iadd",
+        "imul",
+    ],
+)
 def test_queue_view_refuses_mutation(impl, mutate):
     q, _ = _both(impl, [(2, "b"), (1, "a"), (3, "c")])
     before = q.queue.copy()
@@ -239,8 +259,7 @@ def test_queue_view_clear_drops_items_outside_the_lock(impl):
 
 def test_queue_view_copies_and_pickles_as_a_list(impl):
     q, ref = _both(impl, [(2, "b"), (1, "a")])
-    for dup in (copy.copy(q.queue), copy.deepcopy(q.queue),
-                pickle.loads(pickle.dumps(q.queue))):
+    for dup in (copy.copy(q.queue), copy.deepcopy(q.queue), pickle.loads(pickle.dumps(q.queue))):
         assert type(dup) is list and dup == ref.queue
     assert q.qsize() == 2
 
@@ -267,9 +286,11 @@ def test_peek(impl):
 # -- 6. copy and pickle refused ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("dup", [copy.copy, copy.deepcopy, pickle.dumps,
-                                 lambda q: pickle.dumps(q, 0), lambda q: q.__reduce__()],
-                         ids=["copy", "deepcopy", "pickle", "pickle0", "reduce"])
+@pytest.mark.parametrize(
+    "dup",
+    [copy.copy, copy.deepcopy, pickle.dumps, lambda q: pickle.dumps(q, 0), lambda q: q.__reduce__()],
+    ids=["copy", "deepcopy", "pickle", "pickle0", "reduce"],
+)
 def test_copy_and_pickle_are_refused(impl, dup):
     q = impl.PriorityQueue()
     q.put((1, "a"))
@@ -434,10 +455,31 @@ def _sig(obj):
 
 
 def _members(cls):
-    return sorted(n for n in dir(cls) if not n.startswith("_") or n in (
-        "__init__", "__getitem__", "__len__", "__iter__", "__contains__", "__eq__",
-        "__reduce__", "__reduce_ex__", "__repr__", "__reversed__", "_check", "_lock",
-        "_unlock", "_init", "_qsize", "_put", "_get"))
+    return sorted(
+        n
+        for n in dir(cls)
+        if not n.startswith("_")
+        or n
+        in (
+            "__init__",
+            "__getitem__",
+            "__len__",
+            "__iter__",
+            "__contains__",
+            "__eq__",
+            "__reduce__",
+            "__reduce_ex__",
+            "__repr__",
+            "__reversed__",
+            "_check",
+            "_lock",
+            "_unlock",
+            "_init",
+            "_qsize",
+            "_put",
+            "_get",
+        )
+    )
 
 
 @pytest.mark.parametrize("name", ["PriorityQueue", "QueueView", "ItemHeap"])

@@ -23,8 +23,19 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from helpers import Bounded
 
-MODES = ["ok", "ok", "ok", "raise", "flaky", "reenter_put", "reenter_get", "read_view",
-         "collect", "del_put", "cycle"]
+MODES = [
+    "ok",
+    "ok",
+    "ok",
+    "raise",
+    "flaky",
+    "reenter_put",
+    "reenter_get",
+    "read_view",
+    "collect",
+    "del_put",
+    "cycle",
+]
 HAS_STDLIB_SHUTDOWN = hasattr(queue.Queue, "shutdown")
 STDLIB_DEFINED = {"Empty", "Full", "ShutDown", "ValueError"}
 SAME = object()  # a step the stdlib's queue sits out, unchanged
@@ -86,8 +97,15 @@ class H:
             w.q.get_nowait()  # RuntimeError propagates
         elif mode == "read_view":
             view = w.q.queue
-            w.log.append(("view", len(view), norm(view[0]) if view else None, w.q.qsize(),
-                          norm(w.q.peek()) if view else None))
+            w.log.append(
+                (
+                    "view",
+                    len(view),
+                    norm(view[0]) if view else None,
+                    w.q.qsize(),
+                    norm(w.q.peek()) if view else None,
+                )
+            )
         elif mode == "collect":
             gc.collect(0)  # the young generation: where a cycle item just dropped lives
         return self.key < other.key
@@ -171,8 +189,10 @@ class LockStep(RuleBasedStateMachine):
         before = held(norm(list(self.worlds[0].q.queue)))
         results = [run(lambda w=w: op(w)) for w in self.worlds]
         assert results[0] == results[1]
-        states = [(norm(list(w.q.queue)), w.q.unfinished_tasks, w.q.qsize(), w.q.is_shutdown,
-                   w.log) for w in self.worlds]
+        states = [
+            (norm(list(w.q.queue)), w.q.unfinished_tasks, w.q.qsize(), w.q.is_shutdown, w.log)
+            for w in self.worlds
+        ]
         assert states[0] == states[1]
         if not drops:  # nothing lost: what left the queue was handed back
             assert not before - held(states[0][0]) - held(results[0])
@@ -267,8 +287,7 @@ class LockStep(RuleBasedStateMachine):
                 w.q.get_nowait()
                 w.q.task_done()
 
-        self.step(lambda w: w.q.clear(), ref_clear if self._tasks_cover_items() else None,
-                  drops=True)
+        self.step(lambda w: w.q.clear(), ref_clear if self._tasks_cover_items() else None, drops=True)
 
     def _tasks_cover_items(self):
         return self.ref is not None and self.ref.unfinished_tasks >= self.ref.qsize()
@@ -281,8 +300,7 @@ class LockStep(RuleBasedStateMachine):
     def shutdown(self, immediate):
         if not HAS_STDLIB_SHUTDOWN:
             self.ref = None
-        self.step(lambda w: w.q.shutdown(immediate), lambda w: w.q.shutdown(immediate),
-                  drops=immediate)
+        self.step(lambda w: w.q.shutdown(immediate), lambda w: w.q.shutdown(immediate), drops=immediate)
 
     @rule()
     def collect(self):
@@ -323,6 +341,5 @@ def no_automatic_gc():
 def test_compiled_and_pure_in_lockstep(both, no_automatic_gc):
     global BOTH
     BOTH = both
-    LockStep.TestCase.settings = settings(max_examples=200, stateful_step_count=30,
-                                          deadline=None)
+    LockStep.TestCase.settings = settings(max_examples=200, stateful_step_count=30, deadline=None)
     LockStep.TestCase().runTest()

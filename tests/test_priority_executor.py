@@ -100,8 +100,9 @@ def test_shutdown_cancel_futures(impl):
 
 def test_thread_names_and_initializer(impl):
     seen = []
-    with impl.PriorityExecutor(max_workers=2, thread_name_prefix="poller",
-                               initializer=seen.append, initargs=("init",)) as ex:
+    with impl.PriorityExecutor(
+        max_workers=2, thread_name_prefix="poller", initializer=seen.append, initargs=("init",)
+    ) as ex:
         name = ex.submit(lambda: threading.current_thread().name).result(5)
     assert name.startswith("poller_")
     assert seen and set(seen) == {"init"}
@@ -239,8 +240,7 @@ def test_interpreter_exit_runs_pending_work_and_joins_workers(impl):
     env.pop("DQ_CORE_NO_EXTENSIONS", None)
     if impl.name == "py":
         env["DQ_CORE_NO_EXTENSIONS"] = "1"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split()
     assert lines[0] == {"c": "cython", "py": "python"}[impl.name]

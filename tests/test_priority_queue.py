@@ -43,8 +43,20 @@ def test_public_class_is_the_selected_core(impl):
 
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["put_nowait", "get_nowait", "put0", "get0", "qsize", "full",
-                         "empty", "task_done", "put_many", "get_many"]),
+        st.sampled_from(
+            [
+                "put_nowait",
+                "get_nowait",
+                "put0",
+                "get0",
+                "qsize",
+                "full",
+                "empty",
+                "task_done",
+                "put_many",
+                "get_many",
+            ]
+        ),
         st.integers(0, 4),
         st.text(alphabet="ab", max_size=1),
     ),
@@ -72,7 +84,8 @@ def test_matches_stdlib_step_by_step(impl, maxsize, program):
                 if stdlib:
                     if maxsize and q.qsize() + 2 > maxsize:
                         raise queue.Full
-                    q.put_nowait((n, s)); q.put_nowait((n, "z"))
+                    q.put_nowait((n, s))
+                    q.put_nowait((n, "z"))
                     return None
                 return q.put_many([(n, s), (n, "z")])
             if op == "get_many":
@@ -292,9 +305,12 @@ def test_shut_down_says_so(impl, kind):
     q.shutdown()
     t.join(5)
     assert outcome == ["the queue is shut down: it takes no more items"]
-    for put in (lambda: q.put((3, "c")), lambda: q.put((3, "c"), block=False),
-                lambda: q.put_nowait((3, "c")) if kind == "PriorityQueue" else q.put((3, "c"), 0),
-                lambda: q.put_many([(3, "c")]) if kind == "PriorityQueue" else q.put_at((3, "c"), 0)):
+    for put in (
+        lambda: q.put((3, "c")),
+        lambda: q.put((3, "c"), block=False),
+        lambda: q.put_nowait((3, "c")) if kind == "PriorityQueue" else q.put((3, "c"), 0),
+        lambda: q.put_many([(3, "c")]) if kind == "PriorityQueue" else q.put_at((3, "c"), 0),
+    ):
         with pytest.raises(dq_core.ShutDown, match=REFUSED):
             put()
     assert q.get_nowait() == (1, "a")  # a plain shutdown lets what is held out
@@ -550,8 +566,11 @@ def test_room_check_matches_the_stdlib_for_any_maxsize(impl, maxsize):
     # the compiled core checks an exact int maxsize in C: same answers as the
     # stdlib's Python comparison for every kind of maxsize, set at init or later
     for late in (False, True):
-        ours, ref = (impl.PriorityQueue(), queue.PriorityQueue()) if late else (
-            impl.PriorityQueue(maxsize), queue.PriorityQueue(maxsize))
+        ours, ref = (
+            (impl.PriorityQueue(), queue.PriorityQueue())
+            if late
+            else (impl.PriorityQueue(maxsize), queue.PriorityQueue(maxsize))
+        )
         if late:
             ours.maxsize = ref.maxsize = maxsize
         for i in range(4):

@@ -53,13 +53,16 @@ def test_burst_caps_what_idle_time_banks():
     assert lim.try_acquire(5) and not lim.try_acquire()
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    ({"rate": 0}, "rate must be a positive"),
-    ({"rate": -1}, "rate must be a positive"),
-    ({"rate": float("nan")}, "rate must not be NaN"),
-    ({"rate": 1, "burst": 0}, "burst must be a positive"),
-    ({"rate": 1, "burst": float("nan")}, "burst must not be NaN"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        ({"rate": 0}, "rate must be a positive"),
+        ({"rate": -1}, "rate must be a positive"),
+        ({"rate": float("nan")}, "rate must not be NaN"),
+        ({"rate": 1, "burst": 0}, "burst must be a positive"),
+        ({"rate": 1, "burst": float("nan")}, "burst must not be NaN"),
+    ],
+)
 def test_bad_parameters(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
         RateLimiter(**kwargs)
@@ -212,11 +215,13 @@ def test_fractional_burst_and_tokens():
 @pytest.mark.parametrize("name", ["rate", "burst"])
 def test_setters_validate_as_the_constructor(name):
     lim = RateLimiter(2, burst=4, clock=Clock())
-    for bad, exc, msg in [(0, ValueError, f"^{name} must be a positive finite number, got 0.0$"),
-                          (-1, ValueError, f"^{name} must be a positive finite number"),
-                          (float("inf"), ValueError, f"^{name} must be a positive finite number"),
-                          (float("nan"), ValueError, f"^{name} must not be NaN$"),
-                          ("2", TypeError, f"^{name} must be a real number, not 'str'$")]:
+    for bad, exc, msg in [
+        (0, ValueError, f"^{name} must be a positive finite number, got 0.0$"),
+        (-1, ValueError, f"^{name} must be a positive finite number"),
+        (float("inf"), ValueError, f"^{name} must be a positive finite number"),
+        (float("nan"), ValueError, f"^{name} must not be NaN$"),
+        ("2", TypeError, f"^{name} must be a real number, not 'str'$"),
+    ]:
         with pytest.raises(exc, match=msg):
             RateLimiter(**{"rate": 2, "burst": 4, name: bad})
         with pytest.raises(exc, match=msg):
@@ -249,9 +254,11 @@ def test_clock_must_be_callable_and_its_readings_sane():
         RateLimiter(1, clock=5)
     reading = [0.0]
     lim = RateLimiter(1, clock=lambda: reading[0])
-    for bad, exc, msg in [(float("nan"), ValueError, r"^clock\(\) must return a finite number"),
-                          (float("inf"), ValueError, r"^clock\(\) must return a finite number"),
-                          ("now", TypeError, r"^clock\(\) must be a real number, not 'str'$")]:
+    for bad, exc, msg in [
+        (float("nan"), ValueError, r"^clock\(\) must return a finite number"),
+        (float("inf"), ValueError, r"^clock\(\) must return a finite number"),
+        ("now", TypeError, r"^clock\(\) must be a real number, not 'str'$"),
+    ]:
         reading[0] = bad
         for call in (lim.try_acquire, lim.acquire, repr, lambda: setattr(lim, "rate", 2)):
             with pytest.raises(exc, match=msg):

@@ -51,12 +51,33 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[List[int]]:
     try:
         for port in ports:
             d: Path = tmp_path_factory.mktemp(f"cluster{port}")
-            procs.append(subprocess.Popen(
-                [SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(d),
-                 "--cluster-enabled", "yes", "--cluster-config-file", str(d / "nodes.conf"),
-                 "--appendonly", "no", "--save", "", "--loglevel", "warning",
-                 "--logfile", str(d / "redis.log")],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        SERVER,
+                        "--port",
+                        str(port),
+                        "--bind",
+                        "127.0.0.1",
+                        "--dir",
+                        str(d),
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        str(d / "nodes.conf"),
+                        "--appendonly",
+                        "no",
+                        "--save",
+                        "",
+                        "--loglevel",
+                        "warning",
+                        "--logfile",
+                        str(d / "redis.log"),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         end = time.monotonic() + 20
         for port in ports:  # a socket, not a client: redis-py 6+ backs off between retries
             while True:
@@ -66,9 +87,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[List[int]]:
                 except OSError:
                     assert time.monotonic() < end, "a cluster node did not start"
                     time.sleep(0.05)
-        subprocess.run([CLI, "--cluster", "create", *(f"127.0.0.1:{p}" for p in ports),
-                        "--cluster-replicas", "0", "--cluster-yes"],
-                       check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                CLI,
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{p}" for p in ports),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         end = time.monotonic() + 30
         for port in ports:
             probe = redis.Redis(port=port)
@@ -88,8 +120,9 @@ async def call(obj: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     return await out if inspect.isawaitable(out) else out
 
 
-def run_on_cluster(cluster: List[int], kind: str, name: str,
-                   scenario: Callable[[Any], Awaitable[None]], **options: Any) -> None:
+def run_on_cluster(
+    cluster: List[int], kind: str, name: str, scenario: Callable[[Any], Awaitable[None]], **options: Any
+) -> None:
     """Run ``scenario(q)`` on a queue of ``kind`` on the cluster, closed whatever happens."""
     if kind == "sync":
         client: Any = RedisCluster(host="127.0.0.1", port=cluster[0])
@@ -108,6 +141,7 @@ def run_on_cluster(cluster: List[int], kind: str, name: str,
             else:
                 await q.aclose()
                 await client.aclose()
+
     asyncio.run(main())
 
 
@@ -172,5 +206,4 @@ def test_priorities_retry_rate_and_peek_on_a_cluster(cluster, kind):
         assert len(slots) == 1
         await call(q, "clear")
 
-    run_on_cluster(cluster, kind, name, scenario, rate=5,
-                   retry=RetryPolicy(base=0.01, jitter=0.0))
+    run_on_cluster(cluster, kind, name, scenario, rate=5, retry=RetryPolicy(base=0.01, jitter=0.0))

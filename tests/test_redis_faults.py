@@ -29,6 +29,7 @@ from redis_server import own_server, redis_server  # noqa: F401 (fixtures)
 
 # ---------------------------------------------------------------- a reply lost on its way back
 
+
 def test_a_lost_put_reply_does_not_put_the_job_twice(kind, redis_server, proxy):
     name = uuid.uuid4().hex
     direct = RedisDelayQueue(name, redis_server.client())
@@ -44,6 +45,7 @@ def test_a_lost_put_reply_does_not_put_the_job_twice(kind, redis_server, proxy):
         assert [j.id for j in taken] == [jid]
         check(redis_server, name, [])  # done, not put again
         assert await call(q, "get", 0) is None
+
     lose_a_reply(kind, proxy, name, "put", scenario, meanwhile)
     direct.close()
 
@@ -57,10 +59,12 @@ def test_a_lost_claim_reply_delivers_the_claimed_jobs(kind, redis_server, proxy)
         jobs = await call(q, "get_many", 5, 5)
         # the claim that ran is the one delivered, in order: not leased to nobody, not dead
         assert [(j.id, j.payload, j.attempts) for j in jobs] == [
-            (jid, p, 1) for jid, p in zip(jids, [b"a", b"b", b"c"])]
+            (jid, p, 1) for jid, p in zip(jids, [b"a", b"b", b"c"])
+        ]
         assert check(redis_server, name, jids, {j.id: [j.attempts] for j in jobs})["leased"] == 3
         assert await call(q, "ack_many", jobs) == [True] * 3
         check(redis_server, name, [])
+
     lose_a_reply(kind, proxy, name, "claim", scenario, max_attempts=1, lease=30)
     direct.close()
 
@@ -74,6 +78,7 @@ def test_a_lost_ack_reply_still_reports_done(kind, redis_server, proxy):
         assert await call(q, "ack_many", jobs + [jobs[0]]) == [True, True, False]
         assert len(jids) == 2
         check(redis_server, name, [])
+
     lose_a_reply(kind, proxy, name, "ack", scenario)
 
 
@@ -106,6 +111,7 @@ def test_a_lost_claim_reply_still_tells_the_watcher_it_watches(kind, redis_serve
         assert s + us / 1e6 - job.deadline < 1.0
         assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, proxy.port, name, scenario)
     other.close()
     admin.close()
@@ -113,8 +119,8 @@ def test_a_lost_claim_reply_still_tells_the_watcher_it_watches(kind, redis_serve
 
 # ---------------------------------------------------------------- subscriptions that break
 
-def test_when_every_subscription_stays_half_open_jobs_still_come(kind, redis_server, proxy,
-                                                                monkeypatch):
+
+def test_when_every_subscription_stays_half_open_jobs_still_come(kind, redis_server, proxy, monkeypatch):
     # every subscription, the new ones too, hears nothing: a ping goes
     # unanswered, the subscription is replaced but its SUBSCRIBE never
     # confirmed, and the listener looks meanwhile: every few seconds (the
@@ -139,6 +145,7 @@ def test_when_every_subscription_stays_half_open_jobs_still_come(kind, redis_ser
             assert waited < 6.0, waited  # not the 30 s timeout
             assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, proxy.port, name, scenario)
     direct.close()
 
@@ -165,6 +172,7 @@ def test_wake_ups_a_look_saw_are_dropped_unread(kind, redis_server):
         assert looks == 1  # at the job's due time, by the one told to
         assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, redis_server.port, name, scenario)
     other.close()
     admin.close()
@@ -187,6 +195,7 @@ def test_a_closed_queue_is_no_longer_named_to_look(kind, redis_server):
         assert admin.zscore(idle, q._me) is None
         await subscribed(q)  # usable: idle again
         assert admin.zscore(idle, q._me) is not None
+
     run_on(kind, redis_server.port, name, scenario)
     admin.close()
 
@@ -212,6 +221,7 @@ def test_a_killed_subscription_reconnects_instead_of_raising(kind, redis_server)
         assert time.monotonic() - start < 6.0
         assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, redis_server.port, name, scenario)
     direct.close()
     admin.close()
@@ -232,10 +242,12 @@ def test_script_flush_is_survived(kind, redis_server):
         check(redis_server, name, [jid], {jid: [1, 2]})
         assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, redis_server.port, name, scenario, max_attempts=2)
 
 
 # ---------------------------------------------------------------- the server dies
+
 
 def test_sigkill_with_aof_loses_nothing_and_a_restart_without_it_reuses_no_token(own_server):
     name = uuid.uuid4().hex
@@ -281,6 +293,7 @@ def test_sigkill_with_aof_loses_nothing_and_a_restart_without_it_reuses_no_token
 
 # ---------------------------------------------------------------- eviction
 
+
 def test_an_evicting_server_is_warned_about_and_does_not_wedge_the_queue(kind, own_server):
     admin = own_server.client()
     admin.config_set("maxmemory-policy", "allkeys-lru")
@@ -302,14 +315,14 @@ def test_an_evicting_server_is_warned_about_and_does_not_wedge_the_queue(kind, o
         await call(q, "clear")
         assert await call(q, "stats") == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
         assert all(j.payload == b"j" * 100 for j in jobs)  # never b''
+
     run_on(kind, own_server.port, name, scenario, lease=0.2)
     admin.close()
 
 
 def test_the_eviction_warning_points_at_the_caller_and_needs_no_config_command(kind, own_server):
     # managed Redis often disables CONFIG: the policy is read from INFO memory then
-    hidden = ["--maxmemory-policy", "allkeys-lru",
-              "--rename-command", "CONFIG", "config-" + uuid.uuid4().hex]
+    hidden = ["--maxmemory-policy", "allkeys-lru", "--rename-command", "CONFIG", "config-" + uuid.uuid4().hex]
     own_server.kill()
     own_server.start(*hidden)
 
@@ -324,6 +337,7 @@ def test_the_eviction_warning_points_at_the_caller_and_needs_no_config_command(k
         [warning] = got.list
         assert (warning.filename, warning.lineno) == (__file__, line)  # the caller's line
         assert (await call(q, "get", 0)).payload == b"x"
+
     run_on(kind, own_server.port, uuid.uuid4().hex, scenario)
     own_server.kill()  # INFO refused too: nothing to go by, no warning
     own_server.start(*hidden, "--rename-command", "INFO", "info-" + uuid.uuid4().hex)
@@ -331,10 +345,12 @@ def test_the_eviction_warning_points_at_the_caller_and_needs_no_config_command(k
     async def quiet(q: Any) -> None:
         await call(q, "put", b"y")  # filterwarnings=error: any warning fails
         assert (await call(q, "get", 0)).payload == b"y"
+
     run_on(kind, own_server.port, uuid.uuid4().hex, quiet)
 
 
 # ---------------------------------------------------------------- fork
+
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
 def test_a_forked_child_subscribes_anew(redis_server):
@@ -351,8 +367,13 @@ def test_a_forked_child_subscribes_anew(redis_server):
         code = 1
         try:
             job = q.get(timeout=10)
-            ok = (job is not None and job.payload == b"for the child"
-                  and q.ack(job) and q._idle and q._idle[0] is not parents[0])
+            ok = (
+                job is not None
+                and job.payload == b"for the child"
+                and q.ack(job)
+                and q._idle
+                and q._idle[0] is not parents[0]
+            )
             code = 0 if ok else 2
         finally:
             os.write(write, bytes([code]))
@@ -371,6 +392,7 @@ def test_a_forked_child_subscribes_anew(redis_server):
 
 
 # ---------------------------------------------------------------- big batches
+
 
 def test_a_big_batch_runs_in_bounded_scripts(redis_server):
     # a 100k batch in one script held the server ~900 ms: every batch goes in
@@ -397,8 +419,11 @@ def test_a_big_batch_runs_in_bounded_scripts(redis_server):
     n = 4000
 
     def inner() -> int:  # the commands the scripts ran
-        return sum(v["calls"] for k, v in admin.info("commandstats").items()
-                   if k not in ("cmdstat_evalsha", "cmdstat_info", "cmdstat_script|load"))
+        return sum(
+            v["calls"]
+            for k, v in admin.info("commandstats").items()
+            if k not in ("cmdstat_evalsha", "cmdstat_info", "cmdstat_script|load")
+        )
 
     before = inner()
     ids = q.put_many([b"p%d" % i for i in range(n)])
@@ -431,14 +456,14 @@ def test_a_big_batch_runs_in_bounded_scripts(redis_server):
 
 # ---------------------------------------------------------------- many waiters
 
+
 @pytest.mark.parametrize("delay", [0.0, 0.05], ids=["due-now", "due-later"])
 @pytest.mark.parametrize("objects", [1, 20], ids=["one-object", "object-each"])
 def test_twenty_waiters_cost_a_few_claims_per_job(redis_server, objects, delay):
     # one queue object stands for one process: each has its own listener; a
     # job is looked for by the one listener (of all) told to
     name = uuid.uuid4().hex
-    queues = [RedisDelayQueue(name, redis_server.client(max_connections=64))
-              for _ in range(objects)]
+    queues = [RedisDelayQueue(name, redis_server.client(max_connections=64)) for _ in range(objects)]
     producer = RedisDelayQueue(name, redis_server.client())
     admin = redis_server.client()
     got: List[str] = []

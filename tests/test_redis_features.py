@@ -31,8 +31,7 @@ from redis_queues import call, check, close, kind, make, subscribed  # noqa: F40
 from redis_server import RedisServer, free_port, redis_server  # noqa: F401 (fixture)
 
 
-def scenario_on(kind: str, server: RedisServer, body: Callable[..., Awaitable[None]],
-                **options: Any) -> str:
+def scenario_on(kind: str, server: RedisServer, body: Callable[..., Awaitable[None]], **options: Any) -> str:
     """Run ``body(q, c)`` on a new queue of ``kind`` (``c``: ``call`` bound to it)
     with a fresh name; return the name."""
     name = uuid.uuid4().hex
@@ -42,10 +41,12 @@ def scenario_on(kind: str, server: RedisServer, body: Callable[..., Awaitable[No
 
         async def c(method: str, *args: Any, **kwargs: Any) -> Any:
             return await call(q, method, *args, **kwargs)
+
         try:
             await body(q, c)
         finally:
             await close(q)
+
     asyncio.run(main())
     return name
 
@@ -67,6 +68,7 @@ def server_time(server: RedisServer) -> float:
 
 # ---------------------------------------------------------------- priority
 
+
 def test_due_jobs_come_out_by_priority_then_deadline_then_fifo(kind, redis_server):
     async def body(q, c):
         past = server_time(redis_server) - 10.0
@@ -84,11 +86,11 @@ def test_due_jobs_come_out_by_priority_then_deadline_then_fifo(kind, redis_serve
         assert first.payload == b"d-1" and first.attempts == 1
         assert abs(first.deadline - (past + 1)) < 1e-3  # its own deadline, not its priority
         rest = await c("get_many", 20)
-        assert [j.payload for j in rest] == [
-            b"c-1", b"f-1", b"g0", b"a0", b"e0", b"h2", b"i2", b"b5"]
+        assert [j.payload for j in rest] == [b"c-1", b"f-1", b"g0", b"a0", b"e0", b"h2", b"i2", b"b5"]
         assert [j.id for j in rest[-3:-1]] == many
         assert await c("ack_many", [first, *rest]) == [True] * 9
         check(redis_server, q.name, [])
+
     scenario_on(kind, redis_server, body)
 
 
@@ -103,6 +105,7 @@ def test_a_job_not_yet_due_waits_for_its_deadline_whatever_its_priority(kind, re
         job = await c("get", 5)  # the waiting get wakes at the deadline
         assert job is not None and job.payload == b"urgent later"
         assert server_time(redis_server) >= job.deadline
+
     scenario_on(kind, redis_server, body)
 
 
@@ -125,6 +128,7 @@ def test_a_job_keeps_its_priority_through_nack_lease_end_requeue(kind, redis_ser
         assert (job.id, job.attempts) == (hi, 1)
         await c("ack", job)
         check(redis_server, q.name, low)
+
     scenario_on(kind, redis_server, body, lease=0.4, max_attempts=3)
 
 
@@ -146,6 +150,7 @@ def test_prioritised_jobs_cancel_reschedule_replace(kind, redis_server):
         assert await c("stats") == {"delayed": 1, "due": 0, "leased": 2, "dead": 0}
         assert await c("get", 0) is None
         check(redis_server, q.name, ["x", "z", q_plain(redis_server, q)])
+
     scenario_on(kind, redis_server, body)
 
 
@@ -168,11 +173,13 @@ def test_a_queue_without_priorities_touches_no_priority_key(kind, redis_server):
         assert client.hexists(q.keys[6], "pri")
         assert (await c("get", 0)).payload == b"p"
         client.close()
+
     scenario_on(kind, redis_server, body)
 
 
-@pytest.mark.parametrize("bad, error", [
-    (math.nan, ValueError), (math.inf, ValueError), ("1", TypeError), (2**60, OverflowError)])
+@pytest.mark.parametrize(
+    "bad, error", [(math.nan, ValueError), (math.inf, ValueError), ("1", TypeError), (2**60, OverflowError)]
+)
 def test_a_bad_priority_is_refused_naming_it(bad, error, redis_server):
     q = RedisDelayQueue(uuid.uuid4().hex, redis_server.client())
     try:
@@ -187,6 +194,7 @@ def test_a_bad_priority_is_refused_naming_it(bad, error, redis_server):
 
 
 # ---------------------------------------------------------------- retry policy
+
 
 def test_nack_without_a_delay_backs_off_exponentially_then_dead(kind, redis_server):
     policy = RetryPolicy(base=0.1, factor=2.0, max_delay=0.3, jitter=0.0, max_attempts=4)
@@ -205,6 +213,7 @@ def test_nack_without_a_delay_backs_off_exponentially_then_dead(kind, redis_serv
         assert await c("nack", job)  # the fourth delivery: dead (max_attempts=4)
         [dead] = await c("dead")
         assert (dead.id, dead.attempts) == (jid, 4) and "max_attempts 4" in dead.reason
+
     scenario_on(kind, redis_server, body, retry=policy)
 
 
@@ -230,6 +239,7 @@ def test_the_policy_is_the_queues_stored_and_used_by_every_client(kind, redis_se
         other = RedisDelayQueue(q.name, redis_server.client(), retry=RetryPolicy(base=2.0))
         assert other.qsize() == 0
         close_all(producer, same, other)
+
     scenario_on(kind, redis_server, body)
 
 
@@ -239,6 +249,7 @@ def test_without_a_policy_a_nack_is_due_again_at_once(kind, redis_server):
         job = await c("get", 0)
         assert await c("nack", job) and (await c("get", 0)).attempts == 2
         assert not redis_server.client().hexists(q.keys[6], "retry")
+
     scenario_on(kind, redis_server, body)
 
 
@@ -248,15 +259,22 @@ def test_retry_policy_checks_its_arguments_and_computes_its_delays():
     assert p.delay(2, 0.5) == 2.25
     assert p == RetryPolicy(1, 3, 20, 0.5) and hash(p) == hash(RetryPolicy(1, 3, 20, 0.5))
     assert pickle.loads(pickle.dumps(p)) == p and copy.copy(p) == p
-    assert repr(RetryPolicy()) == ("RetryPolicy(base=1.0, factor=2.0, max_delay=300.0, "
-                                   "jitter=0.1, max_attempts=None)")
+    assert repr(RetryPolicy()) == (
+        "RetryPolicy(base=1.0, factor=2.0, max_delay=300.0, jitter=0.1, max_attempts=None)"
+    )
     with pytest.raises(AttributeError):
         p.base = 2.0  # type: ignore[misc]
-    for kwargs, error in [({"base": 0}, ValueError), ({"base": math.nan}, ValueError),
-                          ({"factor": 0.5}, ValueError), ({"max_delay": 0.5}, ValueError),
-                          ({"max_delay": math.inf}, ValueError), ({"jitter": 1.5}, ValueError),
-                          ({"max_attempts": 0}, ValueError), ({"base": "1"}, TypeError),
-                          ({"max_attempts": 1.5}, TypeError)]:
+    for kwargs, error in [
+        ({"base": 0}, ValueError),
+        ({"base": math.nan}, ValueError),
+        ({"factor": 0.5}, ValueError),
+        ({"max_delay": 0.5}, ValueError),
+        ({"max_delay": math.inf}, ValueError),
+        ({"jitter": 1.5}, ValueError),
+        ({"max_attempts": 0}, ValueError),
+        ({"base": "1"}, TypeError),
+        ({"max_attempts": 1.5}, TypeError),
+    ]:
         name = next(iter(kwargs))
         with pytest.raises(error, match=name):
             RetryPolicy(**kwargs)
@@ -283,10 +301,12 @@ def test_jitter_spreads_jobs_that_failed_together(kind, redis_server):
         waits = [s / 1e6 - before for s in scores]
         assert all(0.0 <= w <= 100.05 for w in waits)  # 100 s less up to all of it
         assert len(set(scores)) == 20 and max(waits) - min(waits) > 20.0
+
     scenario_on(kind, redis_server, body, retry=RetryPolicy(base=100.0, jitter=1.0))
 
 
 # ---------------------------------------------------------------- peek and the command line
+
 
 def test_peek_shows_the_next_jobs_in_claim_order_without_claiming(kind, redis_server):
     async def body(q, c):
@@ -300,12 +320,15 @@ def test_peek_shows_the_next_jobs_in_claim_order_without_claiming(kind, redis_se
         assert [j.id for j in await c("peek")] == [urgent, plain, late, later]
         got = await c("peek", 2)
         assert [(j.id, j.payload, j.attempts, j.reason) for j in got] == [
-            (urgent, b"urgent", 0, None), (plain, "plain", 0, None)]
+            (urgent, b"urgent", 0, None),
+            (plain, "plain", 0, None),
+        ]
         assert await c("peek", 0) == []
         assert await c("stats") == {"delayed": 2, "due": 2, "leased": 1, "dead": 0}
         assert [j.id for j in await c("get_many", 5)] == [urgent, plain]  # as peek said
         with pytest.raises(ValueError, match="limit"):
             await c("peek", 1001)
+
     scenario_on(kind, redis_server, body)
 
 
@@ -316,8 +339,7 @@ def run_cli(*argv: str) -> tuple[int, str]:
 
 def test_cli_stats_peek_dead_requeue_purge(redis_server, capsys):
     name = uuid.uuid4().hex
-    q = RedisDelayQueue(name, redis_server.client(), max_attempts=1,
-                        retry=RetryPolicy(base=2.0, jitter=0.0))
+    q = RedisDelayQueue(name, redis_server.client(), max_attempts=1, retry=RetryPolicy(base=2.0, jitter=0.0))
     url = redis_server.url()
     try:
         q.put_many([b"a", "b\u00e9", b"\xff\x00"], [0, 0, 0], job_ids=["a", "b", "c"])
@@ -327,17 +349,36 @@ def test_cli_stats_peek_dead_requeue_purge(redis_server, capsys):
         rc, text = run_cli("--url", url, "stats", name)
         assert rc == 0 and f"queue {name}" in text
         assert re.search(r"delayed\s+1\n\s+due\s+1\n\s+leased\s+0\n\s+dead\s+2\n", text), text
-        assert "max_attempts 1" in text and "retry (base=2, factor=2, max_delay=300, jitter=0), rate -" in text
+        assert (
+            "max_attempts 1" in text and "retry (base=2, factor=2, max_delay=300, jitter=0), rate -" in text
+        )
         rc, text = run_cli("--url", url, "--json", "stats", name)
         doc = json.loads(text)
-        assert doc == {"queue": name, "delayed": 1, "due": 1, "leased": 0, "dead": 2, "policy": {
-            "max_attempts": 1, "dead_ttl": None, "dead_max": None,
-            "retry": {"base": 2.0, "factor": 2.0, "max_delay": 300.0, "jitter": 0.0},
-            "rate": None}}
+        assert doc == {
+            "queue": name,
+            "delayed": 1,
+            "due": 1,
+            "leased": 0,
+            "dead": 2,
+            "policy": {
+                "max_attempts": 1,
+                "dead_ttl": None,
+                "dead_max": None,
+                "retry": {"base": 2.0, "factor": 2.0, "max_delay": 300.0, "jitter": 0.0},
+                "rate": None,
+            },
+        }
         rc, text = run_cli("--url", url, "peek", name)
         lines = text.splitlines()
         assert rc == 0 and lines[0].split() == [
-            "ID", "DEADLINE", "(UTC)", "PRIORITY", "ATTEMPTS", "STATE", "PAYLOAD"]
+            "ID",
+            "DEADLINE",
+            "(UTC)",
+            "PRIORITY",
+            "ATTEMPTS",
+            "STATE",
+            "PAYLOAD",
+        ]
         assert [ln.split()[0] for ln in lines[1:]] == ["c", "d"]
         assert "due" in lines[1] and "delayed" in lines[2] and "b'\\xff\\x00'" in lines[1]
         rc, text = run_cli("--url", url, "--json", "peek", name, "-n", "1")
@@ -347,7 +388,9 @@ def test_cli_stats_peek_dead_requeue_purge(redis_server, capsys):
         rc, text = run_cli("--url", url, "--json", "dead", name)
         dead = json.loads(text)
         assert [(d["id"], d["payload"], d["payload_type"]) for d in dead] == [
-            ("a", "a", "bytes"), ("b", "b\u00e9", "str")]
+            ("a", "a", "bytes"),
+            ("b", "b\u00e9", "str"),
+        ]
         assert all("max_attempts 1" in d["reason"] for d in dead)
         rc, text = run_cli("--url", url, "dead", name, "-n", "1")
         assert rc == 0 and len(text.splitlines()) == 2 and "REASON" in text
@@ -373,19 +416,24 @@ def test_cli_stats_peek_dead_requeue_purge(redis_server, capsys):
 
 def test_cli_runs_as_a_module(redis_server):
     env = {**os.environ, "REDIS_URL": redis_server.url()}
-    done = subprocess.run([sys.executable, "-m", "dq_core.redis", "--json", "stats", "x", "y"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "dq_core.redis", "--json", "stats", "x", "y"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert [d["queue"] for d in json.loads(done.stdout)] == ["x", "y"]
 
 
 def test_cli_reports_an_unreachable_server():
-    rc, _ = run_cli("--url", f"redis://127.0.0.1:{free_port()}/0", "--retry-for", "0",
-                    "stats", "x")
+    rc, _ = run_cli("--url", f"redis://127.0.0.1:{free_port()}/0", "--retry-for", "0", "stats", "x")
     assert rc == 1
 
 
 # ---------------------------------------------------------------- rate
+
 
 def evalsha_calls(server: RedisServer) -> int:
     client = server.client()
@@ -407,6 +455,7 @@ def test_the_rate_limits_claims_by_every_client_together(kind, redis_server):
         assert all(got) and time.monotonic() - start >= 0.25
         other.close()
         other.client.close()
+
     scenario_on(kind, redis_server, body, rate=20, burst=3)
 
 
@@ -420,22 +469,29 @@ def test_a_get_waits_for_the_next_token_without_polling(kind, redis_server):
         waited, claims = time.monotonic() - start, evalsha_calls(redis_server) - before
         assert job is not None and job.payload == b"b"
         assert waited >= 0.3 and claims <= 3, (waited, claims)  # the token came 0.5 s later
+
     scenario_on(kind, redis_server, body, rate=2)
 
 
 def test_the_rate_is_the_queues_and_checked(kind, redis_server):
     async def body(q, c):
         await c("qsize")
-        with pytest.raises(ValueError, match="rate=5.0, burst=1.0 conflicts with the queue's "
-                                             "stored rate=20.0, burst=1.0"):
+        with pytest.raises(
+            ValueError, match="rate=5.0, burst=1.0 conflicts with the queue's stored rate=20.0, burst=1.0"
+        ):
             RedisDelayQueue(q.name, redis_server.client(), rate=5).qsize()
         await c("clear")
         assert RedisDelayQueue(q.name, redis_server.client(), rate=5).qsize() == 0
+
     scenario_on(kind, redis_server, body, rate=20)
     client = redis_server.client()
-    for kwargs, error in [({"rate": 0}, ValueError), ({"rate": math.inf}, ValueError),
-                          ({"rate": "1"}, TypeError), ({"rate": 1, "burst": 0.5}, ValueError),
-                          ({"burst": math.nan}, ValueError)]:
+    for kwargs, error in [
+        ({"rate": 0}, ValueError),
+        ({"rate": math.inf}, ValueError),
+        ({"rate": "1"}, TypeError),
+        ({"rate": 1, "burst": 0.5}, ValueError),
+        ({"burst": math.nan}, ValueError),
+    ]:
         with pytest.raises(error, match=next(iter(kwargs)) if "burst" not in kwargs else "burst"):
             RedisDelayQueue("q", client, **kwargs)
     assert "rate=2.0, burst=4.0" in repr(RedisDelayQueue("q", client, rate=2, burst=4))
@@ -444,50 +500,72 @@ def test_the_rate_is_the_queues_and_checked(kind, redis_server):
 
 # ---------------------------------------------------------------- recurring jobs
 
+
 def utc(*args: int) -> float:
     return calendar.timegm(datetime.datetime(*args).timetuple())
 
 
-@pytest.mark.parametrize("expr, after, expected", [
-    ("* * * * *", utc(2026, 12, 7, 6, 30) + 0.5, utc(2026, 12, 7, 6, 31)),
-    ("* * * * *", utc(2026, 12, 7, 6, 30), utc(2026, 12, 7, 6, 31)),  # strictly after
-    ("*/15 3 * * *", utc(2026, 12, 7, 3, 45), utc(2026, 12, 8, 3, 0)),
-    ("0 0 29 2 *", utc(2027, 1, 1), utc(2028, 2, 29)),
-    ("0 9 13 * 5", utc(2026, 12, 7), utc(2026, 12, 11, 9)),  # Friday 11th, or any 13th
-    ("0 9 13 * 5", utc(2026, 12, 12), utc(2026, 12, 13, 9)),
-    ("0 9 * * 5", utc(2026, 12, 12), utc(2026, 12, 18, 9)),  # day of month '*': Fridays only
-    ("0 0 * * 7", utc(2026, 12, 7), utc(2026, 12, 13)),  # 7 is Sunday, as 0
-    ("5/20 8-18/5 * 6-9 1-5", utc(2026, 12, 7), utc(2027, 6, 1, 8, 5)),
-    ("0,30 12 1 1,7 *", utc(2026, 7, 1, 12, 10), utc(2026, 7, 1, 12, 30)),
-    ("59 23 31 12 *", utc(2026, 12, 31, 23, 59), utc(2027, 12, 31, 23, 59)),
-])
+@pytest.mark.parametrize(
+    "expr, after, expected",
+    [
+        ("* * * * *", utc(2026, 12, 7, 6, 30) + 0.5, utc(2026, 12, 7, 6, 31)),
+        ("* * * * *", utc(2026, 12, 7, 6, 30), utc(2026, 12, 7, 6, 31)),  # strictly after
+        ("*/15 3 * * *", utc(2026, 12, 7, 3, 45), utc(2026, 12, 8, 3, 0)),
+        ("0 0 29 2 *", utc(2027, 1, 1), utc(2028, 2, 29)),
+        ("0 9 13 * 5", utc(2026, 12, 7), utc(2026, 12, 11, 9)),  # Friday 11th, or any 13th
+        ("0 9 13 * 5", utc(2026, 12, 12), utc(2026, 12, 13, 9)),
+        ("0 9 * * 5", utc(2026, 12, 12), utc(2026, 12, 18, 9)),  # day of month '*': Fridays only
+        ("0 0 * * 7", utc(2026, 12, 7), utc(2026, 12, 13)),  # 7 is Sunday, as 0
+        ("5/20 8-18/5 * 6-9 1-5", utc(2026, 12, 7), utc(2027, 6, 1, 8, 5)),
+        ("0,30 12 1 1,7 *", utc(2026, 7, 1, 12, 10), utc(2026, 7, 1, 12, 30)),
+        ("59 23 31 12 *", utc(2026, 12, 31, 23, 59), utc(2027, 12, 31, 23, 59)),
+    ],
+)
 def test_cron_next_firing(expr, after, expected):
     assert Cron(expr).next(after) == expected
 
 
-@pytest.mark.parametrize("expr, message", [
-    ("* * * *", "5 fields"), ("60 * * * *", "minute must lie from 0 to 59"),
-    ("* 24 * * *", "hour"), ("* * 0 * *", "day of month"), ("* * * 13 *", "month"),
-    ("* * * * 8", "day of week"), ("*/0 * * * *", "step"), ("5-1 * * * *", "upwards"),
-    ("a * * * *", "minute must be"), ("0 0 30 2 *", "never fires"), ("1-2-3 * * * *", "minute")])
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("* * * *", "5 fields"),
+        ("60 * * * *", "minute must lie from 0 to 59"),
+        ("* 24 * * *", "hour"),
+        ("* * 0 * *", "day of month"),
+        ("* * * 13 *", "month"),
+        ("* * * * 8", "day of week"),
+        ("*/0 * * * *", "step"),
+        ("5-1 * * * *", "upwards"),
+        ("a * * * *", "minute must be"),
+        ("0 0 30 2 *", "never fires"),
+        ("1-2-3 * * * *", "minute"),
+    ],
+)
 def test_cron_refuses_bad_expressions(expr, message):
     with pytest.raises(ValueError, match=message):
         Cron(expr)
 
 
 def test_the_scripts_fire_cron_as_cron_does(kind, redis_server):
-    exprs = ["* * * * *", "*/7 */5 * * *", "0 0 29 2 *", "0 9 13 * 5", "0 12 * * 0",
-             "15 10 1 1,4,7,10 *", "59 23 31 12 *"]
+    exprs = [
+        "* * * * *",
+        "*/7 */5 * * *",
+        "0 0 29 2 *",
+        "0 9 13 * 5",
+        "0 12 * * 0",
+        "15 10 1 1,4,7,10 *",
+        "59 23 31 12 *",
+    ]
 
     async def body(q, c):
         for expr in exprs:
             before = server_time(redis_server)
-            await c("put_recurring", b"x", cron=Cron(expr) if "*/7" in expr else expr,
-                    job_id=expr)
+            await c("put_recurring", b"x", cron=Cron(expr) if "*/7" in expr else expr, job_id=expr)
             after = server_time(redis_server)
             [job] = [j for j in await c("peek", 100) if j.id.startswith(expr + "@")]
             assert job.deadline in (Cron(expr).next(before), Cron(expr).next(after)), expr
             assert job.id == f"{expr}@{round(job.deadline * 1e6)}"
+
     scenario_on(kind, redis_server, body)
 
 
@@ -517,6 +595,7 @@ def test_every_runs_once_a_period_across_workers_and_never_piles_up(kind, redis_
         assert round((nxt.deadline - job.deadline) / 0.1, 3) % 1 == 0
         assert await c("ack", job)
         close_all(other)
+
     scenario_on(kind, redis_server, body)
 
 
@@ -545,4 +624,5 @@ def test_recurring_jobs_are_replaced_and_cancelled_by_id(kind, redis_server):
         with pytest.raises(ValueError, match="cron"):
             await c("put_recurring", b"x", cron="* * *")
         assert await c("qsize") == 1 and not nxt.id == job.id
+
     scenario_on(kind, redis_server, body)

@@ -44,8 +44,9 @@ def test_a_full_server_refuses_puts_clearly_and_keeps_the_rest_working(kind, own
         later = await call(q, "put", b"later", 0.4)
         [a] = await call(q, "get_many", 1)
         full()
-        with pytest.raises(redis.OutOfMemoryError,
-                           match=f"server is full.*queue {name!r} refused put.*gets, acks"):
+        with pytest.raises(
+            redis.OutOfMemoryError, match=f"server is full.*queue {name!r} refused put.*gets, acks"
+        ):
             await call(q, "put", b"refused")
         with pytest.raises(redis.OutOfMemoryError):
             await call(q, "put_many", [b"refused"] * 3)
@@ -63,6 +64,7 @@ def test_a_full_server_refuses_puts_clearly_and_keeps_the_rest_working(kind, own
         assert job.id == later and await call(q, "ack", job)
         assert await call(q, "ack", d)
         check(own_server, name, [ids[2]])
+
     run_on(kind, own_server.port, name, scenario, lease=5)
 
 
@@ -80,6 +82,7 @@ def test_on_a_full_server_keep_alive_keeps_the_lease(kind, own_server, full):
         assert not await keep_alive(q, job, 1.5)
         assert other.get(timeout=0) is None  # never due again meanwhile
         assert await call(q, "ack", job)
+
     run_on(kind, own_server.port, name, scenario, lease=1.0)
     other.close()
 

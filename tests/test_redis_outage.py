@@ -33,6 +33,7 @@ def later(seconds: float, fn: Any, *args: Any) -> threading.Timer:
 
 # ---------------------------------------------------------------- the server restarts
 
+
 def test_a_put_during_a_restart_waits_for_it_and_lands_once(kind, own_server):
     name = uuid.uuid4().hex
 
@@ -50,6 +51,7 @@ def test_a_put_during_a_restart_waits_for_it_and_lands_once(kind, own_server):
         assert job.id == during and job.payload == b"during"
         assert await call(q, "ack", job)
         check(own_server, name, [before])
+
     run_on(kind, own_server.port, name, scenario, own_retries=False)
 
 
@@ -71,6 +73,7 @@ def test_a_waiting_get_rides_out_a_restart(kind, own_server):
         assert job.payload == b"after"
         assert await call(q, "ack", job)
         assert await call(q, "stats") == {"delayed": 1, "due": 0, "leased": 0, "dead": 0}
+
     run_on(kind, own_server.port, name, scenario, own_retries=False)
     producer.close()
 
@@ -82,8 +85,14 @@ def test_past_retry_for_a_call_raises_unavailable_and_a_waiting_get_returns_none
         job_id = await call(q, "put", b"x")
         job = await call(q, "get", 0)
         own_server.shutdown()
-        for method, args in [("put", (b"y",)), ("ack", (job,)), ("nack", (job,)),
-                             ("extend", (job,)), ("get", (0,)), ("stats", ())]:
+        for method, args in [
+            ("put", (b"y",)),
+            ("ack", (job,)),
+            ("nack", (job,)),
+            ("extend", (job,)),
+            ("get", (0,)),
+            ("stats", ()),
+        ]:
             started = time.monotonic()
             with pytest.raises(Unavailable) as raised:
                 await call(q, method, *args)
@@ -99,6 +108,7 @@ def test_past_retry_for_a_call_raises_unavailable_and_a_waiting_get_returns_none
         own_server.start()
         assert await call(q, "ack", job)  # the same object, at once
         assert job_id == job.id
+
     run_on(kind, own_server.port, name, scenario, own_retries=False, retry_for=0.15)
 
 
@@ -113,7 +123,8 @@ def test_retry_for_is_checked(cls, redis_server):
     with pytest.raises(TypeError, match="retry_for must be a real number"):
         cls("q", client, retry_for="soon")
     assert repr(cls("q", client, retry_for=2)) == (
-        "RedisDelayQueue('q', lease=30.0, max_attempts=None, retry_for=2.0)")
+        "RedisDelayQueue('q', lease=30.0, max_attempts=None, retry_for=2.0)"
+    )
     client.close()
 
 
@@ -133,6 +144,7 @@ def test_an_outage_is_logged_once_and_its_end_too(own_server, caplog):
 
 # ---------------------------------------------------------------- a reply lost, the server away
 
+
 def test_a_put_whose_reply_is_lost_in_an_outage_acts_once(kind, redis_server, proxy):
     # the put ran, its reply was lost, and the server stayed unreachable for a
     # while: every retry carries the first send's nonce, so the script returns
@@ -149,6 +161,7 @@ def test_a_put_whose_reply_is_lost_in_an_outage_acts_once(kind, redis_server, pr
         assert job.id == job_id
         assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, proxy.port, name, scenario, own_retries=False)
 
 
@@ -161,8 +174,11 @@ def test_a_subscription_reconnected_by_redis_py_is_followed_by_a_look(kind, redi
 
     async def scenario(q: Any) -> None:
         await subscribed(q)
-        timers = [later(0.2, proxy.refuse, True), later(0.3, direct.put, b"x"),
-                  later(0.6, proxy.refuse, False)]
+        timers = [
+            later(0.2, proxy.refuse, True),
+            later(0.3, direct.put, b"x"),
+            later(0.6, proxy.refuse, False),
+        ]
         started = time.monotonic()
         job = await call(q, "get", 10)
         for timer in timers:
@@ -171,11 +187,13 @@ def test_a_subscription_reconnected_by_redis_py_is_followed_by_a_look(kind, redi
         assert time.monotonic() - started < 5.0  # not the timeout, nor a stand-by's look
         assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, proxy.port, name, scenario)  # the client's own retries, as redis-py has them
     direct.close()
 
 
 # ---------------------------------------------------------------- a half-open subscription
+
 
 def test_a_half_open_subscription_costs_one_late_job(kind, redis_server, proxy, monkeypatch):
     # a NAT or load balancer forgets the subscription's connection: nothing
@@ -203,11 +221,13 @@ def test_a_half_open_subscription_costs_one_late_job(kind, redis_server, proxy, 
         assert q._idle and q._idle[0] is not dead  # replaced
         assert max(late[1:]) < 1.0, late  # the others woken on time (generous)
         check(redis_server, name, [])
+
     run_on(kind, proxy.port, name, scenario)
     direct.close()
 
 
 # ---------------------------------------------------------------- keep_alive
+
 
 def test_keep_alive_rides_out_a_short_outage(kind, redis_server, proxy):
     # the server away for longer than a beat (lease/3): the beat's extend
@@ -225,6 +245,7 @@ def test_keep_alive_rides_out_a_short_outage(kind, redis_server, proxy):
         assert other.get(timeout=0) is None  # never due again meanwhile
         assert await call(q, "ack", job)
         check(redis_server, name, [])
+
     run_on(kind, proxy.port, name, scenario, own_retries=False, lease=1.2)
     other.close()
 
@@ -240,6 +261,7 @@ def test_keep_alive_signals_a_lease_lost_to_a_replacing_put(kind, redis_server):
         assert await keep_alive(q, job, 1.0)
         timer.join()
         assert await call(q, "ack", job) is False
+
     run_on(kind, redis_server.port, name, scenario, lease=0.3)
     other.close()
 
@@ -255,6 +277,7 @@ def test_keep_alive_signals_a_lease_lost_to_an_outage(kind, redis_server, proxy)
             assert await keep_alive(q, job, 1.0)
         finally:
             proxy.refuse(False)
+
     run_on(kind, proxy.port, name, scenario, own_retries=False, lease=0.4)
 
 
@@ -277,4 +300,5 @@ def test_keep_alive_never_dies_silently(kind, redis_server, caplog):
             q._scripts["extend"] = real
         [record] = [r for r in caplog.records if r.name == "dq_core.redis"]
         assert "keep_alive" in record.getMessage() and record.exc_info is not None
+
     run_on(kind, redis_server.port, name, scenario, lease=0.3)

@@ -36,9 +36,20 @@ def test_the_sdist_and_the_wheel_built_from_it_carry_every_lua_file(tmp_path):
     # pure (no compiler): the same files, in seconds
     env = {**os.environ, "DQ_CORE_NO_EXTENSIONS": "1"}
     out = subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "--skip-dependency-check",
-         "-o", str(tmp_path), str(ROOT)],  # the sdist, then the wheel from the unpacked sdist
-        env=env, capture_output=True, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--no-isolation",
+            "--skip-dependency-check",
+            "-o",
+            str(tmp_path),
+            str(ROOT),
+        ],  # the sdist, then the wheel from the unpacked sdist
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     (sdist,) = tmp_path.glob("dq_core-*.tar.gz")
@@ -53,10 +64,13 @@ def test_the_sdist_and_the_wheel_built_from_it_carry_every_lua_file(tmp_path):
 
 def test_without_redis_py_the_import_names_the_extra():
     # sys.modules["redis"] = None: "import redis" fails as if it were not installed
-    code = ("import sys; sys.modules['redis'] = None\n"
-            "try:\n    import dq_core.redis\n"
-            "except ModuleNotFoundError as exc:\n    print(exc)\n")
+    code = (
+        "import sys; sys.modules['redis'] = None\n"
+        "try:\n    import dq_core.redis\n"
+        "except ModuleNotFoundError as exc:\n    print(exc)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == ("dq_core.redis needs redis-py, which the 'redis' extra "
-                                  'installs: pip install "dq_core[redis]"')
+    assert out.stdout.strip() == (
+        "dq_core.redis needs redis-py, which the 'redis' extra installs: pip install \"dq_core[redis]\""
+    )

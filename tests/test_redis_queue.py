@@ -56,6 +56,7 @@ class Face:
         async def call(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
             return await out if self.kind == "async" else out
+
         return call
 
     def server_time(self) -> float:
@@ -72,8 +73,9 @@ class Face:
 
 
 @asynccontextmanager
-async def opened(kind: str, server: RedisServer, name: str | None = None,
-                 **options: Any) -> AsyncIterator[Face]:
+async def opened(
+    kind: str, server: RedisServer, name: str | None = None, **options: Any
+) -> AsyncIterator[Face]:
     face = Face(kind, server, name or uuid.uuid4().hex, **options)
     try:
         yield face
@@ -86,13 +88,19 @@ def run(coro: Coroutine[Any, Any, None]) -> None:
 
 
 @contextmanager
-def consumers(server: RedisServer, name: str, kind: str, *args: object,
-              count: int = 1) -> Iterator[list[subprocess.Popen[str]]]:
+def consumers(
+    server: RedisServer, name: str, kind: str, *args: object, count: int = 1
+) -> Iterator[list[subprocess.Popen[str]]]:
     """``count`` tests/redis_consumer.py processes; killed (if still running) on exit."""
-    procs = [subprocess.Popen(
-        [sys.executable, CONSUMER, str(server.port), name, kind, *map(str, args)],
-        stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).parent),
-    ) for _ in range(count)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, CONSUMER, str(server.port), name, kind, *map(str, args)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=str(Path(__file__).parent),
+        )
+        for _ in range(count)
+    ]
     try:
         yield procs
     finally:
@@ -113,6 +121,7 @@ def read_doc(proc: subprocess.Popen[str]) -> Any:
 
 # ---------------------------------------------------------------- basics
 
+
 def test_round_trip_keeps_bytes_and_str_apart(kind, redis_server):
     async def scenario():
         async with opened(kind, redis_server) as q:
@@ -120,13 +129,16 @@ def test_round_trip_keeps_bytes_and_str_apart(kind, redis_server):
             assert await q.stats() == {"delayed": 0, "due": 2, "leased": 0, "dead": 0}
             jobs = await q.get_many(10)
             assert [(j.id, j.payload, j.attempts) for j in jobs] == [
-                (ids[0], b"raw\x00\xff", 1), (ids[1], "text \u00e9", 1)]
+                (ids[0], b"raw\x00\xff", 1),
+                (ids[1], "text \u00e9", 1),
+            ]
             assert await q.stats() == {"delayed": 0, "due": 0, "leased": 2, "dead": 0}
             assert await q.qsize() == 2
             assert await q.ack_many(jobs) == [True, True]
             assert await q.ack(jobs[0]) is False
             assert await q.qsize() == 0
             assert await q.get(timeout=0) is None
+
     run(scenario())
 
 
@@ -145,6 +157,7 @@ def test_every_key_carries_the_hash_tag(kind, redis_server):
             await q.clear()
             left = redis_server.client().keys(f"*{q.name}*")
             assert left and all(b":r:" in k for k in left)  # expiring on their own
+
     run(scenario())
 
 
@@ -160,6 +173,7 @@ def test_equal_deadlines_come_out_first_in_first_out(kind, redis_server):
             got = await q.get_many(100)
             ids = ids[:4] + [ids[-1]] + ids[4:-1]
             assert [j.id for j in got] == ids
+
     run(scenario())
 
 
@@ -177,6 +191,7 @@ def test_never_early_by_server_time(kind, redis_server):
                 seen += 1
                 await q.ack(job)
             assert await q.get(timeout=0.05) is None
+
     run(scenario())
 
 
@@ -192,6 +207,7 @@ def test_get_sleeps_until_the_deadline_and_not_longer(kind, redis_server):
             waited = time.monotonic() - start
             assert job.payload == b"a" and q.server_time() >= job.deadline
             assert 0.29 <= waited < 2.0  # generous: the point is no fixed polling step
+
     run(scenario())
 
 
@@ -226,6 +242,7 @@ def test_bad_input_raises_before_anything_is_sent(kind, redis_server):
             with pytest.raises(ValueError, match="lease must be a positive"):
                 await q.extend("x", lease=0)
             assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
+
     run(scenario())
 
 
@@ -242,8 +259,11 @@ def test_constructor_checks_its_arguments(cls, redis_server):
         cls("q", client, max_attempts=0)
     with pytest.raises(TypeError, match="serializer must have dumps and loads"):
         cls("q", client, serializer=json.dumps)
-    decoding = (redis_server.client(decode_responses=True) if cls is RedisDelayQueue
-                else aredis.Redis(port=redis_server.port, decode_responses=True))
+    decoding = (
+        redis_server.client(decode_responses=True)
+        if cls is RedisDelayQueue
+        else aredis.Redis(port=redis_server.port, decode_responses=True)
+    )
     with pytest.raises(ValueError, match="decode_responses=False"):
         cls("q", decoding)
     q = cls("orders", client, lease=5, max_attempts=3)
@@ -277,10 +297,12 @@ def test_serializer_is_the_callers_choice_and_nothing_is_unpickled(kind, redis_s
             evil = pickle.dumps(Boom())
             await q.put(evil)
             assert (await q.get(0)).payload == evil  # the bytes, as they were put
+
     run(scenario())
 
 
 # ---------------------------------------------------------------- leases and retries
+
 
 def test_lost_lease_ack_is_false_and_there_are_never_two_live_leases(kind, redis_server):
     async def scenario():
@@ -297,6 +319,7 @@ def test_lost_lease_ack_is_false_and_there_are_never_two_live_leases(kind, redis
             assert await q.extend(second, 10)
             assert await q.ack(second) is True
             assert await q.qsize() == 0
+
     run(scenario())
 
 
@@ -321,6 +344,7 @@ def test_nack_with_backoff_then_dead_after_max_attempts(kind, redis_server):
             assert await q.requeue_dead(jid) and not await q.requeue_dead(jid)
             job = await q.get(0)
             assert (job.id, job.attempts) == (jid, 1)
+
     run(scenario())
 
 
@@ -341,6 +365,7 @@ def test_a_nack_wakes_a_waiting_get(kind, redis_server):
             assert q.server_time() - got.deadline < 1.0
             assert await q.ack(got)
             other.close()
+
     run(scenario())
 
 
@@ -356,6 +381,7 @@ def test_dead_max_trims_at_each_death(kind, redis_server):
             assert [j.id for j in await q.dead()] == deaths[1:]  # the oldest went
             assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 2}
             assert redis_server.client().hlen(q.queue.keys[2]) == 2  # its payload too
+
     run(scenario())
 
 
@@ -374,6 +400,7 @@ def test_lease_ending_past_max_attempts_goes_dead(kind, redis_server):
             assert await q.dead() == [] and await q.qsize() == 1
             job = await q.get(0)
             assert (job.id, job.payload, job.attempts) == (a.id, b"again", 1)
+
     run(scenario())
 
 
@@ -399,10 +426,12 @@ def test_cancel_reschedule_and_replace_by_id(kind, redis_server):
             assert ids == ["x", "y", "x"] and await q.qsize() == 2
             assert [(j.id, j.payload) for j in await q.get_many(5)] == [("y", b"b"), ("x", b"c")]
             assert not await q.cancel("never-put")
+
     run(scenario())
 
 
 # ---------------------------------------------------------------- processes
+
 
 def test_four_consumer_processes_each_job_delivered_once(kind, redis_server):
     n = 8000  # 4 processes x 2000
@@ -418,6 +447,7 @@ def test_four_consumer_processes_each_job_delivered_once(kind, redis_server):
             assert all(d["acked"] == len(d["ids"]) for d in docs)
             assert {a for d in docs for a in d["attempts"]} == {1}
             assert sum(1 for d in docs if d["ids"]) >= 2  # the work was shared
+
     run(scenario())
 
 
@@ -442,6 +472,7 @@ def test_killed_consumer_jobs_come_back_after_the_lease(kind, redis_server):
             # due again at the end of their lease, no sooner
             assert all(j.deadline >= before + 1.5 for j in back)
             assert await q.ack_many(back + rest) == [True] * 20
+
     run(scenario())
 
 
@@ -458,6 +489,7 @@ def test_waiting_get_in_another_process_is_woken_by_an_earlier_put(kind, redis_s
             assert (got["id"], got["payload"]) == (jid, "now")
             assert got["server_time"] >= got["deadline"] >= put_at + 0.2
             assert got["server_time"] < put_at + 5  # woken, not at the 20 s head
+
     run(scenario())
 
 
@@ -490,6 +522,7 @@ def test_waiting_get_woken_from_another_thread_is_not_late(redis_server):
 # ---------------------------------------------------------------- the server goes away
 # (its outages, ridden out: test_redis_outage.py)
 
+
 def test_server_restart_with_aof_loses_nothing(kind, own_server):
     async def scenario():
         async with opened(kind, own_server, lease=60) as q:
@@ -512,6 +545,7 @@ def test_server_restart_with_aof_loses_nothing(kind, own_server):
             assert sorted(j.id for j in jobs) == sorted(due[101:] + later)
             assert await q.ack_many(jobs) == [True] * 499
             assert await q.qsize() == 1
+
     run(scenario())
 
 
@@ -559,21 +593,26 @@ def test_cancelled_async_get_loses_nothing(redis_server):
             assert await q.get(timeout=0.2) is None  # and the queue still wakes waiters
             await q.put(b"y", 0.1)
             assert (await q.get(timeout=5)).payload == b"y"
+
     run(scenario())
 
 
 # ---------------------------------------------------------------- policy, identity, retention
 
+
 def test_a_payload_that_cannot_be_decoded_fails_alone(kind, redis_server):
     async def scenario():
         name = uuid.uuid4().hex
-        async with opened(kind, redis_server, name) as raw, \
-                opened(kind, redis_server, name, serializer=JSON(), lease=0.3,
-                       max_attempts=2) as q:
+        async with (
+            opened(kind, redis_server, name) as raw,
+            opened(kind, redis_server, name, serializer=JSON(), lease=0.3, max_attempts=2) as q,
+        ):
             ids = await raw.put_many([b'{"n": 1}', b"not json", b'{"n": 3}'])
             jobs = await q.get_many(10)
             assert [(j.id, j.payload, j.attempts) for j in jobs] == [
-                (ids[0], {"n": 1}, 1), (ids[2], {"n": 3}, 1)]
+                (ids[0], {"n": 1}, 1),
+                (ids[2], {"n": 3}, 1),
+            ]
             assert await q.ack_many(jobs) == [True, True]
             assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 1}
             [dead] = await q.dead()  # never raises: the raw bytes, and why
@@ -585,14 +624,17 @@ def test_a_payload_that_cannot_be_decoded_fails_alone(kind, redis_server):
             job = await q.get(timeout=5)
             assert (job.id, job.payload) == (good, [1])
             assert (await q.stats())["dead"] == 2
+
     run(scenario())
 
 
 def test_the_queue_keeps_its_policy_and_refuses_another(kind, redis_server):
     async def scenario():
         name = uuid.uuid4().hex
-        async with opened(kind, redis_server, name, lease=0.2, max_attempts=1) as q, \
-                opened(kind, redis_server, name) as producer:
+        async with (
+            opened(kind, redis_server, name, lease=0.2, max_attempts=1) as q,
+            opened(kind, redis_server, name) as producer,
+        ):
             await q.put(b"x")
             job = await q.get(0)
             await asyncio.sleep(0.3)
@@ -602,8 +644,11 @@ def test_the_queue_keeps_its_policy_and_refuses_another(kind, redis_server):
             assert dead.id == job.id and dead.attempts == 1
             assert dead.reason == "lease ended after 1 attempts (max_attempts 1)"
             async with opened(kind, redis_server, name, max_attempts=5) as other:
-                with pytest.raises(ValueError, match=r"max_attempts=5 conflicts with the "
-                                                     r"queue's stored max_attempts=1"):
+                with pytest.raises(
+                    ValueError,
+                    match=r"max_attempts=5 conflicts with the "
+                    r"queue's stored max_attempts=1",
+                ):
                     await other.put(b"y")
                 with pytest.raises(ValueError, match="max_attempts=5 conflicts"):
                     await other.stats()
@@ -611,6 +656,7 @@ def test_the_queue_keeps_its_policy_and_refuses_another(kind, redis_server):
             await q.clear()  # the policy goes with the jobs
             async with opened(kind, redis_server, name, max_attempts=5) as other:
                 await other.put(b"y")
+
     run(scenario())
 
 
@@ -632,6 +678,7 @@ def test_lease_tokens_are_never_reused_even_after_clear(kind, redis_server):
                 tokens |= {j._token for j in await q.get_many(50)}
                 await q.clear()
             assert len(tokens) == 150
+
     run(scenario())
 
 
@@ -668,6 +715,7 @@ def test_put_by_id_replaces_or_keeps(kind, redis_server):
             assert (job.id, job.payload, job.attempts) == ("k", b"v5", 1)
             with pytest.raises(ValueError, match="if_exists must be 'replace' or 'keep'"):
                 await q.put(b"x", if_exists="skip")
+
     run(scenario())
 
 
@@ -682,11 +730,11 @@ def test_equal_deadlines_after_a_nack_keep_put_order(kind, redis_server):
             got = await q.get_many(5, timeout=5)
             assert [j.id for j in got] == [a, b]  # by put order, not by id
             assert first == "zz"
+
     run(scenario())
 
 
-def test_dead_jobs_keep_precise_deadlines_and_reasons_and_can_be_paged_and_purged(
-        kind, redis_server):
+def test_dead_jobs_keep_precise_deadlines_and_reasons_and_can_be_paged_and_purged(kind, redis_server):
     async def scenario():
         async with opened(kind, redis_server, max_attempts=1, dead_max=25) as q:
             when = q.server_time() - 0.123457
@@ -719,6 +767,7 @@ def test_dead_jobs_keep_precise_deadlines_and_reasons_and_can_be_paged_and_purge
             assert (await q.stats())["dead"] == 1
             await asyncio.sleep(0.4)
             assert (await q.stats())["dead"] == 0  # dead_ttl: gone for good
+
     run(scenario())
 
 
@@ -741,6 +790,7 @@ def test_lost_keys_do_not_wedge_the_queue(kind, redis_server):
             assert await q.ack_many(again) == [True, True]
             await q.clear()
             assert await q.stats() == {"delayed": 0, "due": 0, "leased": 0, "dead": 0}
+
     run(scenario())
 
 
@@ -752,4 +802,5 @@ def test_keep_alive_extends_the_lease_while_the_handler_runs(kind, redis_server)
             assert not await keep_alive(q.queue, job, 1.0)  # the lease kept, not lost
             assert await q.get(0) is None  # never due again meanwhile
             assert await q.ack(job)
+
     run(scenario())

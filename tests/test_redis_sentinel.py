@@ -26,8 +26,7 @@ from redis_server import Sentinel, sentinel  # noqa: F401 (fixture)
 def replicated(sentinels: Sentinel) -> bool:
     """Whether the replica has every change the master made."""
     offsets = []
-    for server, field in ((sentinels.master, "master_repl_offset"),
-                          (sentinels.replica, "slave_repl_offset")):
+    for server, field in ((sentinels.master, "master_repl_offset"), (sentinels.replica, "slave_repl_offset")):
         client = server.client()
         offsets.append(client.info("replication")[field])
         client.close()
@@ -38,8 +37,7 @@ def test_a_failover_under_load_loses_no_job_and_the_workers_resume(sentinel):
     watch = redis.sentinel.Sentinel([("127.0.0.1", sentinel.port)], socket_timeout=1.0)
 
     def queue() -> RedisDelayQueue:  # one client each, as separate processes would have
-        return RedisDelayQueue(name, watch.master_for(Sentinel.NAME, socket_timeout=1.0),
-                               lease=30.0)
+        return RedisDelayQueue(name, watch.master_for(Sentinel.NAME, socket_timeout=1.0), lease=30.0)
 
     name = uuid.uuid4().hex
     producer = queue()
@@ -77,7 +75,8 @@ def test_a_failover_under_load_loses_no_job_and_the_workers_resume(sentinel):
     time.sleep(1.0)
     after: List[str] = []
     putter = threading.Thread(  # puts that ride the failover out
-        target=lambda: after.extend(producer.put_many([b"a%d" % i for i in range(20)])))
+        target=lambda: after.extend(producer.put_many([b"a%d" % i for i in range(20)]))
+    )
     killed = time.monotonic()
     sentinel.master.kill()  # SIGKILL, mid-load
     putter.start()
@@ -114,5 +113,7 @@ def test_a_failover_under_load_loses_no_job_and_the_workers_resume(sentinel):
     producer.client.close()
     for client in watch.sentinels:
         client.close()
-    print(f"failover {failover:.2f} s, resumed {resumed:.2f} s, "
-          f"{len(before) + len(after)} jobs, {len(twice)} run twice")
+    print(
+        f"failover {failover:.2f} s, resumed {resumed:.2f} s, "
+        f"{len(before) + len(after)} jobs, {len(twice)} run twice"
+    )

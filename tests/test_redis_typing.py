@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PROGRAM = '''
+PROGRAM = """
 from __future__ import annotations
 
 import json
@@ -78,7 +78,7 @@ async def check_async(client: aredis.Redis) -> None:
     assert_type(await q.qsize(), int)
     assert_type(await q.purge_dead(), int)
     RedisDelayQueue("q", client)  # E: call-overload
-'''
+"""
 
 
 def test_redis_queue_types(tmp_path):
@@ -86,10 +86,24 @@ def test_redis_queue_types(tmp_path):
     case = tmp_path / "case.py"
     case.write_text(PROGRAM)
     out = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--show-error-codes",
-         "--no-error-summary", "--no-pretty", "--config-file", str(ROOT / "pyproject.toml"),
-         "--cache-dir", str(tmp_path / ".mypy_cache"), str(case)],
-        cwd=str(ROOT), capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--show-error-codes",
+            "--no-error-summary",
+            "--no-pretty",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            str(case),
+        ],
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
     )
     found = sorted(
         (int(m.group(1)), m.group(2))

@@ -28,8 +28,9 @@ def test_callbacks_run_in_deadline_order_never_early(impl):
     with impl.Timer(tick=0.005) as t:
         start = time.monotonic()
         delays = [0.09, 0.01, 0.05, 0.03, 0.07, 0.0, 0.031, 0.1]
-        handles = [t.call_later(d, lambda i=i: ran.append((i, time.monotonic())))
-                   for i, d in enumerate(delays)]
+        handles = [
+            t.call_later(d, lambda i=i: ran.append((i, time.monotonic()))) for i, d in enumerate(delays)
+        ]
         t.call_later(0.15, done.set)
         assert done.wait(SOON)
     # Each deadline is read when call_later runs: on a loaded machine the

@@ -50,8 +50,16 @@ def test_basics(impl):
 def test_earliest_tick_first_fifo_within_a_tick(impl):
     w = impl.TimingWheel(tick=1.0, wheel_size=4, clock=FakeClock(0.0))
     # scheduled out of order, across levels; ties keep their order
-    for name, d in [("c1", 70.5), ("a1", 3.0), ("b1", 20.2), ("c2", 70.1), ("a2", 2.5),
-                    ("b2", 20.9), ("c3", 71.0), ("z", 1000.0)]:
+    for name, d in [
+        ("c1", 70.5),
+        ("a1", 3.0),
+        ("b1", 20.2),
+        ("c2", 70.1),
+        ("a2", 2.5),
+        ("b2", 20.9),
+        ("c3", 71.0),
+        ("z", 1000.0),
+    ]:
         w.schedule_at(name, d)
     w._check()
     assert w.advance(100.0) == ["a1", "a2", "b1", "b2", "c1", "c2", "c3"]
@@ -105,8 +113,7 @@ def test_advance_over_a_day_of_idle_time_visits_only_occupied_slots(impl):
 def test_delays_from_zero_to_years_and_beyond(impl):
     clock = FakeClock(1000.0)
     w = impl.TimingWheel(tick=0.001, wheel_size=64, clock=clock)
-    delays = [0.0, 0.0005, 0.001, 0.0015, 1.0, 60.0, 3600.0, DAY, YEAR, 1e9, 50 * YEAR,
-              1e15, 1e300, math.inf]
+    delays = [0.0, 0.0005, 0.001, 0.0015, 1.0, 60.0, 3600.0, DAY, YEAR, 1e9, 50 * YEAR, 1e15, 1e300, math.inf]
     handles = [w.schedule(d, d) for d in delays]
     assert len(set(handles)) == len(delays)
     w._check()
@@ -161,20 +168,23 @@ def test_next_deadline_is_a_lower_bound_on_upper_levels(impl):
     assert out == ["x"] and nd == 31.0
 
 
-@pytest.mark.parametrize("bad, exc, msg", [
-    ({"tick": 0}, ValueError, "tick must be a positive finite number"),
-    ({"tick": -1}, ValueError, "tick must be a positive finite number"),
-    ({"tick": math.inf}, ValueError, "tick must be a positive finite number"),
-    ({"tick": float("nan")}, ValueError, "tick must not be NaN"),
-    ({"tick": "1"}, TypeError, "tick must be a real number, not 'str'"),
-    ({"wheel_size": 3}, ValueError, "wheel_size must be a power of two"),
-    ({"wheel_size": 1}, ValueError, "wheel_size must be a power of two"),
-    ({"wheel_size": 2**17}, ValueError, "wheel_size must be a power of two"),
-    ({"wheel_size": 2.0}, TypeError, "wheel_size must be an int"),
-    ({"clock": 5}, TypeError, "clock must be callable, not 'int'"),
-    ({"clock": lambda: "now"}, TypeError, r"clock\(\) must be a real number"),
-    ({"clock": lambda: 1e300}, ValueError, r"clock\(\) / tick must lie within"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, msg",
+    [
+        ({"tick": 0}, ValueError, "tick must be a positive finite number"),
+        ({"tick": -1}, ValueError, "tick must be a positive finite number"),
+        ({"tick": math.inf}, ValueError, "tick must be a positive finite number"),
+        ({"tick": float("nan")}, ValueError, "tick must not be NaN"),
+        ({"tick": "1"}, TypeError, "tick must be a real number, not 'str'"),
+        ({"wheel_size": 3}, ValueError, "wheel_size must be a power of two"),
+        ({"wheel_size": 1}, ValueError, "wheel_size must be a power of two"),
+        ({"wheel_size": 2**17}, ValueError, "wheel_size must be a power of two"),
+        ({"wheel_size": 2.0}, TypeError, "wheel_size must be an int"),
+        ({"clock": 5}, TypeError, "clock must be callable, not 'int'"),
+        ({"clock": lambda: "now"}, TypeError, r"clock\(\) must be a real number"),
+        ({"clock": lambda: 1e300}, ValueError, r"clock\(\) / tick must lie within"),
+    ],
+)
 def test_bad_construction(impl, bad, exc, msg):
     with pytest.raises(exc, match=msg):
         impl.TimingWheel(**bad)
@@ -268,8 +278,20 @@ def test_drain_returns_everything_in_order(impl):
 
 def test_docstrings_identical(both):
     c, py = (m.TimingWheel for m in both)
-    names = ["__doc__", "schedule", "schedule_at", "cancel", "advance", "drain",
-             "next_deadline", "stats", "tick", "wheel_size", "wheel_time", "_check"]
+    names = [
+        "__doc__",
+        "schedule",
+        "schedule_at",
+        "cancel",
+        "advance",
+        "drain",
+        "next_deadline",
+        "stats",
+        "tick",
+        "wheel_size",
+        "wheel_time",
+        "_check",
+    ]
     for name in names:
         a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__
         b = py.__doc__ if name == "__doc__" else getattr(py, name).__doc__
@@ -305,14 +327,14 @@ def test_implementations_agree_in_lockstep(both):
         for _ in range(3000):
             r = rnd.random()
             x = rnd.choice([0.0, -1.0, 0.3, 1.0, 40.0, 1e5, YEAR, 1e300]) * rnd.random()
-            ops.append(("schedule" if r < 0.3 else "at" if r < 0.5 else
-                        "cancel" if r < 0.7 else "advance", x))
+            ops.append(
+                ("schedule" if r < 0.3 else "at" if r < 0.5 else "cancel" if r < 0.7 else "advance", x)
+            )
         logs = []
         with twin_ids():  # the twins issue the very same handles
             for m in both:
                 clock = FakeClock(10.0)
-                logs.append(_run_ops(m.TimingWheel(tick=tick, wheel_size=size, clock=clock),
-                                     clock, ops))
+                logs.append(_run_ops(m.TimingWheel(tick=tick, wheel_size=size, clock=clock), clock, ops))
         assert logs[0] == logs[1]
 
 
@@ -448,13 +470,14 @@ def test_stateful_against_model(impl, tick, size):
                 else:
                     assert nd == min(d for _, d, _ in self.live.values())
 
-    run_state_machine_as_test(
-        WheelMachine, settings=settings(max_examples=60, stateful_step_count=50)
-    )
+    run_state_machine_as_test(WheelMachine, settings=settings(max_examples=60, stateful_step_count=50))
 
 
-@given(d=st.floats(-1e6, 1e9, allow_nan=False), now=st.floats(-1e6, 1e9, allow_nan=False),
-       tick=st.sampled_from([1e-6, 0.001, 0.1, 1.0, 7.0]))
+@given(
+    d=st.floats(-1e6, 1e9, allow_nan=False),
+    now=st.floats(-1e6, 1e9, allow_nan=False),
+    tick=st.sampled_from([1e-6, 0.001, 0.1, 1.0, 7.0]),
+)
 @settings(max_examples=300)
 def test_never_early_at_any_float(impl, d, now, tick):
     w = impl.TimingWheel(tick=tick, wheel_size=16, clock=FakeClock(-2e6))

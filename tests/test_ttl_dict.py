@@ -216,8 +216,9 @@ def test_stateful_every_expired_or_evicted_entry_is_reported_once(impl):
             self.clock = Clock()
             self.seq = 0
             self.reported = []
-            self.d = impl.TTLDict(TTL, maxsize=5, clock=self.clock,
-                                  on_expire=lambda k, v: self.reported.append((k, v)))
+            self.d = impl.TTLDict(
+                TTL, maxsize=5, clock=self.clock, on_expire=lambda k, v: self.reported.append((k, v))
+            )
             self.model: dict[int, tuple[int, float]] = {}  # key -> (value, set at), still held
             self.expected = []
             self.maxsize = 5
@@ -298,9 +299,7 @@ def test_stateful_every_expired_or_evicted_entry_is_reported_once(impl):
                 assert (k in self.d) == live
             self.d._check()
 
-    run_state_machine_as_test(
-        ReportMachine, settings=settings(max_examples=80, stateful_step_count=40)
-    )
+    run_state_machine_as_test(ReportMachine, settings=settings(max_examples=80, stateful_step_count=40))
 
 
 def test_repr_and_mapping_methods(impl):
@@ -381,9 +380,7 @@ def test_stateful_against_model(impl):
                 assert self.d.get(k) == live.get(k)
             self.d._check()
 
-    run_state_machine_as_test(
-        DictMachine, settings=settings(max_examples=80, stateful_step_count=40)
-    )
+    run_state_machine_as_test(DictMachine, settings=settings(max_examples=80, stateful_step_count=40))
 
 
 def test_no_reference_leak_over_a_million_operations(impl):
@@ -423,11 +420,28 @@ def test_docstrings_identical(both):
     import inspect
 
     both  # the compiled core is required (or skipped) as for every twin test
-    c, py = (importlib.import_module(name).TTLDictCore
-             for name in ("dq_core._ttldictcore", "dq_core._ttldictcore_py"))
-    for name in ["__doc__", "ttl", "maxsize", "on_expire", "clock", "clear", "get", "expire", "purge",
-                 "popitem", "next_expiry", "_keys", "_held", "_take",
-                 "__getstate__", "_check"]:
+    c, py = (
+        importlib.import_module(name).TTLDictCore
+        for name in ("dq_core._ttldictcore", "dq_core._ttldictcore_py")
+    )
+    for name in [
+        "__doc__",
+        "ttl",
+        "maxsize",
+        "on_expire",
+        "clock",
+        "clear",
+        "get",
+        "expire",
+        "purge",
+        "popitem",
+        "next_expiry",
+        "_keys",
+        "_held",
+        "_take",
+        "__getstate__",
+        "_check",
+    ]:
         a = c.__doc__ if name == "__doc__" else getattr(c, name).__doc__
         b = py.__doc__ if name == "__doc__" else getattr(py, name).__doc__
         assert inspect.cleandoc(a) == inspect.cleandoc(b), name
@@ -446,10 +460,18 @@ def test_unhashable_keys_raise_type_error(impl):
 # -- time passing while it is iterated; threads without a lock --------------------------------
 
 
-@pytest.mark.parametrize("walk", [
-    list, sorted, lambda d: list(d.keys()), lambda d: [k for k in d if len(d) >= 0],
-    lambda d: list(iter(d)), lambda d: set(d), lambda d: [k for k in d.keys() if k in d],
-])
+@pytest.mark.parametrize(
+    "walk",
+    [
+        list,
+        sorted,
+        lambda d: list(d.keys()),
+        lambda d: [k for k in d if len(d) >= 0],
+        lambda d: list(iter(d)),
+        lambda d: set(d),
+        lambda d: [k for k in d.keys() if k in d],
+    ],
+)
 def test_iteration_never_raises_because_time_passed(impl, walk):
     # Each clock reading is 1 later: an entry expires between the purge
     # that starts an iteration and the len() that sizes the list.
@@ -493,6 +515,7 @@ def test_changes_from_several_threads_are_each_atomic(impl, switch_often):
                     d.expire()
                     len(d)
                     list(d)
+
         return run
 
     from helpers import run_together

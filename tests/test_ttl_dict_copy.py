@@ -27,8 +27,9 @@ def _dict(impl, clock=None, **kw):
 @pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
 def test_dict_copies_are_independent(impl, how):
     d = _dict(impl, maxsize=10, on_expire=print)
-    c = {"copy": copy.copy, "deepcopy": copy.deepcopy,
-         "pickle": lambda x: pickle.loads(pickle.dumps(x))}[how](d)
+    c = {"copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": lambda x: pickle.loads(pickle.dumps(x))}[
+        how
+    ](d)
     c._check()
     assert dict(c.items()) == dict(d.items())
     assert c.maxsize == 10 and c.ttl == 10.0 and c.on_expire is print
@@ -66,6 +67,7 @@ def _subclass(impl):
     # a subclass pickle can find by name: a global of this module
     name = f"Sub_{impl.name}"
     if name not in globals():
+
         class Sub(impl.TTLDict):
             def __init__(self, *args, **kwargs) -> None:
                 super().__init__(*args, **kwargs)
@@ -77,8 +79,7 @@ def _subclass(impl):
     return globals()[name]
 
 
-COPIERS = {"copy": copy.copy, "deepcopy": copy.deepcopy,
-           "pickle": lambda x: pickle.loads(pickle.dumps(x))}
+COPIERS = {"copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": lambda x: pickle.loads(pickle.dumps(x))}
 
 
 @pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
@@ -150,17 +151,20 @@ def test_dict_with_a_lambda_clock_does_not_pickle(impl):
     assert copy.copy(d)["a"] == 1  # copying shares the clock: fine
 
 
-@pytest.mark.parametrize("state, exc, msg", [
-    ((1, 5.0, None, time.monotonic, None), TypeError, "TTLDict state must be a tuple"),
-    ((1, 5.0, 0, time.monotonic, None, []), ValueError, "maxsize must be at least 1"),
-    ((1, 5.0, None, time.monotonic, 3, []), TypeError, "on_expire must be callable"),
-    ((1, 5.0, None, "x", None, []), TypeError, "clock must be callable"),
-    ((1, 5.0, 1, time.monotonic, None, [("a", 1, 0.0), ("b", 1, 0.0)]), ValueError, "over maxsize"),
-    ((1, 5.0, None, time.monotonic, None, [("a", 1, 0.0), ("a", 2, 0.0)]), ValueError, "twice"),
-    ((1, 5.0, None, time.monotonic, None, [("a", 1)]), TypeError, "entry 0 must be"),
-    ((1, 5.0, None, time.monotonic, None, [([1], 1, 0.0)]), TypeError, "unhashable"),
-    ((1, 5.0, None, time.monotonic, None, [("a", 1, "t")]), TypeError, "created_at of entry 0"),
-])
+@pytest.mark.parametrize(
+    "state, exc, msg",
+    [
+        ((1, 5.0, None, time.monotonic, None), TypeError, "TTLDict state must be a tuple"),
+        ((1, 5.0, 0, time.monotonic, None, []), ValueError, "maxsize must be at least 1"),
+        ((1, 5.0, None, time.monotonic, 3, []), TypeError, "on_expire must be callable"),
+        ((1, 5.0, None, "x", None, []), TypeError, "clock must be callable"),
+        ((1, 5.0, 1, time.monotonic, None, [("a", 1, 0.0), ("b", 1, 0.0)]), ValueError, "over maxsize"),
+        ((1, 5.0, None, time.monotonic, None, [("a", 1, 0.0), ("a", 2, 0.0)]), ValueError, "twice"),
+        ((1, 5.0, None, time.monotonic, None, [("a", 1)]), TypeError, "entry 0 must be"),
+        ((1, 5.0, None, time.monotonic, None, [([1], 1, 0.0)]), TypeError, "unhashable"),
+        ((1, 5.0, None, time.monotonic, None, [("a", 1, "t")]), TypeError, "created_at of entry 0"),
+    ],
+)
 def test_dict_refuses_bad_states_and_stays_as_it_was(impl, state, exc, msg):
     assert_refuses_state(_dict(impl), state, exc, msg)
 
@@ -174,10 +178,25 @@ def test_generic_at_run_time(impl):
 def test_same_signatures_and_docstrings(both):
     c, py = both
     assert_same_signatures_and_docstrings(
-        c.TTLDict, py.TTLDict,
-        ["expire", "next_expiry", "clear", "items", "values", "pop", "popitem", "_check",
-         "__getstate__", "__setstate__", "__reduce__", "__copy__", "__deepcopy__"],
-        ("ttl", "maxsize", "on_expire", "clock"))
+        c.TTLDict,
+        py.TTLDict,
+        [
+            "expire",
+            "next_expiry",
+            "clear",
+            "items",
+            "values",
+            "pop",
+            "popitem",
+            "_check",
+            "__getstate__",
+            "__setstate__",
+            "__reduce__",
+            "__copy__",
+            "__deepcopy__",
+        ],
+        ("ttl", "maxsize", "on_expire", "clock"),
+    )
 
 
 def test_no_leaks_through_copies_states_and_refusals(impl):

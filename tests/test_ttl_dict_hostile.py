@@ -221,11 +221,14 @@ def test_popitem_and_pop_never_raise_for_an_entry_expiring_meanwhile(impl):
 # -- item 5: the number rules, once for both -----------------------------------
 
 
-@pytest.mark.parametrize("now, exc, msg", [
-    (math.nan, ValueError, "now must not be NaN"),
-    (2**53 + 1, OverflowError, "now must be an integer within"),
-    ("x", TypeError, "now must be a real number, not 'str'"),
-])
+@pytest.mark.parametrize(
+    "now, exc, msg",
+    [
+        (math.nan, ValueError, "now must not be NaN"),
+        (2**53 + 1, OverflowError, "now must be an integer within"),
+        ("x", TypeError, "now must be a real number, not 'str'"),
+    ],
+)
 def test_ttldict_expire_now_follows_the_number_rules(impl, now, exc, msg):
     seen = []
     d = impl.TTLDict(5, clock=FakeClock(), on_expire=lambda k, v: seen.append(k))
@@ -249,10 +252,12 @@ def test_infinite_ttl_from_minus_infinity_never_expires(impl):
 
 def test_maxsize_setter_validates_as_the_constructor(impl):
     d = impl.TTLDict(5, maxsize=2, clock=FakeClock())
-    for bad, exc, msg in [(0, ValueError, "^maxsize must be at least 1 or None, got 0$"),
-                          (-1, ValueError, "^maxsize must be at least 1 or None, got -1$"),
-                          (-(2**70), ValueError, rf"^maxsize must be at least 1 or None, got {-(2**70)}$"),
-                          ("3", TypeError, "^maxsize must be an int, not 'str'$")]:
+    for bad, exc, msg in [
+        (0, ValueError, "^maxsize must be at least 1 or None, got 0$"),
+        (-1, ValueError, "^maxsize must be at least 1 or None, got -1$"),
+        (-(2**70), ValueError, rf"^maxsize must be at least 1 or None, got {-(2**70)}$"),
+        ("3", TypeError, "^maxsize must be an int, not 'str'$"),
+    ]:
         with pytest.raises(exc, match=msg):
             impl.TTLDict(5, maxsize=bad)
         with pytest.raises(exc, match=msg):
@@ -298,8 +303,14 @@ def test_a_bad_clock_reading_names_the_clock(impl, reading, exc, msg):
     d = impl.TTLDict(5, clock=clock)
     d["a"] = 1
     clock.now = reading
-    for call in (lambda: d.__setitem__("b", 2), lambda: d["a"], lambda: "a" in d, d.expire,
-                 lambda: len(d), lambda: d.__delitem__("a")):
+    for call in (
+        lambda: d.__setitem__("b", 2),
+        lambda: d["a"],
+        lambda: "a" in d,
+        d.expire,
+        lambda: len(d),
+        lambda: d.__delitem__("a"),
+    ):
         with pytest.raises(exc, match=msg):
             call()
     clock.now = 1.0
@@ -433,9 +444,16 @@ def test_a_clock_replacing_itself_while_it_is_read(impl, op):
             freed.append(True)
 
     d.clock = SelfReplacing()
-    calls = {"set": lambda: d.__setitem__("b", 2), "get": lambda: d.get("a"), "in": lambda: "a" in d,
-             "del": lambda: d.__delitem__("a"), "len": lambda: len(d), "expire": d.expire,
-             "purge": d.purge, "popitem": d.popitem}
+    calls = {
+        "set": lambda: d.__setitem__("b", 2),
+        "get": lambda: d.get("a"),
+        "in": lambda: "a" in d,
+        "del": lambda: d.__delitem__("a"),
+        "len": lambda: len(d),
+        "expire": d.expire,
+        "purge": d.purge,
+        "popitem": d.popitem,
+    }
     calls[op]()
     assert freed == [True] and d.clock() == 2.0
     d._check()

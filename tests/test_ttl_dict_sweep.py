@@ -212,8 +212,9 @@ def test_on_expire_re_entering_during_a_sweep_and_a_purge(impl):
     clock.now = 20.0
     before = len(seen)
     count = d.purge()  # all due now, reported oldest first; nothing re-sets
-    assert count == 1 + 3 * BATCH // 2 and seen[before:] == ["x"] + [("again", k) for k in seen[:before]
-                                                                      if k % 2 == 0]
+    assert count == 1 + 3 * BATCH // 2 and seen[before:] == ["x"] + [
+        ("again", k) for k in seen[:before] if k % 2 == 0
+    ]
     assert len(seen) == len(set(seen)) and d._held() == 0
     d._check()
 
@@ -275,8 +276,9 @@ def test_grow_shrink_and_holes_with_colliding_hashes(impl):
     for k in keys[1::3]:
         d[k] = -k.i  # to the tail
     d._check()
-    assert all(d.get(Same(k.i)) == (None if k.i % 3 == 0 else (-k.i if k.i % 3 == 1 else k.i))
-               for k in keys[:300])
+    assert all(
+        d.get(Same(k.i)) == (None if k.i % 3 == 0 else (-k.i if k.i % 3 == 1 else k.i)) for k in keys[:300]
+    )
     for k in keys[2::3]:
         del d[k]
     d._check()

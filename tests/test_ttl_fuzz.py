@@ -149,8 +149,7 @@ def test_ttldict_lockstep(both, collector_off):
             self.sides = []
             for impl in (c, py):
                 side = Side()
-                side.obj = impl.TTLDict(10, maxsize=5, clock=side.clock,
-                                        on_expire=self._callback(side))
+                side.obj = impl.TTLDict(10, maxsize=5, clock=side.clock, on_expire=self._callback(side))
                 side.keys = [Key(i, side) for i in range(6)]
                 side.raise_in_callback = False
                 self.sides.append(side)
@@ -161,6 +160,7 @@ def test_ttldict_lockstep(both, collector_off):
                 side.log.append(("on_expire", norm(key), value))
                 if side.raise_in_callback:
                     raise LookupError(f"callback {norm(key)}")
+
             return on_expire
 
         def same(self, fn):
@@ -176,8 +176,7 @@ def test_ttldict_lockstep(both, collector_off):
             key = self.key(k)
             self.same(lambda s: s.obj.__setitem__(key(s), v))
 
-        @rule(k=st.integers(0, 8),
-              how=st.sampled_from(["get", "in", "del", "pop", "[]", "setdefault"]))
+        @rule(k=st.integers(0, 8), how=st.sampled_from(["get", "in", "del", "pop", "[]", "setdefault"]))
         def read_or_remove(self, k, how):
             key = self.key(k)
             ops = {
@@ -190,15 +189,20 @@ def test_ttldict_lockstep(both, collector_off):
             }
             self.same(ops[how])
 
-        @rule(k=st.integers(0, 5), action=st.sampled_from(DICT_ACTIONS),
-              where=st.sampled_from(["eq", "hash"]))
+        @rule(
+            k=st.integers(0, 5), action=st.sampled_from(DICT_ACTIONS), where=st.sampled_from(["eq", "hash"])
+        )
         def arm(self, k, action, where):
             for s in self.sides:
                 setattr(s.keys[k], "on_" + where, action)
 
-        @rule(k=st.integers(0, 5), action=st.sampled_from(DICT_ACTIONS),
-              where=st.sampled_from(["eq", "hash"]), ahead=st.sampled_from([5.0, 10.0, 20.0]),
-              how=st.sampled_from(["expire", "purge", "len", "set"]))
+        @rule(
+            k=st.integers(0, 5),
+            action=st.sampled_from(DICT_ACTIONS),
+            where=st.sampled_from(["eq", "hash"]),
+            ahead=st.sampled_from([5.0, 10.0, 20.0]),
+            how=st.sampled_from(["expire", "purge", "len", "set"]),
+        )
         def purge_with_an_armed_key(self, k, action, where, ahead, how):
             self.arm(k, action, where)
             ops = {
@@ -218,8 +222,11 @@ def test_ttldict_lockstep(both, collector_off):
         def expire(self, now, how):
             self.same(lambda s: getattr(s.obj, how)(now))
 
-        @rule(how=st.sampled_from(["len", "items", "values", "keys", "popitem", "eq", "clear",
-                                   "next_expiry", "repr"]))
+        @rule(
+            how=st.sampled_from(
+                ["len", "items", "values", "keys", "popitem", "eq", "clear", "next_expiry", "repr"]
+            )
+        )
         def whole(self, how):
             ops = {
                 "len": lambda s: len(s.obj),
@@ -234,16 +241,21 @@ def test_ttldict_lockstep(both, collector_off):
             }
             self.same(ops[how])
 
-        @rule(attr=st.sampled_from(["ttl", "maxsize", "on_expire", "clock"]),
-              value=st.sampled_from([0, 1, 3, 2.5, -1, None, "x", math.nan, 7, print]))
+        @rule(
+            attr=st.sampled_from(["ttl", "maxsize", "on_expire", "clock"]),
+            value=st.sampled_from([0, 1, 3, 2.5, -1, None, "x", math.nan, 7, print]),
+        )
         def setter(self, attr, value):
             if attr in ("on_expire", "clock") and callable(value):
                 return  # keep the fake clock and the recording callback
             self.same(lambda s: setattr(s.obj, attr, value))
             self.same(lambda s: getattr(s.obj, attr) if attr in ("ttl", "maxsize") else None)
 
-        @rule(ttl=st.sampled_from([0.0, 4.0, 10.0]), action=st.sampled_from(DICT_ACTIONS),
-              how=st.sampled_from(["ttl", "expire"]))
+        @rule(
+            ttl=st.sampled_from([0.0, 4.0, 10.0]),
+            action=st.sampled_from(DICT_ACTIONS),
+            how=st.sampled_from(["ttl", "expire"]),
+        )
         def hostile_number(self, ttl, action, how):
             if how == "ttl":
                 self.same(lambda s: setattr(s.obj, "ttl", Num(ttl, s, action)))
@@ -267,9 +279,7 @@ def test_ttldict_lockstep(both, collector_off):
             assert states[0] == states[1]
             assert norm(self.sides[0].log) == norm(self.sides[1].log)
 
-    run_state_machine_as_test(
-        DictMachine, settings=settings(max_examples=30, stateful_step_count=30)
-    )
+    run_state_machine_as_test(DictMachine, settings=settings(max_examples=30, stateful_step_count=30))
 
 
 def test_ttlring_lockstep(both, collector_off):
@@ -352,6 +362,4 @@ def test_ttlring_lockstep(both, collector_off):
             assert repr(self.sides[0].obj) == repr(self.sides[1].obj)
             assert norm(self.sides[0].log) == norm(self.sides[1].log)
 
-    run_state_machine_as_test(
-        RingMachine, settings=settings(max_examples=40, stateful_step_count=30)
-    )
+    run_state_machine_as_test(RingMachine, settings=settings(max_examples=40, stateful_step_count=30))

@@ -28,11 +28,14 @@ def test_basics(impl):
     r._check()
 
 
-@pytest.mark.parametrize("bad, exc, msg", [
-    (float("nan"), ValueError, "ttl must not be NaN"),
-    (-1, ValueError, "ttl must be non-negative"),
-    ("10", TypeError, "ttl must be a real number"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, msg",
+    [
+        (float("nan"), ValueError, "ttl must not be NaN"),
+        (-1, ValueError, "ttl must be non-negative"),
+        ("10", TypeError, "ttl must be a real number"),
+    ],
+)
 def test_bad_ttl(impl, bad, exc, msg):
     with pytest.raises(exc, match=msg):
         impl.TTLRing(bad)
@@ -57,8 +60,9 @@ def test_bad_arguments_leave_the_ring_as_it_was(impl):
     r._check()
 
 
-@pytest.mark.parametrize("bad", [2**20 + 1, 2**40, 2**63, 2**64, 10**400],
-                         ids=["2**20+1", "2**40", "2**63", "2**64", "10**400"])
+@pytest.mark.parametrize(
+    "bad", [2**20 + 1, 2**40, 2**63, 2**64, 10**400], ids=["2**20+1", "2**40", "2**63", "2**64", "10**400"]
+)
 def test_segment_size_has_an_upper_bound(impl, bad):
     # checked before any conversion to C and before anything is allocated
     with pytest.raises(ValueError, match=rf"^segment_size must be at most 1048576, got {bad}$"):
@@ -239,8 +243,7 @@ def test_stateful_against_model(impl, size):
             self.t = 0.0
             self.n = 0
 
-        @rule(k=st.integers(1, 40), gap=st.floats(0, 3, allow_nan=False),
-              back=st.booleans())
+        @rule(k=st.integers(1, 40), gap=st.floats(0, 3, allow_nan=False), back=st.booleans())
         def push_many(self, k, gap, back):
             for _ in range(k):
                 self.t += gap
@@ -277,9 +280,7 @@ def test_stateful_against_model(impl, size):
             expected = self.model[0][1] + self.ttl if self.model else None
             assert self.ring.next_expiry() == expected
 
-    run_state_machine_as_test(
-        RingMachine, settings=settings(max_examples=60, stateful_step_count=40)
-    )
+    run_state_machine_as_test(RingMachine, settings=settings(max_examples=60, stateful_step_count=40))
 
 
 def test_subclassing_refused_as_heap_and_timing_wheel_refuse_it(impl):
@@ -287,10 +288,13 @@ def test_subclassing_refused_as_heap_and_timing_wheel_refuse_it(impl):
     with pytest.raises(TypeError, match=message):
         type("Sub", (impl.TTLRing,), {})
     with pytest.raises(TypeError, match=message):
+
         class Sub(impl.TTLRing[int]):  # noqa: F841
             pass
+
     for cls, name in ((impl.Heap, "Heap"), (impl.TimingWheel, "TimingWheel")):
         with pytest.raises(TypeError, match=f"^type '{name}' is not an acceptable base type$"):
             type("Sub", (cls,), {})
     assert impl.TTLRing.__init_subclass__.__doc__ == (
-        "Refuse subclassing: no method of TTLRing calls an overridable one.")
+        "Refuse subclassing: no method of TTLRing calls an overridable one."
+    )

@@ -73,22 +73,25 @@ def test_ring_pickles_load_in_the_other_implementation(both):
         loaded._check()
 
 
-@pytest.mark.parametrize("state, exc, msg", [
-    ("nope", TypeError, "TTLRing state must be a tuple"),
-    ((2, 1.0, 2, time.monotonic, 0, 0, 0, []), ValueError, "unsupported TTLRing state version"),
-    ((1, -1.0, 2, time.monotonic, 0, 0, 0, []), ValueError, "ttl must be non-negative"),
-    ((1, 1.0, 0, time.monotonic, 0, 0, 0, []), ValueError, "segment_size must be at least 1"),
-    ((1, 1.0, 2**20 + 1, time.monotonic, 0, 0, 0, []), ValueError, "^segment_size must be at most"),
-    ((1, 1.0, 10**400, time.monotonic, 0, 0, 0, []), ValueError, "^segment_size must be at most"),
-    ((1, 1.0, 2, 5, 0, 0, 0, []), TypeError, "clock must be callable"),
-    ((1, 1.0, 2, time.monotonic, 1, 0, 2, [("a", 0.0)]), ValueError, "head must be below"),
-    ((1, 1.0, 2, time.monotonic, 2, 0, 0, [("a", 0.0)]), ValueError, "counters do not match"),
-    ((1, 1.0, 2, time.monotonic, 1, 0, 0, [("a",)]), TypeError, "entry 0 must be"),
-    ((1, 1.0, 2, time.monotonic, 1, 0, 0, [("a", "x")]), TypeError, "created_at of entry 0"),
-    ((1, 1.0, 2, time.monotonic, 1, 0, 0, [("a", float("nan"))]), ValueError, "must not be NaN"),
-    ((1, 1.0, 2, time.monotonic, 1, 0, 0, ("a", 0.0)), TypeError, "entries must be a list"),
-    ((1, 1.0, 2, time.monotonic, 2**64, 2**64 - 1, 0, [("a", 0.0)]), ValueError, "counters"),
-])
+@pytest.mark.parametrize(
+    "state, exc, msg",
+    [
+        ("nope", TypeError, "TTLRing state must be a tuple"),
+        ((2, 1.0, 2, time.monotonic, 0, 0, 0, []), ValueError, "unsupported TTLRing state version"),
+        ((1, -1.0, 2, time.monotonic, 0, 0, 0, []), ValueError, "ttl must be non-negative"),
+        ((1, 1.0, 0, time.monotonic, 0, 0, 0, []), ValueError, "segment_size must be at least 1"),
+        ((1, 1.0, 2**20 + 1, time.monotonic, 0, 0, 0, []), ValueError, "^segment_size must be at most"),
+        ((1, 1.0, 10**400, time.monotonic, 0, 0, 0, []), ValueError, "^segment_size must be at most"),
+        ((1, 1.0, 2, 5, 0, 0, 0, []), TypeError, "clock must be callable"),
+        ((1, 1.0, 2, time.monotonic, 1, 0, 2, [("a", 0.0)]), ValueError, "head must be below"),
+        ((1, 1.0, 2, time.monotonic, 2, 0, 0, [("a", 0.0)]), ValueError, "counters do not match"),
+        ((1, 1.0, 2, time.monotonic, 1, 0, 0, [("a",)]), TypeError, "entry 0 must be"),
+        ((1, 1.0, 2, time.monotonic, 1, 0, 0, [("a", "x")]), TypeError, "created_at of entry 0"),
+        ((1, 1.0, 2, time.monotonic, 1, 0, 0, [("a", float("nan"))]), ValueError, "must not be NaN"),
+        ((1, 1.0, 2, time.monotonic, 1, 0, 0, ("a", 0.0)), TypeError, "entries must be a list"),
+        ((1, 1.0, 2, time.monotonic, 2**64, 2**64 - 1, 0, [("a", 0.0)]), ValueError, "counters"),
+    ],
+)
 def test_ring_refuses_bad_states_and_stays_as_it_was(impl, state, exc, msg):
     assert_refuses_state(_ring(impl), state, exc, msg)
 
@@ -103,10 +106,23 @@ def test_generic_at_run_time(impl):
 def test_same_signatures_and_docstrings(both):
     c, py = both
     assert_same_signatures_and_docstrings(
-        c.TTLRing, py.TTLRing,
-        ["push", "expire", "popleft", "next_expiry", "stats", "_check", "__getstate__",
-         "__setstate__", "__reduce__", "__copy__", "__deepcopy__"],
-        ("ttl",))
+        c.TTLRing,
+        py.TTLRing,
+        [
+            "push",
+            "expire",
+            "popleft",
+            "next_expiry",
+            "stats",
+            "_check",
+            "__getstate__",
+            "__setstate__",
+            "__reduce__",
+            "__copy__",
+            "__deepcopy__",
+        ],
+        ("ttl",),
+    )
 
 
 def test_no_leaks_through_copies_states_and_refusals(impl):

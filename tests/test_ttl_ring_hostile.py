@@ -87,10 +87,13 @@ def test_push_from_a_collection_while_the_state_is_read_is_refused(impl, read):
 # -- item 5: the number rules, once for both -----------------------------------
 
 
-@pytest.mark.parametrize("bad, exc, msg", [
-    (1.5, TypeError, "max_items must be an int, not 'float'"),
-    ("2", TypeError, "max_items must be an int, not 'str'"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, msg",
+    [
+        (1.5, TypeError, "max_items must be an int, not 'float'"),
+        ("2", TypeError, "max_items must be an int, not 'str'"),
+    ],
+)
 def test_ring_expire_max_items_must_be_an_int(impl, bad, exc, msg):
     r = impl.TTLRing(1)
     for i in range(3):

@@ -83,15 +83,22 @@ def _messages(ns: SimpleNamespace) -> dict[str, str]:
     delay = ns.DelayQueue()
     delay.put(1)
     objects = [
-        ("Heap", ns.Heap()), ("PriorityQueue", queue), ("DelayQueue", delay),
-        ("TimingWheel", ns.TimingWheel()), ("TTLRing", ns.TTLRing(1.0)),
-        ("TTLDict", ns.TTLDict(1.0)), ("WheelTTLDict", ns.WheelTTLDict(1.0)),
+        ("Heap", ns.Heap()),
+        ("PriorityQueue", queue),
+        ("DelayQueue", delay),
+        ("TimingWheel", ns.TimingWheel()),
+        ("TTLRing", ns.TTLRing(1.0)),
+        ("TTLDict", ns.TTLDict(1.0)),
+        ("WheelTTLDict", ns.WheelTTLDict(1.0)),
         ("RateLimiter", dq_core.RateLimiter(1.0)),  # one pure class in both
     ]
     timer, executor = ns.Timer(), ns.PriorityExecutor(1)
     try:
-        objects += [("Timer", timer), ("TimerHandle", timer.call_later(3600, print)),
-                    ("PriorityExecutor", executor)]
+        objects += [
+            ("Timer", timer),
+            ("TimerHandle", timer.call_later(3600, print)),
+            ("PriorityExecutor", executor),
+        ]
         for label, obj in objects:
             _probe_class(label, type(obj), obj, out)
         _probe("cached()", ns.cached, inspect.signature(ns.cached), out)
@@ -105,9 +112,12 @@ def _messages(ns: SimpleNamespace) -> dict[str, str]:
         pool = a.PriorityTaskPool(1)
         try:
             for label, obj in [
-                ("PriorityQueue", a.PriorityQueue()), ("DelayQueue", a.DelayQueue()),
-                ("Timer", timer), ("TimerHandle", timer.call_later(3600, print)),
-                ("RateLimiter", a.RateLimiter(1.0)), ("PriorityTaskPool", pool),
+                ("PriorityQueue", a.PriorityQueue()),
+                ("DelayQueue", a.DelayQueue()),
+                ("Timer", timer),
+                ("TimerHandle", timer.call_later(3600, print)),
+                ("RateLimiter", a.RateLimiter(1.0)),
+                ("PriorityTaskPool", pool),
             ]:
                 _probe_class(f"aio.{label}", type(obj), obj, out)
         finally:
@@ -144,7 +154,8 @@ STDLIB_OWNERS = {"Mapping", "MutableMapping", "Executor"}
 WORDS = re.compile(
     r"(?:(?P<owner>\w+)\.)?(?P<method>\w+)\(\) (missing \d+ required positional arguments?: '.+'"
     r"|takes (from \d+ to )?\d+ positional arguments? but \d+ (was|were) given"
-    r"|got an unexpected keyword argument 'bogus'|got multiple values for argument '\w+')$")
+    r"|got an unexpected keyword argument 'bogus'|got multiple values for argument '\w+')$"
+)
 
 
 @pytest.mark.parametrize("kind", ["c", "py"])
@@ -159,7 +170,10 @@ def test_messages_name_the_public_class_in_cpythons_words(messages, kind):
             if m["method"] != cls or method:
                 wrong.append(f"{key}: {text}")
             continue
-        if not m or (m["owner"], m["method"]) not in {(cls, method or "__init__")} and (
-                m["owner"] not in STDLIB_OWNERS or m["method"] != method):
+        if (
+            not m
+            or (m["owner"], m["method"]) not in {(cls, method or "__init__")}
+            and (m["owner"] not in STDLIB_OWNERS or m["method"] != method)
+        ):
             wrong.append(f"{key}: {text}")
     assert not wrong, "\n".join(wrong)

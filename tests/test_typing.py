@@ -55,17 +55,27 @@ def mypy_errors(tmp_path_factory) -> dict[str, dict[int, list[str]]]:
     for case in (OK, ERRORS):
         shutil.copy(case, work / case.name)
     env = dict(os.environ)
-    args = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-            "--show-error-codes", "--no-error-summary", "--no-pretty",
-            "--cache-dir", str(work / ".mypy_cache")]
+    args = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--strict",
+        "--follow-imports=silent",
+        "--show-error-codes",
+        "--no-error-summary",
+        "--no-pretty",
+        "--cache-dir",
+        str(work / ".mypy_cache"),
+    ]
     config = PACKAGE_PARENT / "pyproject.toml"
     if config.is_file():  # a source checkout: its configuration
         args += ["--config-file", str(config)]
     # No MYPYPATH: mypy finds dq_core as a user's mypy does, where pip put it
     # (an editable install too: a .pth line, see pyproject.toml's package-dir).
     env.pop("MYPYPATH", None)
-    out = subprocess.run(args + [OK.name, ERRORS.name], cwd=str(work), env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        args + [OK.name, ERRORS.name], cwd=str(work), env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode in (0, 1), out.stdout + out.stderr  # 2: mypy itself failed
     MYPY_OUTPUT[:] = out.stdout.splitlines()
     errors: dict[str, dict[int, list[str]]] = {OK.name: {}, ERRORS.name: {}}
@@ -98,8 +108,7 @@ def test_typed_program_has_no_error_outside_the_cases(mypy_errors):
     assert not stray
 
 
-@pytest.mark.parametrize("line, code", _expected_errors(),
-                         ids=[f"{n}-{c}" for n, c in _expected_errors()])
+@pytest.mark.parametrize("line, code", _expected_errors(), ids=[f"{n}-{c}" for n, c in _expected_errors()])
 def test_wrong_program_gets_the_expected_error(mypy_errors, line, code):
     got = mypy_errors[ERRORS.name].get(line, [])
     source = ERRORS.read_text().splitlines()[line - 1].strip()

@@ -111,10 +111,29 @@ def _corruptions(state):
     yield "version 1 with container ids", with_(0, 1), ValueError
     yield "version type", with_(0, 1.0), ValueError
     yield "clock", with_(3, 5), TypeError
-    for i, bad in [(1, -0.5), (1, math.nan), (1, math.inf), (1, 1), (2, 3), (2, 2**17), (2, 4.0),
-                   (4, 2**70), (4, "0"), (5, -1), (5, 2**63), (6, math.nan), (6, math.inf),
-                   (6, 1), (7, -1), (7, 2**32), (11, -1), (12, 2**64), (8, tuple(gens)),
-                   (9, "free"), (10, None)]:
+    for i, bad in [
+        (1, -0.5),
+        (1, math.nan),
+        (1, math.inf),
+        (1, 1),
+        (2, 3),
+        (2, 2**17),
+        (2, 4.0),
+        (4, 2**70),
+        (4, "0"),
+        (5, -1),
+        (5, 2**63),
+        (6, math.nan),
+        (6, math.inf),
+        (6, 1),
+        (7, -1),
+        (7, 2**32),
+        (11, -1),
+        (12, 2**64),
+        (8, tuple(gens)),
+        (9, "free"),
+        (10, None),
+    ]:
         yield f"field {i} = {bad!r}", with_(i, bad), ValueError
     yield "gen type", with_(8, gens[:-1] + ["x"]), ValueError
     yield "tag too big", with_(8, [1 << 96] * len(gens)), ValueError
@@ -157,8 +176,12 @@ def test_setstate_refuses_malformed_states_and_leaves_the_wheel_as_it_was(impl):
 
 
 _atoms = st.one_of(
-    st.integers(-3, 10), st.integers(), st.floats(), st.none(), st.text(max_size=2),
-    st.sampled_from([0xFFFFFFFF, 2**62, -2**61, time.monotonic]),
+    st.integers(-3, 10),
+    st.integers(),
+    st.floats(),
+    st.none(),
+    st.text(max_size=2),
+    st.sampled_from([0xFFFFFFFF, 2**62, -(2**61), time.monotonic]),
 )
 
 

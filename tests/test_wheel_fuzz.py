@@ -98,12 +98,31 @@ class Reenter:
 
 ops = st.sampled_from(["schedule", "cancel", "advance", "next_deadline"])
 plain = st.one_of(
-    st.floats(-5, 5), st.floats(0, 1000), st.floats(0, 1e10),
-    st.sampled_from([0, 1, 2**53, 2**53 + 1, -(2**60), 2**1000, True, 1e300, -1e300,
-                     math.inf, -math.inf, math.nan, 5e-324]),
+    st.floats(-5, 5),
+    st.floats(0, 1000),
+    st.floats(0, 1e10),
+    st.sampled_from(
+        [
+            0,
+            1,
+            2**53,
+            2**53 + 1,
+            -(2**60),
+            2**1000,
+            True,
+            1e300,
+            -1e300,
+            math.inf,
+            -math.inf,
+            math.nan,
+            5e-324,
+        ]
+    ),
 )
 specs = st.one_of(
-    plain, plain, plain,
+    plain,
+    plain,
+    plain,
     st.sampled_from(["soon", None, 1j, BadFloat]),
     st.tuples(st.just(Reenter), st.floats(-5, 100)),
 )
@@ -171,12 +190,17 @@ class Lockstep(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def cancel(self, data):
-        h = data.draw(st.sampled_from(self.handles) if self.handles and data.draw(st.booleans())
-                      else st.one_of(st.integers(-2, 2**65), st.sampled_from(["1", 1.0, None])))
+        h = data.draw(
+            st.sampled_from(self.handles)
+            if self.handles and data.draw(st.booleans())
+            else st.one_of(st.integers(-2, 2**65), st.sampled_from(["1", 1.0, None]))
+        )
         self.each(lambda s: s.w.cancel(h))
 
-    @rule(step=st.one_of(st.floats(0, 3), st.floats(0, 500), st.sampled_from([86400.0, 1e9])),
-          explicit=st.booleans())
+    @rule(
+        step=st.one_of(st.floats(0, 3), st.floats(0, 500), st.sampled_from([86400.0, 1e9])),
+        explicit=st.booleans(),
+    )
     def advance(self, step, explicit):
         for s in self.sides:
             s.clock.now = s.w.wheel_time + step
@@ -186,8 +210,10 @@ class Lockstep(RuleBasedStateMachine):
     def advance_to(self, spec):
         self.each(lambda s: s.w.advance(materialize(spec, s)))
 
-    @rule(reading=st.sampled_from([math.nan, math.inf, "now", None, 2**60]),
-          what=st.sampled_from(["schedule", "advance"]))
+    @rule(
+        reading=st.sampled_from([math.nan, math.inf, "now", None, 2**60]),
+        what=st.sampled_from(["schedule", "advance"]),
+    )
     def bad_clock(self, reading, what):
         saved = self.sides[0].clock.now
         for s in self.sides:
@@ -245,10 +271,12 @@ class Lockstep(RuleBasedStateMachine):
 def test_compiled_and_pure_agree_in_lockstep(both):
     gc.collect()  # once: what earlier tests left finalises before the examples
     for tick, size in [(0.25, 2), (1.0, 16), (1e-3, 256)]:
-        machine = type("Machine", (Lockstep,), {
-            "__init__": lambda self, t=tick, z=size: Lockstep.__init__(self, both, t, z),
-        })
+        machine = type(
+            "Machine",
+            (Lockstep,),
+            {
+                "__init__": lambda self, t=tick, z=size: Lockstep.__init__(self, both, t, z),
+            },
+        )
         with twin_ids():  # the twins issue the very same handles
-            run_state_machine_as_test(
-                machine, settings=settings(max_examples=30, stateful_step_count=35)
-            )
+            run_state_machine_as_test(machine, settings=settings(max_examples=30, stateful_step_count=35))

@@ -65,8 +65,9 @@ def gc_storm():
         gc.collect()
 
 
-@pytest.mark.parametrize("op", ["schedule", "cancel", "advance", "drain", "next_deadline",
-                                "copy", "setstate", "check"])
+@pytest.mark.parametrize(
+    "op", ["schedule", "cancel", "advance", "drain", "next_deadline", "copy", "setstate", "check"]
+)
 def test_finalisers_that_reenter_during_every_operation(impl, gc_storm, op):
     rnd = random.Random(5)
     clock = FakeClock(100.0)

@@ -20,8 +20,7 @@ DAY = 86400.0
 YEAR = 365.25 * DAY
 SIZES = [2**k for k in range(1, 17)]
 TICKS = [1e-9, 1e-6, 1e-3, 0.3, 1.0, 1e3]
-DELAYS = [0.0, 1e-12, 1e-3, 1.0, 60.0, 3600.0, DAY, 30 * DAY, YEAR, 9 * YEAR, 30 * YEAR,
-          80 * YEAR, 1e300]
+DELAYS = [0.0, 1e-12, 1e-3, 1.0, 60.0, 3600.0, DAY, 30 * DAY, YEAR, 9 * YEAR, 30 * YEAR, 80 * YEAR, 1e300]
 T0 = 12345.678
 ADVANCED = 1000.5  # ticks past T0 before scheduling: the current tick has digits
 
@@ -68,8 +67,7 @@ def test_every_delay_fires_once_never_early_at_most_one_tick_late(impl, tick):
         w, timers = _wheel_with_timers(impl, tick, size)
         live = dict(timers)
         seen = set()
-        nows = sorted({t for _, d in timers.values()
-                       for t in (math.nextafter(d, -math.inf), d, d + tick)})
+        nows = sorted({t for _, d in timers.values() for t in (math.nextafter(d, -math.inf), d, d + tick)})
         for now in nows:
             nd = w.next_deadline()
             first = min(d for _, d in live.values())

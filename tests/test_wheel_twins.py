@@ -15,15 +15,33 @@ import pytest
 
 from helpers import assert_same_methods, bare, help_text
 
-PUBLIC = ["schedule", "schedule_at", "cancel", "advance", "drain", "next_deadline", "stats",
-          "_check", "__len__", "__contains__", "__repr__", "__getstate__", "__setstate__",
-          "__reduce__", "__copy__", "__deepcopy__"]
+PUBLIC = [
+    "schedule",
+    "schedule_at",
+    "cancel",
+    "advance",
+    "drain",
+    "next_deadline",
+    "stats",
+    "_check",
+    "__len__",
+    "__contains__",
+    "__repr__",
+    "__getstate__",
+    "__setstate__",
+    "__reduce__",
+    "__copy__",
+    "__deepcopy__",
+]
 
 
 def test_signatures_identical(both):
     c, py = (impl.TimingWheel for impl in both)
-    assert bare(inspect.signature(c)) == bare(inspect.signature(py)) == (
-        "(tick=0.001, wheel_size=256, clock=<built-in function monotonic>)")
+    assert (
+        bare(inspect.signature(c))
+        == bare(inspect.signature(py))
+        == ("(tick=0.001, wheel_size=256, clock=<built-in function monotonic>)")
+    )
     assert inspect.signature(c).parameters["clock"].default is time.monotonic
     assert_same_methods(c, py, PUBLIC)
 
@@ -39,10 +57,9 @@ def help_sections(cls) -> str:
     the class's own signature is the same).  Annotations are dropped.
     """
     text = help_text(cls).replace(cls.__module__, "MOD")
-    text = re.sub(r" \|  __init__\(.*?\)\n(?= \|      Initialize)", " |  __init__\n", text,
-                  flags=re.S)
+    text = re.sub(r" \|  __init__\(.*?\)\n(?= \|      Initialize)", " |  __init__\n", text, flags=re.S)
     text = re.sub(r" \|  Method resolution order:\n( \|      .*\n)+ \|[ ]*\n", "", text)
-    doc = text[text.index("Hierarchical hashed"):]
+    doc = text[text.index("Hierarchical hashed") :]
     blocks = re.split(r"\n \|  -{20,}\n", doc)
     return blocks[0]
 
@@ -62,13 +79,28 @@ def test_generic_alias(both):
         assert type(w) is impl.TimingWheel
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"clock": 5}, {"clock": None}, {"clock": "monotonic"}, {"tick": "1"}, {"tick": 0},
-    {"tick": float("nan")}, {"tick": 2**60}, {"wheel_size": 3}, {"wheel_size": 2.0},
-    {"wheel_size": -4}, {"wheel_size": 2**20}, {"clock": lambda: float("nan")},
-    {"clock": lambda: "now"}, {"clock": lambda: None}, {"clock": lambda: float("inf")},
-    {"clock": lambda: 2**60}, {"tick": 1e-300, "clock": lambda: 1.0},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"clock": 5},
+        {"clock": None},
+        {"clock": "monotonic"},
+        {"tick": "1"},
+        {"tick": 0},
+        {"tick": float("nan")},
+        {"tick": 2**60},
+        {"wheel_size": 3},
+        {"wheel_size": 2.0},
+        {"wheel_size": -4},
+        {"wheel_size": 2**20},
+        {"clock": lambda: float("nan")},
+        {"clock": lambda: "now"},
+        {"clock": lambda: None},
+        {"clock": lambda: float("inf")},
+        {"clock": lambda: 2**60},
+        {"tick": 1e-300, "clock": lambda: 1.0},
+    ],
+)
 def test_construction_errors_alike(both, kwargs):
     got = []
     for impl in both:

@@ -207,16 +207,19 @@ def test_popitem_takes_the_least_recently_used_live_entry(impl):
         d.popitem()
 
 
-@pytest.mark.parametrize("bad, exc, message", [
-    ({"ttl": -1}, ValueError, "ttl must be non-negative"),
-    ({"ttl": float("nan")}, ValueError, "ttl"),
-    ({"ttl": "1"}, TypeError, "ttl must be a real number"),
-    ({"maxsize": 0}, ValueError, "maxsize must be at least 1"),
-    ({"maxsize": 1.5}, TypeError, "maxsize"),
-    ({"on_expire": 3}, TypeError, "on_expire must be callable"),
-    ({"clock": 3}, TypeError, "clock must be callable"),
-    ({"tick": 0}, ValueError, "tick must be a positive"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, message",
+    [
+        ({"ttl": -1}, ValueError, "ttl must be non-negative"),
+        ({"ttl": float("nan")}, ValueError, "ttl"),
+        ({"ttl": "1"}, TypeError, "ttl must be a real number"),
+        ({"maxsize": 0}, ValueError, "maxsize must be at least 1"),
+        ({"maxsize": 1.5}, TypeError, "maxsize"),
+        ({"on_expire": 3}, TypeError, "on_expire must be callable"),
+        ({"clock": 3}, TypeError, "clock must be callable"),
+        ({"tick": 0}, ValueError, "tick must be a positive"),
+    ],
+)
 def test_bad_arguments_name_themselves(impl, bad, exc, message):
     kw = {"ttl": 1, **bad}
     with pytest.raises(exc, match=message):
@@ -295,8 +298,8 @@ class Model(RuleBasedStateMachine):
         self.clock = FakeClock(0.0)
         self.expired = []
         self.d = self.impl.WheelTTLDict(
-            2.0, maxsize=8, clock=self.clock, tick=0.01,
-            on_expire=lambda k, v: self.expired.append(k))
+            2.0, maxsize=8, clock=self.clock, tick=0.01, on_expire=lambda k, v: self.expired.append(k)
+        )
         self.model = {}  # key -> (value, deadline), in LRU order
 
     def _live(self):
@@ -341,4 +344,5 @@ def test_model_based(impl):
     machine = type("M", (Model,), {"impl": impl})
     from hypothesis import settings
     from hypothesis.stateful import run_state_machine_as_test
+
     run_state_machine_as_test(machine, settings=settings(max_examples=40, stateful_step_count=30))

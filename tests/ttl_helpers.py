@@ -34,10 +34,13 @@ class Finaliser:
 
 #: The clock readings TTLRing and TTLDict refuse, with the error naming the clock:
 #: a test taking ``reading``, ``exc`` and ``msg``.
-bad_clock_readings = pytest.mark.parametrize("reading, exc, msg", [
-    (math.nan, ValueError, "clock\\(\\) must not be NaN"),
-    ("soon", TypeError, "clock\\(\\) must be a real number, not 'str'"),
-])
+bad_clock_readings = pytest.mark.parametrize(
+    "reading, exc, msg",
+    [
+        (math.nan, ValueError, "clock\\(\\) must not be NaN"),
+        ("soon", TypeError, "clock\\(\\) must be a real number, not 'str'"),
+    ],
+)
 
 
 @pytest.fixture
@@ -73,12 +76,12 @@ class PushOnDel:
 def params(obj: Any) -> list[tuple[str, Any, Any]]:
     # names, kinds and defaults; the compiled self is positional-only and
     # carries no annotations
-    return [(p.name, p.kind, p.default) for p in inspect.signature(obj).parameters.values()
-            if p.name != "self"]
+    return [
+        (p.name, p.kind, p.default) for p in inspect.signature(obj).parameters.values() if p.name != "self"
+    ]
 
 
-def assert_same_signatures_and_docstrings(a: type, b: type, names: list[str],
-                                          props: tuple[str, ...]) -> None:
+def assert_same_signatures_and_docstrings(a: type, b: type, names: list[str], props: tuple[str, ...]) -> None:
     assert params(a) == params(b)
     assert inspect.cleandoc(a.__doc__) == inspect.cleandoc(b.__doc__)
     for name in names:

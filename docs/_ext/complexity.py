@@ -30,8 +30,16 @@ DUNDER_SUMMARY = {
     "__delitem__": "``del x[key]``",
     "__aiter__": "``async for item in x``",
 }
-FOREIGN = ("builtins", "abc", "collections.abc", "typing", "queue", "asyncio.queues", "asyncio.mixins",
-           "concurrent.futures._base")
+FOREIGN = (
+    "builtins",
+    "abc",
+    "collections.abc",
+    "typing",
+    "queue",
+    "asyncio.queues",
+    "asyncio.mixins",
+    "concurrent.futures._base",
+)
 DUNDERS += ("__aiter__",)
 
 
@@ -84,13 +92,23 @@ class Complexity(SphinxDirective):
             override, _, text = given.get(name, "").partition("|")
             cost = override.strip() or cost or "\u2014"
             summary = text.strip() or summary or DUNDER_SUMMARY.get(name, "")
-            ref = f":attr:`~{self.arguments[0]}.{name}`" if kind == "attribute" else \
-                f":meth:`~{self.arguments[0]}.{name}`"
+            ref = (
+                f":attr:`~{self.arguments[0]}.{name}`"
+                if kind == "attribute"
+                else f":meth:`~{self.arguments[0]}.{name}`"
+            )
             if name in DUNDERS:
                 ref = f"``{name}``"
             rows.append((ref, cost, summary))
-        lines = [".. list-table::", "   :header-rows: 1", "   :widths: 22 22 56", "",
-                 "   * - member", "     - cost", "     - what it does"]
+        lines = [
+            ".. list-table::",
+            "   :header-rows: 1",
+            "   :widths: 22 22 56",
+            "",
+            "   * - member",
+            "     - cost",
+            "     - what it does",
+        ]
         for ref, cost, summary in rows:
             lines += [f"   * - {ref}", f"     - {cost}", f"     - {summary or ' '}"]
         container = nodes.container()

@@ -100,8 +100,15 @@ def summary(results: dict[str, Any], name: str) -> list[tuple[str, str, str, str
     return out
 
 
-SUMMARY_HEADINGS = ("workload", "Python", "dq_core (compiled)", "baseline", "speed-up",
-                    "strongest peer", "vs peer")
+SUMMARY_HEADINGS = (
+    "workload",
+    "Python",
+    "dq_core (compiled)",
+    "baseline",
+    "speed-up",
+    "strongest peer",
+    "vs peer",
+)
 
 
 def markdown_summary(results: dict[str, Any], name: str = "readme") -> str:
@@ -123,8 +130,10 @@ def measured_on(table: dict[str, Any]) -> str:
         when = (r.get("date", table["date"]), r.get("version", table["version"]))
         if when != (table["date"], table["version"]) and r["python"] not in later.get(when, []):
             later.setdefault(when, []).append(r["python"])
-    text = (f"Measured {table['date']} with dq_core {table['version']} on CPython "
-            f"{_and(table['python'])}, on a {table['machine']}: {table['conditions']}.")
+    text = (
+        f"Measured {table['date']} with dq_core {table['version']} on CPython "
+        f"{_and(table['python'])}, on a {table['machine']}: {table['conditions']}."
+    )
     for (date, version), pythons in later.items():
         text += f"  The CPython {_and(pythons)} rows: {date}, dq_core {version}."
     return text
@@ -159,8 +168,7 @@ else:
         def render(self, lines: list[str]) -> list[nodes.Node]:
             self.env.note_dependency(str(RESULTS))
             container = nodes.container()
-            self.state.nested_parse(StringList(lines, source=str(RESULTS)), self.content_offset,
-                                    container)
+            self.state.nested_parse(StringList(lines, source=str(RESULTS)), self.content_offset, container)
             return container.children
 
     class PerfTable(_Rendering):
@@ -170,12 +178,20 @@ else:
             table = load()["tables"][self.arguments[0]]
             columns = table["columns"]
             unit = f"  Times are {table['unit']}." if "unit" in table else ""
-            lines = [_literal(measured_on(table)) + unit, "", ".. code-block:: sh", "",
-                     "   " + table["command"], ""]
+            lines = [
+                _literal(measured_on(table)) + unit,
+                "",
+                ".. code-block:: sh",
+                "",
+                "   " + table["command"],
+                "",
+            ]
             rest = max(1, 64 // (len(columns) - 1))  # the first column (the workload) widest
-            lines += rst_table([heading for _, heading in columns],
-                               [[r.get(cid, "") for cid, _ in columns] for r in sorted_rows(table)],
-                               " ".join(["36"] + [str(rest)] * (len(columns) - 1)))
+            lines += rst_table(
+                [heading for _, heading in columns],
+                [[r.get(cid, "") for cid, _ in columns] for r in sorted_rows(table)],
+                " ".join(["36"] + [str(rest)] * (len(columns) - 1)),
+            )
             return self.render(lines)
 
     class PerfSummary(_Rendering):

@@ -32,8 +32,19 @@ if TYPE_CHECKING:  # the faces are the type source of both implementations
     from ._timer import Timer
 
 __all__ = [
-    "DelayQueue", "PriorityQueue", "PriorityTaskPool", "QueueEmpty", "QueueFull", "QueueShutDown",
-    "RateLimiter", "Timeout", "Timer", "TimerHandle", "default_timer", "timeout", "timeout_at",
+    "DelayQueue",
+    "PriorityQueue",
+    "PriorityTaskPool",
+    "QueueEmpty",
+    "QueueFull",
+    "QueueShutDown",
+    "RateLimiter",
+    "Timeout",
+    "Timer",
+    "TimerHandle",
+    "default_timer",
+    "timeout",
+    "timeout_at",
 ]
 
 _CLASSES = ("DelayQueue", "PriorityQueue", "PriorityTaskPool", "RateLimiter", "Timer", "TimerHandle")

@@ -19,8 +19,9 @@ from .._aiowaiting import MAX_ARM, wakeup_next
 __all__ = ["LoopBound", "park", "MAX_ARM"]
 
 
-async def park(loop: asyncio.AbstractEventLoop, waiters: deque[Future[None]],
-               pass_on: Callable[[], bool]) -> None:
+async def park(
+    loop: asyncio.AbstractEventLoop, waiters: deque[Future[None]], pass_on: Callable[[], bool]
+) -> None:
     """Wait on a future of our own in ``waiters`` until woken, as asyncio's put/get wait.
 
     If the wait ends by an exception (cancellation, a timeout) after we were
@@ -83,4 +84,5 @@ class LoopBound:
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
         raise TypeError(
             f"cannot pickle or copy {type(self).__name__!r} object: "
-            "it owns the futures of the tasks waiting on it")
+            "it owns the futures of the tasks waiting on it"
+        )

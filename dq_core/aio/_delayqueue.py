@@ -96,7 +96,8 @@ class DelayQueue(LoopBound, _Core[T]):
     _NO_LOOP = (
         "no running event loop: a DelayQueue is used in its event loop; from another "
         "thread, call put_threadsafe, put_at_threadsafe, cancel_threadsafe or "
-        "shutdown_threadsafe")
+        "shutdown_threadsafe"
+    )
 
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
@@ -307,14 +308,14 @@ class DelayQueue(LoopBound, _Core[T]):
         """The queue's loop, for a call from another thread: ``RuntimeError`` if none or closed."""
         loop = self._loop
         if loop is None:
-            raise RuntimeError(
-                f"{self!r} is not bound to an event loop yet: use it once on its loop first")
+            raise RuntimeError(f"{self!r} is not bound to an event loop yet: use it once on its loop first")
         if loop.is_closed():
             raise RuntimeError(LOOP_CLOSED)
         return loop
 
-    def _call_threadsafe(self, kind: int, wants: int, args: tuple[Any, ...]
-                         ) -> concurrent.futures.Future[Any]:
+    def _call_threadsafe(
+        self, kind: int, wants: int, args: tuple[Any, ...]
+    ) -> concurrent.futures.Future[Any]:
         # queue the call; wake the loop if a waiter of ``wants`` asked for it
         call = _ThreadCall(self, kind, args)
         inbox = self._inbox
@@ -404,7 +405,7 @@ class DelayQueue(LoopBound, _Core[T]):
             inbox.pos = 0
             self._run_calls()
         except BaseException:  # KeyboardInterrupt in a callback: the rest stay queued
-            rest = inbox.spare[inbox.pos:]
+            rest = inbox.spare[inbox.pos :]
             inbox._lock()
             try:
                 inbox.items[:0] = rest

@@ -39,9 +39,11 @@ else:
 
 __all__ = ["PriorityQueue"]
 
+
 # asyncio.Queue's storage hooks: this queue never calls them.
-@refuse_storage_hooks("dq_core.aio.PriorityQueue", "asyncio.Queue", ("_init", "_put", "_get"),
-                      "put_nowait() and get_nowait()")
+@refuse_storage_hooks(
+    "dq_core.aio.PriorityQueue", "asyncio.Queue", ("_init", "_put", "_get"), "put_nowait() and get_nowait()"
+)
 class PriorityQueue(LoopBound, _Core[T]):
     """A priority queue for coroutines: lowest item first, by the items' own ``<``.
 
@@ -315,6 +317,7 @@ class PriorityQueue(LoopBound, _Core[T]):
 # asyncio.Queue's put_nowait and full, on the core's heap, and a
 # put_threadsafe that asks full() too (in the calling thread, under the
 # inbox's lock, so that loop and threads never overfill the queue).
+
 
 def _put_nowait_asking_full(self: Any, item: Any) -> None:
     """Put ``item`` into the queue without waiting.  O(log n).

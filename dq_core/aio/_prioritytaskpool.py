@@ -68,8 +68,9 @@ class PoolFuture(Future[R]):
     _handle: int
     _task: Optional[Task[R]]
 
-    def __init__(self, pool: PriorityTaskPool, coro: Coroutine[Any, Any, R], *,
-                 loop: AbstractEventLoop) -> None:
+    def __init__(
+        self, pool: PriorityTaskPool, coro: Coroutine[Any, Any, R], *, loop: AbstractEventLoop
+    ) -> None:
         super().__init__(loop=loop)
         self._pool = pool
         self._coro = coro
@@ -137,15 +138,24 @@ class PriorityTaskPool(LoopBound):
     """
 
     __slots__ = (
-        "_max", "_limiter", "_pending", "_running", "_tasks", "_unfinished", "_permit_task", "_soon",
-        "_closed", "_idle", "_loop", "__weakref__",  # _loop: LoopBound's binding
+        "_max",
+        "_limiter",
+        "_pending",
+        "_running",
+        "_tasks",
+        "_unfinished",
+        "_permit_task",
+        "_soon",
+        "_closed",
+        "_idle",
+        "_loop",
+        "__weakref__",  # _loop: LoopBound's binding
     )
 
     #: The keyed heap class of the implementation: set by dq_core._assemble.
     _Heap: ClassVar[type[Heap[Any]]]
 
-    def __init__(self, max_concurrency: int, rate: Optional[float] = None,
-                 burst: float = 1) -> None:
+    def __init__(self, max_concurrency: int, rate: Optional[float] = None, burst: float = 1) -> None:
         self._max = _concurrency(max_concurrency)
         b = task_burst(burst)
         self._limiter = None if rate is None else RateLimiter(rate, b)
@@ -177,8 +187,11 @@ class PriorityTaskPool(LoopBound):
         if not asyncio.iscoroutine(coro):
             raise TypeError(f"coro must be a coroutine, not {type(coro).__name__!r}")
         try:
-            p = priority if type(priority) is float and priority == priority else to_real(
-                priority, "priority")
+            p = (
+                priority
+                if type(priority) is float and priority == priority
+                else to_real(priority, "priority")
+            )
             loop = self._get_loop()
             if self._closed:
                 raise RuntimeError("cannot submit to a closed PriorityTaskPool")
@@ -276,8 +289,12 @@ class PriorityTaskPool(LoopBound):
         self._get_loop()
         return self
 
-    async def __aexit__(self, exc_type: Optional[type[BaseException]],
-                        exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+    async def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
         """Wait for every task submitted (also those submitted meanwhile), then close.
 
         If the wait is cancelled, every task of the pool is cancelled too.
@@ -301,12 +318,15 @@ class PriorityTaskPool(LoopBound):
         assert self._running == len(self._tasks) <= self._unfinished
         if self._pending and self._running < self._max and not self._soon:
             assert self._limiter is not None and self._permit_task is not None, (
-                "a task waits for a free slot with no token on its way")
+                "a task waits for a free slot with no token on its way"
+            )
 
     def __len__(self) -> int:
         """Tasks submitted and not started yet."""
         return len(self._pending)
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} max_concurrency={self._max} running={self._running} "
-                f"pending={len(self._pending)}>")
+        return (
+            f"<{type(self).__name__} max_concurrency={self._max} running={self._running} "
+            f"pending={len(self._pending)}>"
+        )

@@ -77,9 +77,17 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
     """
 
     __slots__ = (
-        "_rate", "_burst", "_full_at", "_granted", "_waiters", "_woken", "_dead", "_timer",
+        "_rate",
+        "_burst",
+        "_full_at",
+        "_granted",
+        "_waiters",
+        "_woken",
+        "_dead",
+        "_timer",
         "_timer_when",
-        "_loop", "__weakref__",  # _loop: LoopBound's binding (its subclasses hold the slot)
+        "_loop",
+        "__weakref__",  # _loop: LoopBound's binding (its subclasses hold the slot)
     )
 
     def __init__(self, rate: float, burst: float = 1) -> None:
@@ -98,8 +106,9 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
         woken = self._woken
         for waiter, k in [*([woken] if woken is not None else []), *self._waiters]:
             if k > burst and (not waiter.done() or (woken is not None and waiter is woken[0])):
-                raise ValueError(f"burst ({burst!r}) must not be less than the tokens a "
-                                 f"waiting acquire asks for ({k!r})")
+                raise ValueError(
+                    f"burst ({burst!r}) must not be less than the tokens a waiting acquire asks for ({k!r})"
+                )
         loop = self._loop
         if loop is None:  # never read: still full
             self._rate, self._burst = rate, burst
@@ -186,8 +195,12 @@ class RateLimiter(LoopBound, LoopTimer, TokenBucket):
     async def __aenter__(self) -> None:
         await self.acquire()
 
-    async def __aexit__(self, exc_type: Optional[type[BaseException]],
-                        exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+    async def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
         return None
 
     # -- the line and its one timer ------------------------------------------------------

@@ -54,6 +54,7 @@ _get_running_loop = asyncio.get_running_loop
 _nextafter = math.nextafter
 _INF = math.inf
 
+
 def _not_assembled() -> type[Timer]:
     raise RuntimeError("dq_core.aio is not imported: it sets timer_class")
 
@@ -62,6 +63,7 @@ def _not_assembled() -> type[Timer]:
 #: ``default_timer`` makes.  Set by ``dq_core.aio``: the classes are
 #: assembled above this module, which holds one of their faces.
 timer_class: Callable[[], type[Timer]] = _not_assembled
+
 
 def _zero() -> float:
     return 0.0
@@ -108,8 +110,17 @@ class Timer:
     (['sooner', 'later'], 0)
     """
 
-    __slots__ = ("_wheel", "_loop", "_batch", "_pending", "_handle", "_armed", "_closed", "_firing",
-                 "__weakref__")
+    __slots__ = (
+        "_wheel",
+        "_loop",
+        "_batch",
+        "_pending",
+        "_handle",
+        "_armed",
+        "_closed",
+        "_firing",
+        "__weakref__",
+    )
 
     #: The TimingWheel class and the ``_aiotimercore`` core of the implementation: set by dq_core._assemble.
     _TimingWheel: ClassVar[type[TimingWheel[Any]]]
@@ -149,12 +160,23 @@ class Timer:
 
     # call_later, call_at, _arm and _on_timer are _aiotimercore's (set above); these give their types.
     if TYPE_CHECKING:
-        def call_later(self, delay: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
-                       context: Optional[contextvars.Context] = None) -> TimerHandle:
+
+        def call_later(
+            self,
+            delay: float,
+            callback: Callable[[Unpack[Ts]], object],
+            *args: Unpack[Ts],
+            context: Optional[contextvars.Context] = None,
+        ) -> TimerHandle:
             """Run ``callback(*args)`` ``delay`` seconds from now, in the loop; return its handle.  O(1)."""
 
-        def call_at(self, when: float, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts],
-                    context: Optional[contextvars.Context] = None) -> TimerHandle:
+        def call_at(
+            self,
+            when: float,
+            callback: Callable[[Unpack[Ts]], object],
+            *args: Unpack[Ts],
+            context: Optional[contextvars.Context] = None,
+        ) -> TimerHandle:
             """Run ``callback(*args)`` at ``when`` (on ``loop.time()``), in the loop; return its handle.  O(1)."""
 
         def _arm(self) -> None:
@@ -369,9 +391,12 @@ else:  # Python 3.10: no asyncio.Timeout, no Task.uncancel
             self.reschedule(self._when)
             return self
 
-        async def __aexit__(self, exc_type: Optional[type[BaseException]],
-                            exc_val: Optional[BaseException],
-                            exc_tb: Optional[TracebackType]) -> Optional[bool]:
+        async def __aexit__(
+            self,
+            exc_type: Optional[type[BaseException]],
+            exc_val: Optional[BaseException],
+            exc_tb: Optional[TracebackType],
+        ) -> Optional[bool]:
             if self._timeout_handler is not None:
                 self._timeout_handler.cancel()
                 self._timeout_handler = None

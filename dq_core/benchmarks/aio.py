@@ -25,9 +25,20 @@ from .common import HEAD_START, put_all_at
 from .queues import HeapqDelayBase
 
 __all__ = [
-    "NewLoop", "run_on", "AsyncHeapqDelayQueue", "pq_alternating", "pq_producers_consumers",
-    "delay_put_get", "delay_waiting_consumers", "delay_lateness", "sleep_lateness",
-    "Feeder", "feed_put_threadsafe", "feed_call_soon_threadsafe", "feed_janus", "feed_culsans",
+    "NewLoop",
+    "run_on",
+    "AsyncHeapqDelayQueue",
+    "pq_alternating",
+    "pq_producers_consumers",
+    "delay_put_get",
+    "delay_waiting_consumers",
+    "delay_lateness",
+    "sleep_lateness",
+    "Feeder",
+    "feed_put_threadsafe",
+    "feed_call_soon_threadsafe",
+    "feed_janus",
+    "feed_culsans",
     "thread_feed",
 ]
 
@@ -46,19 +57,27 @@ def run_on(new_loop: NewLoop, coro: Coroutine[Any, Any, R]) -> R:
         loop.close()
 
 
-def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any],
-                   new_loop: NewLoop = asyncio.new_event_loop) -> float:
+def pq_alternating(
+    loops: int, queue_cls: Any, items: Sequence[Any], new_loop: NewLoop = asyncio.new_event_loop
+) -> float:
     """One put_nowait and one get_nowait in turn, 100 items held."""
+
     async def main() -> float:
         return queues.pq_alternating(loops, queue_cls, items, clock=perf_counter)
 
     return run_on(new_loop, main())
 
 
-def pq_producers_consumers(loops: int, queue_cls: Any, items: Sequence[Any],
-                           new_loop: NewLoop = asyncio.new_event_loop,
-                           tasks: int = 4, maxsize: int = 64) -> float:
+def pq_producers_consumers(
+    loops: int,
+    queue_cls: Any,
+    items: Sequence[Any],
+    new_loop: NewLoop = asyncio.new_event_loop,
+    tasks: int = 4,
+    maxsize: int = 64,
+) -> float:
     """``tasks`` producer and ``tasks`` consumer tasks, ``await put``/``await get``, bounded."""
+
     async def main() -> float:
         total = 0.0
         for _ in range(loops):
@@ -77,8 +96,9 @@ def pq_producers_consumers(loops: int, queue_cls: Any, items: Sequence[Any],
 
             t0 = perf_counter()
             await asyncio.gather(
-                *(produce(items[k * share:(k + 1) * share]) for k in range(tasks)),
-                *(consume(share) for _ in range(tasks)))
+                *(produce(items[k * share : (k + 1) * share]) for k in range(tasks)),
+                *(consume(share) for _ in range(tasks)),
+            )
             total += perf_counter() - t0
         return total
 
@@ -114,9 +134,11 @@ class AsyncHeapqDelayQueue(HeapqDelayBase):
                 pass
 
 
-def delay_put_get(loops: int, queue_cls: Any, delays: Sequence[float],
-                  new_loop: NewLoop = asyncio.new_event_loop) -> float:
+def delay_put_get(
+    loops: int, queue_cls: Any, delays: Sequence[float], new_loop: NewLoop = asyncio.new_event_loop
+) -> float:
     """put_nowait every item (already due), then ``await get()`` every one."""
+
     async def main() -> float:
         t0 = perf_counter()
         for _ in range(loops):
@@ -131,10 +153,11 @@ def delay_put_get(loops: int, queue_cls: Any, delays: Sequence[float],
     return run_on(new_loop, main())
 
 
-def delay_waiting_consumers(loops: int, queue_cls: Any, n: int,
-                            new_loop: NewLoop = asyncio.new_event_loop,
-                            consumers: int = 4) -> float:
+def delay_waiting_consumers(
+    loops: int, queue_cls: Any, n: int, new_loop: NewLoop = asyncio.new_event_loop, consumers: int = 4
+) -> float:
     """``consumers`` tasks wait in ``get``; a producer puts items due now, one per loop step."""
+
     async def main() -> float:
         total = 0.0
         for _ in range(loops):
@@ -160,9 +183,11 @@ def delay_waiting_consumers(loops: int, queue_cls: Any, n: int,
     return run_on(new_loop, main())
 
 
-def delay_lateness(queue_cls: Any, delays: Sequence[float],
-                   new_loop: NewLoop = asyncio.new_event_loop) -> list[float]:
+def delay_lateness(
+    queue_cls: Any, delays: Sequence[float], new_loop: NewLoop = asyncio.new_event_loop
+) -> list[float]:
     """How late ``await get()`` returns, in seconds: loop.time() at return minus the deadline."""
+
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
         q = queue_cls()
@@ -176,9 +201,9 @@ def delay_lateness(queue_cls: Any, delays: Sequence[float],
     return run_on(new_loop, main())
 
 
-def sleep_lateness(delays: Sequence[float],
-                   new_loop: NewLoop = asyncio.new_event_loop) -> list[float]:
+def sleep_lateness(delays: Sequence[float], new_loop: NewLoop = asyncio.new_event_loop) -> list[float]:
     """The floor: how late ``asyncio.sleep`` to the same deadlines, in order, returns."""
+
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
         start = loop.time() + HEAD_START
@@ -207,19 +232,23 @@ async def _nothing() -> None:
 
 def feed_put_threadsafe(queue_cls: Any) -> Feeder:
     """``queue_cls().put_threadsafe`` (an aio.PriorityQueue of either implementation)."""
+
     def feeder() -> tuple[Any, Any, Any]:
         q = queue_cls()
         return q.put_threadsafe, q.get, _nothing
+
     return feeder
 
 
 def feed_call_soon_threadsafe(queue_cls: Any) -> Feeder:
     """``loop.call_soon_threadsafe(q.put_nowait, item)``: the stdlib's way in, one loop wake-up an item."""
+
     def feeder() -> tuple[Any, Any, Any]:
         q = queue_cls()
         call = asyncio.get_running_loop().call_soon_threadsafe
         put_nowait = q.put_nowait
         return (lambda item: call(put_nowait, item)), q.get, _nothing
+
     return feeder
 
 
@@ -231,6 +260,7 @@ def feed_janus() -> tuple[Any, Any, Any]:
 
     async def close() -> None:
         await q.aclose()
+
     return q.sync_q.put, q.async_q.get, close
 
 
@@ -242,14 +272,16 @@ def feed_culsans() -> tuple[Any, Any, Any]:
     return q.sync_q.put, q.async_q.get, _nothing
 
 
-def thread_feed(loops: int, feeder: Feeder, items: Sequence[Any],
-                new_loop: NewLoop = asyncio.new_event_loop) -> float:
+def thread_feed(
+    loops: int, feeder: Feeder, items: Sequence[Any], new_loop: NewLoop = asyncio.new_event_loop
+) -> float:
     """A thread puts every item of ``items``; one task awaits ``get()`` for each.
 
     Wall-clock seconds (``time.perf_counter``) from the thread's start to the
     last item taken: two threads take turns, so CPU time would leave out
     the hand-over's waits.
     """
+
     async def main() -> float:
         total = 0.0
         for _ in range(loops):

@@ -24,8 +24,16 @@ from typing import Any, Callable, Sequence
 from .aio import NewLoop, run_on
 
 __all__ = [
-    "loop_call_later", "timer_call_later", "delays", "run_through",
-    "schedule_cost", "cancel_cost", "UVLOOP_SCALE", "loop_call_at", "timer_call_at", "lateness",
+    "loop_call_later",
+    "timer_call_later",
+    "delays",
+    "run_through",
+    "schedule_cost",
+    "cancel_cost",
+    "UVLOOP_SCALE",
+    "loop_call_at",
+    "timer_call_at",
+    "lateness",
 ]
 
 #: ``contender(loop)`` returns a ``call_later(delay, callback)``
@@ -42,8 +50,10 @@ def loop_call_later(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
 
 def timer_call_later(timer_cls: Any) -> Contender:
     """The contender ``timer_cls().call_later`` (an ``aio.Timer`` class of either implementation)."""
+
     def contender(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
         return timer_cls().call_later  # type: ignore[no-any-return]
+
     return contender
 
 
@@ -53,8 +63,7 @@ def delays(n: int, span: float, seed: int = 13) -> list[float]:
     return [rng.random() * span for _ in range(n)]
 
 
-def run_through(loops: int, contender: Contender, ds: list[float],
-                new_loop: NewLoop) -> float:
+def run_through(loops: int, contender: Contender, ds: list[float], new_loop: NewLoop) -> float:
     """Schedule a timer per delay of ``ds``, cancel every other one, run the rest through.
 
     ``new_loop`` makes a loop on a virtual clock, or a real one with short delays.
@@ -62,6 +71,7 @@ def run_through(loops: int, contender: Contender, ds: list[float],
     total = 0.0
     span = max(ds)
     for _ in range(loops):
+
         async def main() -> float:
             loop = asyncio.get_running_loop()
             fired = itertools.count()
@@ -83,8 +93,9 @@ def run_through(loops: int, contender: Contender, ds: list[float],
     return total
 
 
-def _per_call(loops: int, contender: Contender, ds: list[float], new_loop: NewLoop,
-              time_cancel: bool) -> float:
+def _per_call(
+    loops: int, contender: Contender, ds: list[float], new_loop: NewLoop, time_cancel: bool
+) -> float:
     # schedule one timer per delay, then cancel them all; time one of the two
     async def main() -> float:
         loop = asyncio.get_running_loop()
@@ -103,14 +114,16 @@ def _per_call(loops: int, contender: Contender, ds: list[float], new_loop: NewLo
     return run_on(new_loop, main())
 
 
-def schedule_cost(loops: int, contender: Contender, ds: list[float],
-                  new_loop: NewLoop = asyncio.new_event_loop) -> float:
+def schedule_cost(
+    loops: int, contender: Contender, ds: list[float], new_loop: NewLoop = asyncio.new_event_loop
+) -> float:
     """``call_later`` once per delay of ``ds`` (the timers are cancelled after, untimed)."""
     return _per_call(loops, contender, ds, new_loop, time_cancel=False)
 
 
-def cancel_cost(loops: int, contender: Contender, ds: list[float],
-                new_loop: NewLoop = asyncio.new_event_loop) -> float:
+def cancel_cost(
+    loops: int, contender: Contender, ds: list[float], new_loop: NewLoop = asyncio.new_event_loop
+) -> float:
     """``cancel()`` of one timer per delay of ``ds``, scheduled before (untimed)."""
     return _per_call(loops, contender, ds, new_loop, time_cancel=True)
 
@@ -132,13 +145,20 @@ def loop_call_at(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
 
 def timer_call_at(timer_cls: Any) -> AtContender:
     """``timer_cls().call_at`` (an ``aio.Timer`` class of either implementation; tick 1 ms)."""
+
     def contender(loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
         return timer_cls().call_at  # type: ignore[no-any-return]
+
     return contender
 
 
-def lateness(contender: AtContender, ds: Sequence[float], new_loop: NewLoop,
-             head_start: float = 0.05, used_for: float = 0.0) -> list[float]:
+def lateness(
+    contender: AtContender,
+    ds: Sequence[float],
+    new_loop: NewLoop,
+    head_start: float = 0.05,
+    used_for: float = 0.0,
+) -> list[float]:
     """Seconds each callback ran after its deadline (real time).
 
     One timer per delay of ``ds``, all scheduled in one go, due
@@ -148,6 +168,7 @@ def lateness(contender: AtContender, ds: Sequence[float], new_loop: NewLoop,
     that many seconds before, as a long-lived Timer is, which puts the
     wheel's slot boundaries anywhere in the schedule.
     """
+
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
         time = loop.time

@@ -7,7 +7,12 @@ from time import perf_counter
 from typing import Any, Callable, Sequence
 
 __all__ = [
-    "FakeTimer", "HEAD_START", "calls", "fill_then_drain", "implementations", "percentiles_us",
+    "FakeTimer",
+    "HEAD_START",
+    "calls",
+    "fill_then_drain",
+    "implementations",
+    "percentiles_us",
     "put_all_at",
 ]
 
@@ -52,8 +57,9 @@ def percentiles_us(xs: Sequence[float]) -> tuple[float, float, float]:
     return q[49] * 1e6, q[98] * 1e6, ordered[-1] * 1e6
 
 
-def put_all_at(put_at: Callable[[int, float], Any], start: float,
-               delays: Sequence[float]) -> dict[int, float]:
+def put_all_at(
+    put_at: Callable[[int, float], Any], start: float, delays: Sequence[float]
+) -> dict[int, float]:
     """``put_at(i, start + delays[i])`` for every i, in order; returns each item's deadline."""
     deadlines = {}
     for i, d in enumerate(delays):
@@ -62,8 +68,9 @@ def put_all_at(put_at: Callable[[int, float], Any], start: float,
     return deadlines
 
 
-def fill_then_drain(loops: int, new: Callable[[], Any], fill: Callable[[Any], None],
-                    drain: Callable[[Any], None]) -> float:
+def fill_then_drain(
+    loops: int, new: Callable[[], Any], fill: Callable[[Any], None], drain: Callable[[Any], None]
+) -> float:
     """Seconds for ``loops`` rounds of: a new structure, ``fill(it)``, ``drain(it)``.
 
     The loops over the elements are ``fill``'s and ``drain``'s own: what this
@@ -79,8 +86,10 @@ def fill_then_drain(loops: int, new: Callable[[], Any], fill: Callable[[Any], No
 
 def calls(method: str, times: Sequence[Any]) -> Callable[[Any], None]:
     """A ``drain``: ``it.<method>()`` once for each element of ``times``."""
+
     def drain(it: Any) -> None:
         take = getattr(it, method)
         for _ in times:
             take()
+
     return drain

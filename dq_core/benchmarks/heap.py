@@ -11,8 +11,13 @@ from typing import Any, Sequence
 from .common import calls, fill_then_drain
 
 __all__ = [
-    "random_priorities", "heap_push_pop", "heapq_push_pop", "heap_bulk", "heapq_bulk",
-    "heap_update_remove", "heapq_update_remove",
+    "random_priorities",
+    "heap_push_pop",
+    "heapq_push_pop",
+    "heap_bulk",
+    "heapq_bulk",
+    "heap_update_remove",
+    "heapq_update_remove",
 ]
 
 
@@ -21,13 +26,14 @@ def random_priorities(n: int, seed: int = 1) -> list[float]:
     return [rng.random() for _ in range(n)]
 
 
-
 def heap_push_pop(loops: int, heap_cls: Any, prios: Sequence[float]) -> float:
     """Push every priority, then pop everything."""
+
     def fill(h: Any) -> None:
         push = h.push
         for p in prios:
             push(p, None)
+
     return fill_then_drain(loops, heap_cls, fill, calls("pop", prios))
 
 

@@ -33,9 +33,11 @@ def make(kind: str, rate: float, burst: float) -> Any:
     return RateLimiter(rate, burst)
 
 
-def acquire_uncontended(loops: int, kind: str, new_loop: NewLoop = asyncio.new_event_loop,
-                        n: int = 10_000) -> float:
+def acquire_uncontended(
+    loops: int, kind: str, new_loop: NewLoop = asyncio.new_event_loop, n: int = 10_000
+) -> float:
     """``await lim.acquire()`` from one task, tokens always there (a huge rate and burst)."""
+
     async def main() -> float:
         lim = make(kind, 1e12, 1e12)
         acquire = lim.acquire
@@ -48,9 +50,16 @@ def acquire_uncontended(loops: int, kind: str, new_loop: NewLoop = asyncio.new_e
     return run_on(new_loop, main())
 
 
-def acquire_contended(loops: int, kind: str, new_loop: NewLoop = asyncio.new_event_loop,
-                      n: int = 2_000, tasks: int = 8, rate: float = 200_000.0) -> float:
+def acquire_contended(
+    loops: int,
+    kind: str,
+    new_loop: NewLoop = asyncio.new_event_loop,
+    n: int = 2_000,
+    tasks: int = 8,
+    rate: float = 200_000.0,
+) -> float:
     """``tasks`` tasks acquiring one token each in turn, ``n`` in all, at ``rate``, burst 1."""
+
     async def main() -> float:
         total = 0.0
         for _ in range(loops):
@@ -69,8 +78,13 @@ def acquire_contended(loops: int, kind: str, new_loop: NewLoop = asyncio.new_eve
     return run_on(new_loop, main())
 
 
-def behaviour(kind: str, new_loop: NewLoop = asyncio.new_event_loop, rate: float = 100.0,
-              burst: float = 5.0, seconds: float = 1.0) -> dict[str, float]:
+def behaviour(
+    kind: str,
+    new_loop: NewLoop = asyncio.new_event_loop,
+    rate: float = 100.0,
+    burst: float = 5.0,
+    seconds: float = 1.0,
+) -> dict[str, float]:
     """Real time: 20 tasks asking for 1 token, 2 asking for 5, as fast as granted, for ``seconds``.
 
     Returns the tokens granted per second, the worst window (most tokens
@@ -78,6 +92,7 @@ def behaviour(kind: str, new_loop: NewLoop = asyncio.new_event_loop, rate: float
     the promise), the grants the 5-token tasks got, and how many times a
     waiter was served before one that had waited longer (FIFO: 0).
     """
+
     async def main() -> dict[str, float]:
         loop = asyncio.get_running_loop()
         lim = make(kind, rate, burst)
@@ -132,4 +147,3 @@ def _overtaken(arrivals: list[tuple[float, float]]) -> int:
             count += 1  # someone who came later was already served
         latest_arrival = max(latest_arrival, arrived)
     return count
-

@@ -20,8 +20,15 @@ from typing import Any, Callable, Sequence
 from .common import HEAD_START, calls, fill_then_drain, put_all_at
 
 __all__ = [
-    "pq_items", "pq_fill_drain", "pq_alternating", "pq_threads", "HeapqDelayBase",
-    "HeapqDelayQueue", "delay_fill_drain", "delay_lateness", "lock_lateness",
+    "pq_items",
+    "pq_fill_drain",
+    "pq_alternating",
+    "pq_threads",
+    "HeapqDelayBase",
+    "HeapqDelayQueue",
+    "delay_fill_drain",
+    "delay_lateness",
+    "lock_lateness",
 ]
 
 
@@ -33,15 +40,18 @@ def pq_items(n: int, levels: int = 100, seed: int = 3) -> list[tuple[int, str]]:
 
 def pq_fill_drain(loops: int, queue_cls: Any, items: Sequence[Any]) -> float:
     """put_nowait everything, then get_nowait everything."""
+
     def fill(q: Any) -> None:
         put = q.put_nowait
         for x in items:
             put(x)
+
     return fill_then_drain(loops, queue_cls, fill, calls("get_nowait", items))
 
 
-def pq_alternating(loops: int, queue_cls: Any, items: Sequence[Any],
-                   clock: Callable[[], float] = perf_counter) -> float:
+def pq_alternating(
+    loops: int, queue_cls: Any, items: Sequence[Any], clock: Callable[[], float] = perf_counter
+) -> float:
     """One put_nowait and one get_nowait in turn, 100 items held (aio's runs it in a loop)."""
     q = queue_cls()
     for x in items[:100]:
@@ -124,10 +134,12 @@ class HeapqDelayQueue(HeapqDelayBase):
 
 def delay_fill_drain(loops: int, queue_cls: Any, delays: Sequence[float]) -> float:
     """put everything with (past) delays, then take everything."""
+
     def fill(q: Any) -> None:
         put = q.put
         for i, d in enumerate(delays):
             put(i, d)
+
     return fill_then_drain(loops, queue_cls, fill, calls("get_nowait", delays))
 
 

@@ -76,20 +76,69 @@ def rows(quick: bool = False) -> list[Row]:
     jobs = pq_items(m)
     past = [-p for p in small]  # already due: measures the queue, not the clock
     threaded: list[Row] = [
-        Row(f"Heap push+pop, N={n:,}", heap_push_pop, (Heap, prios),
-            heapq_push_pop, (prios,), 2 * n, HEAPQ_TUPLES),
-        Row(f"Heap push_many+pop_many, N={n:,}", heap_bulk, (Heap, prios, items),
-            heapq_bulk, (prios, items), 2 * n, "heapq.heapify of tuples, then heappop"),
-        Row(f"Heap update+remove, N={m:,}", heap_update_remove, (Heap, small, new),
-            heapq_update_remove, (small, new), 3 * m + m // 2, "heapq, entry map + lazy deletion"),
-        Row("PriorityQueue put_nowait+get_nowait", pq_alternating, (PriorityQueue, jobs),
-            pq_alternating, (queue.PriorityQueue, jobs), 2 * m, "queue.PriorityQueue"),
-        Row(f"PriorityQueue fill+drain, N={m:,}", pq_fill_drain, (PriorityQueue, jobs),
-            pq_fill_drain, (queue.PriorityQueue, jobs), 2 * m, "queue.PriorityQueue"),
-        Row("PriorityQueue 1 producer+1 consumer", pq_threads, (PriorityQueue, jobs),
-            pq_threads, (queue.PriorityQueue, jobs), m, "queue.PriorityQueue, 2 threads"),
-        Row(f"DelayQueue put+get, N={m:,}", delay_fill_drain, (DelayQueue, past),
-            delay_fill_drain, (HeapqDelayQueue, past), 2 * m, "heapq + threading.Condition"),
+        Row(
+            f"Heap push+pop, N={n:,}",
+            heap_push_pop,
+            (Heap, prios),
+            heapq_push_pop,
+            (prios,),
+            2 * n,
+            HEAPQ_TUPLES,
+        ),
+        Row(
+            f"Heap push_many+pop_many, N={n:,}",
+            heap_bulk,
+            (Heap, prios, items),
+            heapq_bulk,
+            (prios, items),
+            2 * n,
+            "heapq.heapify of tuples, then heappop",
+        ),
+        Row(
+            f"Heap update+remove, N={m:,}",
+            heap_update_remove,
+            (Heap, small, new),
+            heapq_update_remove,
+            (small, new),
+            3 * m + m // 2,
+            "heapq, entry map + lazy deletion",
+        ),
+        Row(
+            "PriorityQueue put_nowait+get_nowait",
+            pq_alternating,
+            (PriorityQueue, jobs),
+            pq_alternating,
+            (queue.PriorityQueue, jobs),
+            2 * m,
+            "queue.PriorityQueue",
+        ),
+        Row(
+            f"PriorityQueue fill+drain, N={m:,}",
+            pq_fill_drain,
+            (PriorityQueue, jobs),
+            pq_fill_drain,
+            (queue.PriorityQueue, jobs),
+            2 * m,
+            "queue.PriorityQueue",
+        ),
+        Row(
+            "PriorityQueue 1 producer+1 consumer",
+            pq_threads,
+            (PriorityQueue, jobs),
+            pq_threads,
+            (queue.PriorityQueue, jobs),
+            m,
+            "queue.PriorityQueue, 2 threads",
+        ),
+        Row(
+            f"DelayQueue put+get, N={m:,}",
+            delay_fill_drain,
+            (DelayQueue, past),
+            delay_fill_drain,
+            (HeapqDelayQueue, past),
+            2 * m,
+            "heapq + threading.Condition",
+        ),
     ]
     return threaded + _ttl_rows(TTLRing, TTLDict, m) + _wheel_rows(TimingWheel, n, m) + _aio_rows(quick)
 
@@ -102,26 +151,66 @@ def _aio_rows(quick: bool) -> list[Row]:
     jobs = pq_items(m)
     past = [-1.0] * m
     return [
-        Row("aio.PriorityQueue put_nowait+get_nowait", aio_pq_alternating, (aio.PriorityQueue, jobs),
-            aio_pq_alternating, (asyncio.PriorityQueue, jobs), 2 * m, "asyncio.PriorityQueue"),
-        Row("aio.PriorityQueue 4 producers+4 consumers", pq_producers_consumers,
-            (aio.PriorityQueue, jobs), pq_producers_consumers, (asyncio.PriorityQueue, jobs), m,
-            "asyncio.PriorityQueue, 8 tasks"),
-        Row(f"aio.DelayQueue put+get, N={m:,}", delay_put_get, (aio.DelayQueue, past),
-            delay_put_get, (AsyncHeapqDelayQueue, past), 2 * m, "heapq + asyncio.Event"),
-        Row("aio.DelayQueue put, 4 waiting consumers", delay_waiting_consumers,
-            (aio.DelayQueue, m), delay_waiting_consumers, (AsyncHeapqDelayQueue, m), m,
-            "heapq + asyncio.Event, 4 tasks"),
+        Row(
+            "aio.PriorityQueue put_nowait+get_nowait",
+            aio_pq_alternating,
+            (aio.PriorityQueue, jobs),
+            aio_pq_alternating,
+            (asyncio.PriorityQueue, jobs),
+            2 * m,
+            "asyncio.PriorityQueue",
+        ),
+        Row(
+            "aio.PriorityQueue 4 producers+4 consumers",
+            pq_producers_consumers,
+            (aio.PriorityQueue, jobs),
+            pq_producers_consumers,
+            (asyncio.PriorityQueue, jobs),
+            m,
+            "asyncio.PriorityQueue, 8 tasks",
+        ),
+        Row(
+            f"aio.DelayQueue put+get, N={m:,}",
+            delay_put_get,
+            (aio.DelayQueue, past),
+            delay_put_get,
+            (AsyncHeapqDelayQueue, past),
+            2 * m,
+            "heapq + asyncio.Event",
+        ),
+        Row(
+            "aio.DelayQueue put, 4 waiting consumers",
+            delay_waiting_consumers,
+            (aio.DelayQueue, m),
+            delay_waiting_consumers,
+            (AsyncHeapqDelayQueue, m),
+            m,
+            "heapq + asyncio.Event, 4 tasks",
+        ),
     ]
 
 
 def _wheel_rows(wheel_cls: Any, n: int, m: int) -> list[Row]:
     timers, few = timer_delays(n), timer_delays(m // 5)
     return [
-        Row(f"TimingWheel {n:,} timers, half cancelled", wheel_timers, (wheel_cls, timers),
-            heapq_timers, (timers,), n, "heapq, lazy cancellation"),
-        Row(f"TimingWheel vs sched, {m // 5:,} timers", wheel_timers, (wheel_cls, few),
-            sched_timers, (few,), m // 5, "sched.scheduler"),
+        Row(
+            f"TimingWheel {n:,} timers, half cancelled",
+            wheel_timers,
+            (wheel_cls, timers),
+            heapq_timers,
+            (timers,),
+            n,
+            "heapq, lazy cancellation",
+        ),
+        Row(
+            f"TimingWheel vs sched, {m // 5:,} timers",
+            wheel_timers,
+            (wheel_cls, few),
+            sched_timers,
+            (few,),
+            m // 5,
+            "sched.scheduler",
+        ),
     ]
 
 
@@ -134,10 +223,24 @@ def _ttl_rows(ring_cls: Any, dict_cls: Any, m: int) -> list[Row]:
     ring = ring_with_backlog(ring_cls, backlog)
     cache = ttlcache_with_backlog(backlog)
     return [
-        Row(f"TTLRing.expire(), nothing due, {backlog:,} held", ring_expire_nothing_due, (ring,),
-            cachetools_expire_nothing_due, (cache,), 1000, "cachetools.TTLCache.expire()"),
-        Row(f"TTLDict set+get+expire, N={m:,}", ttl_set_get_expire, (make_ttldict(dict_cls), m),
-            ttl_set_get_expire, (make_ttlcache, m), 3 * m, "cachetools.TTLCache"),
+        Row(
+            f"TTLRing.expire(), nothing due, {backlog:,} held",
+            ring_expire_nothing_due,
+            (ring,),
+            cachetools_expire_nothing_due,
+            (cache,),
+            1000,
+            "cachetools.TTLCache.expire()",
+        ),
+        Row(
+            f"TTLDict set+get+expire, N={m:,}",
+            ttl_set_get_expire,
+            (make_ttldict(dict_cls), m),
+            ttl_set_get_expire,
+            (make_ttlcache, m),
+            3 * m,
+            "cachetools.TTLCache",
+        ),
     ]
 
 
@@ -159,9 +262,11 @@ def overload_note(load: Optional[float], cores: int) -> Optional[str]:
     """What the table says when ``load`` exceeds ``cores``; None when it does not."""
     if load is None or load <= cores:
         return None
-    return (f"note: the load average ({load:.1f}) exceeded the {cores} cores during the run: other "
-            "processes competed for the CPU, so these ratios are unreliable; run again when the "
-            "machine is quiet, or use perf/ (pyperf) for careful numbers")
+    return (
+        f"note: the load average ({load:.1f}) exceeded the {cores} cores during the run: other "
+        "processes competed for the CPU, so these ratios are unreliable; run again when the "
+        "machine is quiet, or use perf/ (pyperf) for careful numbers"
+    )
 
 
 class Progress:
@@ -184,8 +289,9 @@ class Progress:
             self.stream.flush()
 
 
-def main(argv: Sequence[str] | None = None, *, read_load: LoadReading = load_average,
-         cores: Optional[int] = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, read_load: LoadReading = load_average, cores: Optional[int] = None
+) -> int:
     """Print the table; ``read_load`` and ``cores`` are the load check's inputs (tests pass their own)."""
     parser = argparse.ArgumentParser(prog="python -m dq_core.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
@@ -220,8 +326,10 @@ def main(argv: Sequence[str] | None = None, *, read_load: LoadReading = load_ave
     progress.show(f"TimingWheel memory, {timers:,} timers (tracemalloc)")
     wheel, heap = wheel_bytes_per_timer(dq_core.TimingWheel, timer_delays(timers))
     progress.step()
-    print(f"\nTimingWheel memory per pending timer: {wheel:.1f} bytes "
-          f"(heapq (deadline, seq, item) entry: {heap:.1f} bytes)")
+    print(
+        f"\nTimingWheel memory per pending timer: {wheel:.1f} bytes "
+        f"(heapq (deadline, seq, item) entry: {heap:.1f} bytes)"
+    )
     try:
         import cachetools  # noqa: F401
     except ImportError:

@@ -15,8 +15,20 @@ from typing import Any, Sequence
 from .common import FakeTimer
 
 __all__ = [
-    "WHEEL_TICK", "WHEEL_TICKS", "HORIZON", "timer_delays", "wheel_timers", "heapq_timers",
-    "sched_timers", "wheel_churn", "heapq_churn", "sched_churn", "wheel_schedule", "wheel_cancel", "heapq_push", "wheel_bytes_per_timer",
+    "WHEEL_TICK",
+    "WHEEL_TICKS",
+    "HORIZON",
+    "timer_delays",
+    "wheel_timers",
+    "heapq_timers",
+    "sched_timers",
+    "wheel_churn",
+    "heapq_churn",
+    "sched_churn",
+    "wheel_schedule",
+    "wheel_cancel",
+    "heapq_push",
+    "wheel_bytes_per_timer",
 ]
 
 WHEEL_TICK = 0.001
@@ -29,8 +41,7 @@ def timer_delays(n: int, seed: int = 4) -> list[float]:
     return [rnd.uniform(0.0, 60.0) for _ in range(n)]
 
 
-def wheel_timers(loops: int, wheel_cls: Any, delays: Sequence[float],
-                 steps: int = WHEEL_TICKS) -> float:
+def wheel_timers(loops: int, wheel_cls: Any, delays: Sequence[float], steps: int = WHEEL_TICKS) -> float:
     """Schedule every delay, cancel every other timer, advance in ``steps`` steps to the end."""
     total = 0.0
     for _ in range(loops):
@@ -104,8 +115,7 @@ def sched_timers(loops: int, delays: Sequence[float], steps: int = WHEEL_TICKS) 
     return total
 
 
-def wheel_schedule(loops: int, wheel_cls: Any, delays: Sequence[float],
-                   method: str = "schedule_at") -> float:
+def wheel_schedule(loops: int, wheel_cls: Any, delays: Sequence[float], method: str = "schedule_at") -> float:
     """One ``method`` call per delay, alone, into a wheel that grows to len(delays) timers.
 
     ``schedule_at`` runs on a fake clock at 0, so every deadline lies ahead;

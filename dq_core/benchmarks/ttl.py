@@ -14,10 +14,23 @@ from typing import Any, Callable, Sequence
 from .common import FakeTimer
 
 __all__ = [
-    "ring_with_backlog", "ttlcache_with_backlog", "ring_expire_nothing_due",
-    "cachetools_expire_nothing_due", "ttl_set_get_expire", "make_ttldict", "make_ttlcache",
-    "ttldict_contenders", "PEER_TTL", "make_cachebox", "real_clock_contenders", "filled", "set_get",
-    "get_hits", "nothing_due", "purge_expired", "sliding_window",
+    "ring_with_backlog",
+    "ttlcache_with_backlog",
+    "ring_expire_nothing_due",
+    "cachetools_expire_nothing_due",
+    "ttl_set_get_expire",
+    "make_ttldict",
+    "make_ttlcache",
+    "ttldict_contenders",
+    "PEER_TTL",
+    "make_cachebox",
+    "real_clock_contenders",
+    "filled",
+    "set_get",
+    "get_hits",
+    "nothing_due",
+    "purge_expired",
+    "sliding_window",
 ]
 
 
@@ -85,8 +98,7 @@ def make_ttlcache(timer: FakeTimer) -> Any:
 
 def ttldict_contenders(impls: Sequence[tuple[str, Any]]) -> list[tuple[str, Callable[[FakeTimer], Any]]]:
     """``(label, make)`` for ``ttl_set_get_expire``: each implementation's TTLDict, then cachetools."""
-    return [(label, make_ttldict(impl.TTLDict)) for label, impl in impls] + [
-        ("cachetools", make_ttlcache)]
+    return [(label, make_ttldict(impl.TTLDict)) for label, impl in impls] + [("cachetools", make_ttlcache)]
 
 
 # -- against cachebox.TTLCache, on the real clock ------------------------------
@@ -105,8 +117,10 @@ def make_cachebox(ttl: float) -> Any:
     return cachebox.TTLCache(0, global_ttl=ttl)
 
 
-def real_clock_contenders(impls: Sequence[tuple[str, Any]], cls: str = "TTLDict",
-                          ) -> list[tuple[str, Callable[[float], Any]]]:
+def real_clock_contenders(
+    impls: Sequence[tuple[str, Any]],
+    cls: str = "TTLDict",
+) -> list[tuple[str, Callable[[float], Any]]]:
     """``(label, new)``: each implementation's ``cls`` on its default clock, then cachebox."""
     return [(label, getattr(impl, cls)) for label, impl in impls] + [("cachebox", make_cachebox)]
 
@@ -149,8 +163,7 @@ def nothing_due(loops: int, purge: Callable[[], Any], calls: int = 1000) -> floa
     return perf_counter() - t0
 
 
-def purge_expired(loops: int, new: Callable[[float], Any], n: int, method: str,
-                  ring: bool = False) -> float:
+def purge_expired(loops: int, new: Callable[[float], Any], n: int, method: str, ring: bool = False) -> float:
     """``method()`` on a mapping (or a TTLRing: ``ring``) holding ``n`` entries, all expired.
 
     Only the purge is timed, and the release of what it returns.  The TTL
@@ -192,8 +205,7 @@ def purge_expired(loops: int, new: Callable[[float], Any], n: int, method: str,
     return total
 
 
-def sliding_window(loops: int, new: Callable[[float], Any], n: int = 1_000_000,
-                   ttl: float = 0.2) -> float:
+def sliding_window(loops: int, new: Callable[[float], Any], n: int = 1_000_000, ttl: float = 0.2) -> float:
     """``n`` times: set a new key and read it back, in a mapping whose entries live ``ttl``.
 
     The read is ``get``: on a loaded machine a pause between the set and the

@@ -52,8 +52,10 @@ try:
     import redis as _redis  # noqa: F401
 except ImportError as exc:  # pragma: no cover - tested in a subprocess
     raise ModuleNotFoundError(
-        "dq_core.redis needs redis-py, which the 'redis' extra installs: "
-        'pip install "dq_core[redis]"', name=exc.name, path=exc.path) from exc
+        "dq_core.redis needs redis-py, which the 'redis' extra installs: pip install \"dq_core[redis]\"",
+        name=exc.name,
+        path=exc.path,
+    ) from exc
 
 from ._asyncio import AsyncRedisDelayQueue
 from ._cron import Cron
@@ -64,5 +66,14 @@ from ._retry import RetryPolicy
 from ._serializer import Payload, Serializer
 from ._sync import RedisDelayQueue
 
-__all__ = ["AsyncRedisDelayQueue", "Cron", "IfExists", "Job", "Payload", "RedisDelayQueue",
-           "RetryPolicy", "Serializer", "Unavailable"]
+__all__ = [
+    "AsyncRedisDelayQueue",
+    "Cron",
+    "IfExists",
+    "Job",
+    "Payload",
+    "RedisDelayQueue",
+    "RetryPolicy",
+    "Serializer",
+    "Unavailable",
+]

@@ -57,8 +57,7 @@ class _AsyncClusterPubSub(_AsyncPubSub):
         where = self.cluster.get_node_from_key(channels[0])  # all in one slot
         if where is None:
             raise _aredis.ConnectionError(f"no cluster node serves {channels[0]!r}")
-        pool = _aredis.ConnectionPool(connection_class=where.connection_class,
-                                      **where.connection_kwargs)
+        pool = _aredis.ConnectionPool(connection_class=where.connection_class, **where.connection_kwargs)
         self.node = _aredis.Redis.from_pool(pool)  # closing it closes the pool
         self.raw = self.node.pubsub()
         await self.raw.subscribe(*channels)
@@ -138,30 +137,54 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
     _client_class = (_aredis.Redis, _aredis.RedisCluster)
 
     @overload
-    def __init__(self: "AsyncRedisDelayQueue[Payload]", name: str,
-                 client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
-                 lease: float = 30.0, max_attempts: Optional[int] = None,
-                 serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
-                 burst: float = 1) -> None: ...
+    def __init__(
+        self: "AsyncRedisDelayQueue[Payload]",
+        name: str,
+        client: "Union[_aredis.Redis, _aredis.RedisCluster]",
+        *,
+        lease: float = 30.0,
+        max_attempts: Optional[int] = None,
+        serializer: None = None,
+        dead_ttl: Optional[float] = None,
+        dead_max: Optional[int] = None,
+        retry_for: float = RETRY_FOR,
+        retry: Optional[RetryPolicy] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+    ) -> None: ...
 
     @overload
-    def __init__(self: "AsyncRedisDelayQueue[T]", name: str,
-                 client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
-                 lease: float = 30.0, max_attempts: Optional[int] = None,
-                 serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
-                 burst: float = 1) -> None: ...
+    def __init__(
+        self: "AsyncRedisDelayQueue[T]",
+        name: str,
+        client: "Union[_aredis.Redis, _aredis.RedisCluster]",
+        *,
+        lease: float = 30.0,
+        max_attempts: Optional[int] = None,
+        serializer: Serializer[T],
+        dead_ttl: Optional[float] = None,
+        dead_max: Optional[int] = None,
+        retry_for: float = RETRY_FOR,
+        retry: Optional[RetryPolicy] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+    ) -> None: ...
 
-    def __init__(self, name: str, client: "Union[_aredis.Redis, _aredis.RedisCluster]", *,
-                 lease: float = 30.0,
-                 max_attempts: Optional[int] = None,
-                 serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
-                 burst: float = 1) -> None:
+    def __init__(
+        self,
+        name: str,
+        client: "Union[_aredis.Redis, _aredis.RedisCluster]",
+        *,
+        lease: float = 30.0,
+        max_attempts: Optional[int] = None,
+        serializer: Optional[Serializer[T]] = None,
+        dead_ttl: Optional[float] = None,
+        dead_max: Optional[int] = None,
+        retry_for: float = RETRY_FOR,
+        retry: Optional[RetryPolicy] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+    ) -> None:
         super().__init__(
             name,
             client,  # type: ignore[arg-type]
@@ -210,21 +233,39 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
 
     _drive = _Protocol._carry_out
 
-    async def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-                  if_exists: IfExists = "replace", priority: float = 0) -> str:
+    async def put(
+        self,
+        payload: T,
+        delay: float = 0.0,
+        *,
+        job_id: Optional[str] = None,
+        if_exists: IfExists = "replace",
+        priority: float = 0,
+    ) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put`."""
-        return await self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists,
-                                          priority))
+        return await self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists, priority))
 
-    async def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-                     if_exists: IfExists = "replace", priority: float = 0) -> str:
+    async def put_at(
+        self,
+        payload: T,
+        when: float,
+        *,
+        job_id: Optional[str] = None,
+        if_exists: IfExists = "replace",
+        priority: float = 0,
+    ) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put_at`."""
-        return await self._drive(self._put_one(payload, when, "when", True, job_id, if_exists,
-                                          priority))
+        return await self._drive(self._put_one(payload, when, "when", True, job_id, if_exists, priority))
 
-    async def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
-                       job_ids: Optional[Iterable[str]] = None,
-                       if_exists: IfExists = "replace", priority: float = 0) -> List[str]:
+    async def put_many(
+        self,
+        payloads: Iterable[T],
+        delays: Optional[Iterable[float]] = None,
+        *,
+        job_ids: Optional[Iterable[str]] = None,
+        if_exists: IfExists = "replace",
+        priority: float = 0,
+    ) -> List[str]:
         """Coroutine of :meth:`RedisDelayQueue.put_many`."""
         return await self._drive(self._put_many(payloads, delays, job_ids, if_exists, priority))
 
@@ -263,8 +304,8 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
             return True
 
         task = asyncio.ensure_future(
-            self._beat(pause, lambda until: self._drive(self._extend_flow(job, None, until)),
-                       lost.set))
+            self._beat(pause, lambda until: self._drive(self._extend_flow(job, None, until)), lost.set)
+        )
         try:
             yield lost
         finally:
@@ -274,9 +315,15 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
             except asyncio.CancelledError:
                 pass
 
-    async def put_recurring(self, payload: T, *, every: Optional[float] = None,
-                            cron: "Union[str, Cron, None]" = None, job_id: Optional[str] = None,
-                            priority: float = 0) -> str:
+    async def put_recurring(
+        self,
+        payload: T,
+        *,
+        every: Optional[float] = None,
+        cron: "Union[str, Cron, None]" = None,
+        job_id: Optional[str] = None,
+        priority: float = 0,
+    ) -> str:
         """Coroutine of :meth:`RedisDelayQueue.put_recurring`."""
         return await self._drive(self._recur_flow(payload, every, cron, job_id, priority))
 

@@ -33,15 +33,23 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m dq_core.redis",
         description="Look at and tend a dq_core.redis queue.",
-        epilog="Payloads are shown as stored (bytes or str): nothing is deserialized.")
-    p.add_argument("--url", default=os.environ.get("REDIS_URL", DEFAULT_URL),
-                   help="the Redis server (default: $REDIS_URL, else %(default)s "
-                        "when unset); redis://, rediss:// or unix://")
-    p.add_argument("--cluster", action="store_true",
-                   help="the URL names a node of a Redis Cluster")
+        epilog="Payloads are shown as stored (bytes or str): nothing is deserialized.",
+    )
+    p.add_argument(
+        "--url",
+        default=os.environ.get("REDIS_URL", DEFAULT_URL),
+        help="the Redis server (default: $REDIS_URL, else %(default)s "
+        "when unset); redis://, rediss:// or unix://",
+    )
+    p.add_argument("--cluster", action="store_true", help="the URL names a node of a Redis Cluster")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.add_argument("--retry-for", type=float, default=RETRY_FOR, metavar="SECONDS",
-                   help="how long to retry a lost connection (default %(default)s)")
+    p.add_argument(
+        "--retry-for",
+        type=float,
+        default=RETRY_FOR,
+        metavar="SECONDS",
+        help="how long to retry a lost connection (default %(default)s)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     s = sub.add_parser("stats", help="job counts and the queue's stored policy")
     s.add_argument("name", nargs="+", help="queue name(s)")
@@ -59,14 +67,18 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--delay", type=float, default=0.0, help="due after this many seconds")
     s = sub.add_parser("purge", help="delete dead jobs")
     s.add_argument("name", help="queue name")
-    s.add_argument("--older-than", type=float, default=0.0, metavar="SECONDS",
-                   help="only those dead at least this long (default: all)")
+    s.add_argument(
+        "--older-than",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="only those dead at least this long (default: all)",
+    )
     return p
 
 
 def _when(seconds: float) -> str:
-    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M:%S.%f")
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 def _payload_doc(payload: Any) -> Dict[str, Any]:
@@ -82,7 +94,7 @@ def _payload_doc(payload: Any) -> Dict[str, Any]:
 
 def _preview(payload: Any) -> str:
     text = repr(payload)
-    return text if len(text) <= _PREVIEW else text[:_PREVIEW - 3] + "..."
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
 
 
 def _table(out: TextIO, header: Sequence[str], rows: List[Sequence[str]]) -> None:
@@ -93,16 +105,18 @@ def _table(out: TextIO, header: Sequence[str], rows: List[Sequence[str]]) -> Non
 
 def _policy(q: RedisDelayQueue[Any]) -> Dict[str, Any]:
     client: Any = q.client
-    maxa, dttl, dmax, retry, rate = client.hmget(q.keys[6],
-                                                 ["maxa", "dttl", "dmax", "retry", "rate"])
+    maxa, dttl, dmax, retry, rate = client.hmget(q.keys[6], ["maxa", "dttl", "dmax", "retry", "rate"])
     doc: Dict[str, Any] = {
         "max_attempts": None if maxa is None else int(maxa),
         "dead_ttl": None if dttl is None else int(dttl) / 1e6,
         "dead_max": None if dmax is None else int(dmax),
-        "retry": None, "rate": None}
+        "retry": None,
+        "rate": None,
+    }
     if retry is not None:
-        doc["retry"] = dict(zip(("base", "factor", "max_delay", "jitter"),
-                                map(float, retry.decode().split(","))))
+        doc["retry"] = dict(
+            zip(("base", "factor", "max_delay", "jitter"), map(float, retry.decode().split(",")))
+        )
     if rate is not None:
         doc["rate"] = dict(zip(("rate", "burst"), map(float, rate.decode().split(","))))
     return doc
@@ -115,8 +129,13 @@ def _shown(policy: Optional[Dict[str, float]]) -> str:
 
 
 def _job_doc(job: Job[Any], **extra: Any) -> Dict[str, Any]:
-    return {"id": job.id, "deadline": job.deadline, "attempts": job.attempts, **extra,
-            **_payload_doc(job.payload)}
+    return {
+        "id": job.id,
+        "deadline": job.deadline,
+        "attempts": job.attempts,
+        **extra,
+        **_payload_doc(job.payload),
+    }
 
 
 def _run(args: argparse.Namespace, client: Any, out: TextIO) -> int:
@@ -124,8 +143,7 @@ def _run(args: argparse.Namespace, client: Any, out: TextIO) -> int:
     queues = [RedisDelayQueue(n, client, retry_for=args.retry_for) for n in names]
     q = queues[0]
     if args.command == "stats":
-        docs: List[Dict[str, Any]] = [{"queue": x.name, **x.stats(), "policy": _policy(x)}
-                                      for x in queues]
+        docs: List[Dict[str, Any]] = [{"queue": x.name, **x.stats(), "policy": _policy(x)} for x in queues]
         if args.json:
             json.dump(docs if len(docs) > 1 else docs[0], out, indent=2)
             out.write("\n")
@@ -137,23 +155,39 @@ def _run(args: argparse.Namespace, client: Any, out: TextIO) -> int:
             pol = doc["policy"]
             retry = pol["retry"]
             shown = _shown(retry)
-            out.write(f"  max_attempts {pol['max_attempts'] or '-'}, dead_ttl "
-                      f"{pol['dead_ttl'] or '-'}, dead_max {pol['dead_max'] or '-'}, "
-                      f"retry {shown}, rate {_shown(pol['rate'])}\n")
+            out.write(
+                f"  max_attempts {pol['max_attempts'] or '-'}, dead_ttl "
+                f"{pol['dead_ttl'] or '-'}, dead_max {pol['dead_max'] or '-'}, "
+                f"retry {shown}, rate {_shown(pol['rate'])}\n"
+            )
         return 0
     if args.command == "peek":
         jobs, priorities = q._drive(q._peek_flow(args.limit))
         s, us = client.time()
         now = s + us / 1e6
         if args.json:
-            json.dump([_job_doc(j, priority=p, due=j.deadline <= now)
-                       for j, p in zip(jobs, priorities)], out, indent=2)
+            json.dump(
+                [_job_doc(j, priority=p, due=j.deadline <= now) for j, p in zip(jobs, priorities)],
+                out,
+                indent=2,
+            )
             out.write("\n")
             return 0
-        _table(out, ("ID", "DEADLINE (UTC)", "PRIORITY", "ATTEMPTS", "STATE", "PAYLOAD"),
-               [(j.id, _when(j.deadline), f"{p:g}", str(j.attempts),
-                 "due" if j.deadline <= now else "delayed", _preview(j.payload))
-                for j, p in zip(jobs, priorities)])
+        _table(
+            out,
+            ("ID", "DEADLINE (UTC)", "PRIORITY", "ATTEMPTS", "STATE", "PAYLOAD"),
+            [
+                (
+                    j.id,
+                    _when(j.deadline),
+                    f"{p:g}",
+                    str(j.attempts),
+                    "due" if j.deadline <= now else "delayed",
+                    _preview(j.payload),
+                )
+                for j, p in zip(jobs, priorities)
+            ],
+        )
         return 0
     if args.command == "dead":
         jobs = q.dead(args.limit, start=args.start)
@@ -161,9 +195,11 @@ def _run(args: argparse.Namespace, client: Any, out: TextIO) -> int:
             json.dump([_job_doc(j, reason=j.reason) for j in jobs], out, indent=2)
             out.write("\n")
             return 0
-        _table(out, ("ID", "DEADLINE (UTC)", "ATTEMPTS", "REASON", "PAYLOAD"),
-               [(j.id, _when(j.deadline), str(j.attempts), j.reason or "", _preview(j.payload))
-                for j in jobs])
+        _table(
+            out,
+            ("ID", "DEADLINE (UTC)", "ATTEMPTS", "REASON", "PAYLOAD"),
+            [(j.id, _when(j.deadline), str(j.attempts), j.reason or "", _preview(j.payload)) for j in jobs],
+        )
         return 0
     if args.command == "requeue":
         if args.all == bool(args.ids):

@@ -8,8 +8,13 @@ import math
 from typing import List
 
 #: The fields: name, lowest, highest.
-_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12),
-           ("day of week", 0, 7))
+_FIELDS = (
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day of month", 1, 31),
+    ("month", 1, 12),
+    ("day of week", 0, 7),
+)
 #: How far ahead a schedule must fire at least once (days): four years and a day
 #: cover every date that exists (29 February).
 _HORIZON = 4 * 366 + 1
@@ -29,13 +34,16 @@ def _field(text: str, name: str, low: int, high: int) -> List[int]:
         else:
             a, dash, b = what.partition("-")
             if not a.isdigit() or (dash and not b.isdigit()):
-                raise ValueError(f"cron {name} must be *, a number, a range a-b, with an "
-                                 f"optional /step, or a list of those, got {part!r}")
+                raise ValueError(
+                    f"cron {name} must be *, a number, a range a-b, with an "
+                    f"optional /step, or a list of those, got {part!r}"
+                )
             first = int(a)
             last = int(b) if dash else (high if step_text else first)
         if not low <= first <= last <= high:
-            raise ValueError(f"cron {name} must lie from {low} to {high} (and a range go "
-                             f"upwards), got {part!r}")
+            raise ValueError(
+                f"cron {name} must lie from {low} to {high} (and a range go upwards), got {part!r}"
+            )
         values.update(range(first, last + 1, step))
     return sorted(values)
 
@@ -51,16 +59,16 @@ class Cron:
     minutes; an expression that never fires (``0 0 30 2 *``) is refused.
     """
 
-    __slots__ = ("expr", "minutes", "hours", "days", "months", "weekdays", "any_day",
-                 "any_weekday")
+    __slots__ = ("expr", "minutes", "hours", "days", "months", "weekdays", "any_day", "any_weekday")
 
     def __init__(self, expr: str) -> None:
         if not isinstance(expr, str):
             raise TypeError(f"cron must be a str, not {type(expr).__name__!r}")
         parts = expr.split()
         if len(parts) != 5:
-            raise ValueError(f"cron must have 5 fields (minute hour day-of-month month "
-                             f"day-of-week), got {expr!r}")
+            raise ValueError(
+                f"cron must have 5 fields (minute hour day-of-month month day-of-week), got {expr!r}"
+            )
         fields = [_field(p, *f) for p, f in zip(parts, _FIELDS)]
         self.expr = " ".join(parts)
         self.minutes, self.hours, self.days, self.months = fields[:4]

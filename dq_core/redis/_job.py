@@ -20,21 +20,36 @@ class Job(Generic[T]):
 
     __slots__ = ("id", "payload", "deadline", "attempts", "reason", "_token")
 
-    def __init__(self, id: str, payload: T, deadline: float, attempts: int,
-                 _token: str = "", *, reason: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        id: str,
+        payload: T,
+        deadline: float,
+        attempts: int,
+        _token: str = "",
+        *,
+        reason: Optional[str] = None,
+    ) -> None:
         self.id, self.payload, self.deadline = id, payload, deadline
         self.attempts, self.reason, self._token = attempts, reason, _token
 
     def __repr__(self) -> str:
         why = "" if self.reason is None else f", reason={self.reason!r}"
-        return (f"Job(id={self.id!r}, payload={self.payload!r}, deadline={self.deadline!r}, "
-                f"attempts={self.attempts!r}{why})")
+        return (
+            f"Job(id={self.id!r}, payload={self.payload!r}, deadline={self.deadline!r}, "
+            f"attempts={self.attempts!r}{why})"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Job):
             return NotImplemented
-        return ((self.id, self.payload, self.deadline, self.attempts, self.reason, self._token)
-                == (other.id, other.payload, other.deadline, other.attempts, other.reason,
-                    other._token))
+        return (self.id, self.payload, self.deadline, self.attempts, self.reason, self._token) == (
+            other.id,
+            other.payload,
+            other.deadline,
+            other.attempts,
+            other.reason,
+            other._token,
+        )
 
     __hash__ = None  # type: ignore[assignment]

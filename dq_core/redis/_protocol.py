@@ -181,24 +181,35 @@ def _policy_error(exc: _redis.ResponseError) -> Optional[ValueError]:
         return None
     _, name, stored, given = words
     if name == "retry":
+
         def show(wire: str) -> str:
-            return ", ".join(f"{k}={v}" for k, v in
-                             zip(("base", "factor", "max_delay", "jitter"), wire.split(",")))
-        return ValueError(f"retry=RetryPolicy({show(given)}, ...) conflicts with the queue's "
-                          f"stored backoff ({show(stored)}): a queue's policy is set by the "
-                          f"first client that states it (pass retry=None to use the stored "
-                          f"one, or clear() the queue)")
+            return ", ".join(
+                f"{k}={v}" for k, v in zip(("base", "factor", "max_delay", "jitter"), wire.split(","))
+            )
+
+        return ValueError(
+            f"retry=RetryPolicy({show(given)}, ...) conflicts with the queue's "
+            f"stored backoff ({show(stored)}): a queue's policy is set by the "
+            f"first client that states it (pass retry=None to use the stored "
+            f"one, or clear() the queue)"
+        )
     if name == "rate":
+
         def show(wire: str) -> str:
             return "rate={}, burst={}".format(*wire.split(","))
-        return ValueError(f"{show(given)} conflicts with the queue's stored {show(stored)}: a "
-                          f"queue's policy is set by the first client that states it (pass "
-                          f"rate=None to use the stored one, or clear() the queue)")
+
+        return ValueError(
+            f"{show(given)} conflicts with the queue's stored {show(stored)}: a "
+            f"queue's policy is set by the first client that states it (pass "
+            f"rate=None to use the stored one, or clear() the queue)"
+        )
     if name == "dead_ttl":
         stored, given = repr(int(stored) / _US), repr(int(given) / _US)
-    return ValueError(f"{name}={given} conflicts with the queue's stored {name}={stored}: "
-                      f"a queue's policy is set by the first client that states it "
-                      f"(pass {name}=None to use the stored one, or clear() the queue)")
+    return ValueError(
+        f"{name}={given} conflicts with the queue's stored {name}={stored}: "
+        f"a queue's policy is set by the first client that states it "
+        f"(pass {name}=None to use the stored one, or clear() the queue)"
+    )
 
 
 class _Protocol(Uncopyable, Generic[T, C]):
@@ -206,28 +217,64 @@ class _Protocol(Uncopyable, Generic[T, C]):
     their replies, the flows of steps, and the driver that carries a flow's
     steps out with the face's I/O (``_script``, ``_new_pubsub``)."""
 
-    __slots__ = ("name", "client", "lease", "max_attempts", "dead_ttl", "dead_max", "serializer",
-                 "retry_for", "retry", "_retry_wire", "rate", "burst", "_rate_wire", "_stated",
-                 "channel", "keys", "_prefix",
-                 "_head", "_scripts", "_idle",
-                 "_idle_lock", "_pid", "_checked", "_listener", "_me", "_wake", "_down")
+    __slots__ = (
+        "name",
+        "client",
+        "lease",
+        "max_attempts",
+        "dead_ttl",
+        "dead_max",
+        "serializer",
+        "retry_for",
+        "retry",
+        "_retry_wire",
+        "rate",
+        "burst",
+        "_rate_wire",
+        "_stated",
+        "channel",
+        "keys",
+        "_prefix",
+        "_head",
+        "_scripts",
+        "_idle",
+        "_idle_lock",
+        "_pid",
+        "_checked",
+        "_listener",
+        "_me",
+        "_wake",
+        "_down",
+    )
     _client_class: Any  # what the face runs on: redis.Redis or redis.asyncio.Redis
 
-    def __init__(self, name: str, client: C, lease: float, max_attempts: Optional[int],
-                 serializer: Optional[Serializer[T]], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
-                 burst: float = 1) -> None:
+    def __init__(
+        self,
+        name: str,
+        client: C,
+        lease: float,
+        max_attempts: Optional[int],
+        serializer: Optional[Serializer[T]],
+        dead_ttl: Optional[float] = None,
+        dead_max: Optional[int] = None,
+        retry_for: float = RETRY_FOR,
+        retry: Optional[RetryPolicy] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+    ) -> None:
         expected = self._client_class
         if not isinstance(client, expected):
             module = expected[0].__module__.split(".client")[0]
-            raise TypeError(f"client must be a {module}.Redis or {module}.RedisCluster, "
-                            f"not {type(client).__name__!r}")
+            raise TypeError(
+                f"client must be a {module}.Redis or {module}.RedisCluster, not {type(client).__name__!r}"
+            )
         if not isinstance(name, str) or not name:
             raise TypeError(f"name must be a non-empty str, not {name!r}")
         if "{" in name or "}" in name:
-            raise ValueError(f"name must not contain '{{' or '}}' (it becomes the keys' "
-                             f"Redis Cluster hash tag), got {name!r}")
+            raise ValueError(
+                f"name must not contain '{{' or '}}' (it becomes the keys' "
+                f"Redis Cluster hash tag), got {name!r}"
+            )
         kwargs = client.get_connection_kwargs()
         if kwargs.get("decode_responses"):
             raise ValueError("client must be made with decode_responses=False: payloads are bytes")
@@ -240,12 +287,13 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 raise ValueError("max_attempts must be at least 1 (or None: no limit)")
         if retry is not None:
             if not isinstance(retry, RetryPolicy):
-                raise TypeError(f"retry must be a RetryPolicy or None, not "
-                                f"{type(retry).__name__!r}")
+                raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__!r}")
             if retry.max_attempts is not None:
                 if max_attempts is not None and max_attempts != retry.max_attempts:
-                    raise ValueError(f"max_attempts={max_attempts!r} conflicts with "
-                                     f"retry.max_attempts={retry.max_attempts!r}")
+                    raise ValueError(
+                        f"max_attempts={max_attempts!r} conflicts with "
+                        f"retry.max_attempts={retry.max_attempts!r}"
+                    )
                 max_attempts = retry.max_attempts
         burst = to_real(burst, "burst")
         if not 1.0 <= burst < math.inf:
@@ -253,8 +301,10 @@ class _Protocol(Uncopyable, Generic[T, C]):
         if rate is not None:
             rate = to_real(rate, "rate")
             if not 0.0 < rate < math.inf:
-                raise ValueError(f"rate must be a positive finite number of jobs a second "
-                                 f"(or None: no limit), got {rate!r}")
+                raise ValueError(
+                    f"rate must be a positive finite number of jobs a second "
+                    f"(or None: no limit), got {rate!r}"
+                )
         ttl_us = ""
         if dead_ttl is not None:
             dead_ttl = to_real(dead_ttl, "dead_ttl")
@@ -267,8 +317,10 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 raise ValueError("dead_max must be at least 1 (or None: no limit)")
         retry_for = to_real(retry_for, "retry_for")
         if not 0.0 <= retry_for <= _REPLAY_SAFE:
-            raise ValueError(f"retry_for must be from 0 to {_REPLAY_SAFE:g} seconds (a call "
-                             f"retried later could act twice), got {retry_for!r}")
+            raise ValueError(
+                f"retry_for must be from 0 to {_REPLAY_SAFE:g} seconds (a call "
+                f"retried later could act twice), got {retry_for!r}"
+            )
         check_serializer(serializer)
         self.name, self.lease, self.serializer = name, lease, serializer
         self.retry_for = retry_for
@@ -283,8 +335,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
         self._prefix = prefix
         self.keys = [prefix + k for k in KEY_NAMES]
         self.channel = prefix + "wake"
-        self._head = [self.channel, "" if max_attempts is None else str(max_attempts), ttl_us,
-                      "" if dead_max is None else str(dead_max)]
+        self._head = [
+            self.channel,
+            "" if max_attempts is None else str(max_attempts),
+            ttl_us,
+            "" if dead_max is None else str(dead_max),
+        ]
         self._scripts = {op: client.register_script(src) for op, src in SOURCES.items()}
         self.client = client
         self._idle: List[_PubSub] = []  # subscriptions kept between two waits
@@ -299,25 +355,30 @@ class _Protocol(Uncopyable, Generic[T, C]):
         self._idle_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("dead_ttl", "dead_max")
-                        if getattr(self, k) is not None)
+        extra = "".join(
+            f", {k}={getattr(self, k)!r}" for k in ("dead_ttl", "dead_max") if getattr(self, k) is not None
+        )
         if self.retry_for != RETRY_FOR:
             extra += f", retry_for={self.retry_for!r}"
         if self.retry is not None:
             extra += f", retry={self.retry!r}"
         if self.rate is not None:
             extra += f", rate={self.rate!r}, burst={self.burst!r}"
-        return (f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
-                f"max_attempts={self.max_attempts!r}{extra})")
+        return (
+            f"{type(self).__name__}({self.name!r}, lease={self.lease!r}, "
+            f"max_attempts={self.max_attempts!r}{extra})"
+        )
 
     # -- conversions
 
     @staticmethod
     def _id(job_id: object, name: str = "job_id") -> str:
         if not isinstance(job_id, str):
-            raise TypeError(f"job_id must be a str, not {type(job_id).__name__!r}"
-                            if name == "job_id" else
-                            f"{name} must be a str, not {type(job_id).__name__!r}")
+            raise TypeError(
+                f"job_id must be a str, not {type(job_id).__name__!r}"
+                if name == "job_id"
+                else f"{name} must be a str, not {type(job_id).__name__!r}"
+            )
         return job_id
 
     def _lease_of(self, job: object) -> Tuple[str, str]:
@@ -337,8 +398,16 @@ class _Protocol(Uncopyable, Generic[T, C]):
             try:  # in bulk; a payload that fails sends every job the long way
                 payloads = [d[1:].decode() if d[0] == 115 else d[1:] for d in datas]  # b"s"
                 deadlines = [float(d) / _US for d in flat[5::5]]
-                return list(map(Job, map(bytes.decode, flat[3::5]), payloads, deadlines,
-                                flat[6::5], map(bytes.decode, flat[7::5]))), []
+                return list(
+                    map(
+                        Job,
+                        map(bytes.decode, flat[3::5]),
+                        payloads,
+                        deadlines,
+                        flat[6::5],
+                        map(bytes.decode, flat[7::5]),
+                    )
+                ), []
             except Exception:
                 pass
         jobs: List[Job[T]] = []
@@ -368,8 +437,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
                     payload = decode(self.serializer, data)
                 except Exception:  # dead() never raises on a bad payload: the raw bytes
                     payload = data[1:]
-            jobs.append(Job(flat[i].decode(), payload, _seconds(flat[i + 2]), int(flat[i + 3]),
-                            reason=reason))
+            jobs.append(
+                Job(flat[i].decode(), payload, _seconds(flat[i + 2]), int(flat[i + 3]), reason=reason)
+            )
         return jobs
 
     # -- flows: each yields steps and returns the method's result
@@ -377,9 +447,16 @@ class _Protocol(Uncopyable, Generic[T, C]):
     def _run(self, op: str, *args: Any) -> _Flow[Any]:
         return (yield _Run(op, list(args)))
 
-    def _put_flow(self, payloads: Iterable[object], times: Iterable[object], name: str,
-                  absolute: bool, job_ids: Optional[Iterable[object]],
-                  if_exists: object, priority: object = 0) -> _Flow[List[str]]:
+    def _put_flow(
+        self,
+        payloads: Iterable[object],
+        times: Iterable[object],
+        name: str,
+        absolute: bool,
+        job_ids: Optional[Iterable[object]],
+        if_exists: object,
+        priority: object = 0,
+    ) -> _Flow[List[str]]:
         if if_exists not in ("replace", "keep"):
             raise ValueError(f"if_exists must be 'replace' or 'keep', got {if_exists!r}")
         head: List[Any] = ["1" if absolute else "0", if_exists, _priority(priority)]
@@ -391,7 +468,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
             raise ValueError(f"payloads and {plural} differ in length: {n} != {len(ts)}")
         if job_ids is None:  # 128 random bits each, as uuid4 has, drawn at once
             hexes = os.urandom(16 * n).hex()
-            ids = [hexes[i:i + 32] for i in range(0, 32 * n, 32)]
+            ids = [hexes[i : i + 32] for i in range(0, 32 * n, 32)]
             head[1] = "new"  # ids no job holds: the script looks none up
         else:
             ids = [self._id(j, f"job_ids[{i}]") for i, j in enumerate(job_ids)]
@@ -402,8 +479,10 @@ class _Protocol(Uncopyable, Generic[T, C]):
         if self.serializer is None and all(type(p) is bytes for p in items):
             datas = [b"b" + p for p in cast(List[bytes], items)]
         else:
-            datas = [encode(self.serializer, p, f"payload[{i}]" if many else "payload")
-                     for i, p in enumerate(items)]
+            datas = [
+                encode(self.serializer, p, f"payload[{i}]" if many else "payload")
+                for i, p in enumerate(items)
+            ]
         if all(type(t) is float and 0.0 <= t < _FAST_SECONDS for t in ts):
             micros = [math.ceil(t * _US) for t in cast(List[float], ts)]
         else:
@@ -414,19 +493,31 @@ class _Protocol(Uncopyable, Generic[T, C]):
         # in scripts of _BATCH jobs: each holds the server a few milliseconds
         width = 3 * _BATCH
         for i in range(0, len(args), width):
-            yield from self._run("put", *head, *args[i:i + width])
+            yield from self._run("put", *head, *args[i : i + width])
         return ids
 
-    def _put_one(self, payload: object, t: object, name: str, absolute: bool,
-                 job_id: Optional[object], if_exists: object,
-                 priority: object = 0) -> _Flow[str]:
+    def _put_one(
+        self,
+        payload: object,
+        t: object,
+        name: str,
+        absolute: bool,
+        job_id: Optional[object],
+        if_exists: object,
+        priority: object = 0,
+    ) -> _Flow[str]:
         ids = None if job_id is None else [self._id(job_id)]
         out = yield from self._put_flow([payload], [t], name, absolute, ids, if_exists, priority)
         return out[0]
 
-    def _put_many(self, payloads: Iterable[object], delays: Optional[Iterable[object]],
-                  job_ids: Optional[Iterable[object]], if_exists: object,
-                  priority: object = 0) -> _Flow[List[str]]:
+    def _put_many(
+        self,
+        payloads: Iterable[object],
+        delays: Optional[Iterable[object]],
+        job_ids: Optional[Iterable[object]],
+        if_exists: object,
+        priority: object = 0,
+    ) -> _Flow[List[str]]:
         items = list(payloads)
         times = [0] * len(items) if delays is None else delays
         return self._put_flow(items, times, "delays", False, job_ids, if_exists, priority)
@@ -471,8 +562,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
         except Unavailable:  # the server stayed away until the timeout
             return jobs
 
-    def _claim(self, jobs: List[Job[T]], n: int, lease: int, listening: bool,
-               until: Optional[float]) -> _Flow[bool]:
+    def _claim(
+        self, jobs: List[Job[T]], n: int, lease: int, listening: bool, until: Optional[float]
+    ) -> _Flow[bool]:
         """Claim due jobs into ``jobs``, in scripts of _BATCH jobs at most, until
         ``n`` or none left due; whether to return them (False: none, look again
         or wait).  ``listening``: this is the listener's look (it waits if none);
@@ -506,7 +598,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
             args += self._lease_of(job)
         out: List[bool] = []
         for i in range(0, len(args), 2 * _BATCH):
-            reply = yield from self._run("ack", *args[i:i + 2 * _BATCH])
+            reply = yield from self._run("ack", *args[i : i + 2 * _BATCH])
             out += [c == 49 for c in reply]  # one b"1" (held) or b"0" each
         return out
 
@@ -522,8 +614,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
             args = [job_id, token, self._delay(delay), "", ""]
         return bool((yield from self._run("nack", *args)))
 
-    def _extend_flow(self, job: object, lease: object,
-                     until: Optional[float] = None) -> _Flow[bool]:
+    def _extend_flow(self, job: object, lease: object, until: Optional[float] = None) -> _Flow[bool]:
         job_id, token = self._lease_of(job)
         seconds = self.lease if lease is None else to_real(lease, "lease")
         if not seconds > 0.0:
@@ -559,15 +650,15 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 break
         return jobs
 
-    def _recur_flow(self, payload: object, every: object, cron: object, job_id: object,
-                    priority: object) -> _Flow[str]:
+    def _recur_flow(
+        self, payload: object, every: object, cron: object, job_id: object, priority: object
+    ) -> _Flow[str]:
         if (every is None) == (cron is None):
             raise TypeError("put_recurring takes every= or cron= (one of them)")
         if every is not None:
             seconds = to_real(every, "every")
             if not 0.001 <= seconds < math.inf:
-                raise ValueError(f"every must be a finite number of seconds of at least "
-                                 f"0.001, got {every!r}")
+                raise ValueError(f"every must be a finite number of seconds of at least 0.001, got {every!r}")
             rule = f"e{_micros(seconds, 'every')}"
         else:
             rule = "c" + (cron if isinstance(cron, Cron) else Cron(cast(str, cron)))._wire()
@@ -605,8 +696,12 @@ class _Protocol(Uncopyable, Generic[T, C]):
         if not isinstance(job, Job):
             raise TypeError(f"job must be a Job, not {type(job).__name__!r}")
 
-    async def _beat(self, pause: Callable[[float], Awaitable[bool]],
-                    extend: Callable[[float], Awaitable[bool]], lost: Callable[[], None]) -> None:
+    async def _beat(
+        self,
+        pause: Callable[[float], Awaitable[bool]],
+        extend: Callable[[float], Awaitable[bool]],
+        lost: Callable[[], None],
+    ) -> None:
         """Extend a lease after every pause of ``lease``/3 (a pause returning
         False ends it) until the lease is lost: then call ``lost``.
 
@@ -632,8 +727,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
                     continue
                 held, retrying = sent + self.lease, False
         except Exception:
-            _log.exception("keep_alive of a job of queue %r failed: its lease may be lost",
-                           self.name)
+            _log.exception("keep_alive of a job of queue %r failed: its lease may be lost", self.name)
             lost()
 
     # -- carrying a flow out: written once for both faces, which supply the I/O
@@ -671,8 +765,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
             except _redis.ResponseError:  # CONFIG renamed or refused
                 info = await self._info_memory()
                 nodes = [info] if "maxmemory_policy" in info else list(info.values())
-                values = [n["maxmemory_policy"] for n in nodes
-                          if isinstance(n, dict) and "maxmemory_policy" in n]
+                values = [
+                    n["maxmemory_policy"] for n in nodes if isinstance(n, dict) and "maxmemory_policy" in n
+                ]
         except _redis.ResponseError:
             self._checked = True  # INFO refused too: nothing to go by
             return
@@ -685,7 +780,9 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 warnings.warn(
                     f"Redis maxmemory-policy is {policy!r}: the server may evict the keys of "
                     f"queue {self.name!r} and lose its jobs; set maxmemory-policy noeviction",
-                    RuntimeWarning, stacklevel=_caller_level())
+                    RuntimeWarning,
+                    stacklevel=_caller_level(),
+                )
                 return
 
     async def _retrying(self, attempt: Callable[[], Awaitable[R]], until: Optional[float]) -> R:
@@ -711,19 +808,26 @@ class _Protocol(Uncopyable, Generic[T, C]):
                 if now >= end:
                     raise Unavailable(
                         f"the Redis server of queue {self.name!r} stayed unreachable for "
-                        f"{now - first:.1f} s ({type(exc).__name__}: {exc})", now - first) from exc
+                        f"{now - first:.1f} s ({type(exc).__name__}: {exc})",
+                        now - first,
+                    ) from exc
                 if self._down is None:
                     self._down = first
-                    _log.warning("queue %r lost its Redis connection (%s: %s); retrying",
-                                 self.name, type(exc).__name__, exc)
+                    _log.warning(
+                        "queue %r lost its Redis connection (%s: %s); retrying",
+                        self.name,
+                        type(exc).__name__,
+                        exc,
+                    )
                 low, high = _BACKOFF
                 pause = min(high, low * 2.0 ** (failures - 2)) * (0.5 + 0.5 * random.random())
                 await self._sleep(min(pause, max(0.0, end - now)))
                 continue
             if self._down is not None:
                 down, self._down = self._down, None
-                _log.warning("queue %r reached its Redis server again after %.1f s",
-                             self.name, monotonic() - down)
+                _log.warning(
+                    "queue %r reached its Redis server again after %.1f s", self.name, monotonic() - down
+                )
             return out
 
     async def _call(self, step: _Run) -> Any:
@@ -734,8 +838,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
         if not self._stated:  # the retry policy and rate go with the queue at first contact
             self._stated = True
             try:
-                await self._call(_Run("policy", [self._retry_wire, self._rate_wire],
-                                      step.until))
+                await self._call(_Run("policy", [self._retry_wire, self._rate_wire], step.until))
             except _redis.OutOfMemoryError:
                 self._stated = False  # a full server: stated at a later call (a nack too)
             except BaseException:
@@ -763,7 +866,8 @@ class _Protocol(Uncopyable, Generic[T, C]):
             raise _redis.OutOfMemoryError(
                 f"the Redis server is full (used memory over maxmemory, policy noeviction): "
                 f"queue {self.name!r} refused {op} (it takes no new job until memory is "
-                f"freed; gets, acks, nacks and extends still work): {exc}") from exc
+                f"freed; gets, acks, nacks and extends still work): {exc}"
+            ) from exc
         except _redis.ResponseError as exc:
             policy = _policy_error(exc)
             if policy is not None:
@@ -832,6 +936,7 @@ class _Protocol(Uncopyable, Generic[T, C]):
                     await self._register(score)
                 except _redis.OutOfMemoryError:
                     pass  # a full server: not named, this listener hears what every one hears
+
             await self._retrying(register, step.until)
             self._wake.registered = True
             return None

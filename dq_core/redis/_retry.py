@@ -34,8 +34,14 @@ class RetryPolicy:
     jitter: float
     max_attempts: Optional[int]
 
-    def __init__(self, base: float = 1.0, factor: float = 2.0, max_delay: float = 300.0,
-                 jitter: float = 0.1, max_attempts: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        base: float = 1.0,
+        factor: float = 2.0,
+        max_delay: float = 300.0,
+        jitter: float = 0.1,
+        max_attempts: Optional[int] = None,
+    ) -> None:
         base = to_real(base, "base")
         if not 0.0 < base < math.inf:
             raise ValueError(f"base must be a positive finite number of seconds, got {base!r}")
@@ -44,18 +50,23 @@ class RetryPolicy:
             raise ValueError(f"factor must be a finite number of at least 1, got {factor!r}")
         max_delay = to_real(max_delay, "max_delay")
         if not base <= max_delay < math.inf:
-            raise ValueError(f"max_delay must be a finite number of seconds of at least base "
-                             f"({base!r}), got {max_delay!r}")
+            raise ValueError(
+                f"max_delay must be a finite number of seconds of at least base ({base!r}), got {max_delay!r}"
+            )
         jitter = to_real(jitter, "jitter")
         if not 0.0 <= jitter <= 1.0:
-            raise ValueError(f"jitter must be from 0 to 1 (a fraction of the delay), "
-                             f"got {jitter!r}")
+            raise ValueError(f"jitter must be from 0 to 1 (a fraction of the delay), got {jitter!r}")
         if max_attempts is not None:
             max_attempts = to_count(max_attempts, "max_attempts")
             if max_attempts < 1:
                 raise ValueError("max_attempts must be at least 1 (or None: no limit)")
-        for name, value in (("base", base), ("factor", factor), ("max_delay", max_delay),
-                            ("jitter", jitter), ("max_attempts", max_attempts)):
+        for name, value in (
+            ("base", base),
+            ("factor", factor),
+            ("max_delay", max_delay),
+            ("jitter", jitter),
+            ("max_attempts", max_attempts),
+        ):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -65,7 +76,7 @@ class RetryPolicy:
         """The wait after ``attempts`` deliveries, for the random draw ``r`` in [0, 1)."""
         n = max(attempts, 1) - 1
         try:
-            grown = self.base * self.factor ** n
+            grown = self.base * self.factor**n
         except OverflowError:
             grown = math.inf
         return min(self.max_delay, grown) * (1.0 - self.jitter * r)
@@ -80,9 +91,11 @@ class RetryPolicy:
         return cls(base, factor, max_delay, jitter, max_attempts)
 
     def __repr__(self) -> str:
-        return (f"RetryPolicy(base={self.base!r}, factor={self.factor!r}, "
-                f"max_delay={self.max_delay!r}, jitter={self.jitter!r}, "
-                f"max_attempts={self.max_attempts!r})")
+        return (
+            f"RetryPolicy(base={self.base!r}, factor={self.factor!r}, "
+            f"max_delay={self.max_delay!r}, jitter={self.jitter!r}, "
+            f"max_attempts={self.max_attempts!r})"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RetryPolicy):

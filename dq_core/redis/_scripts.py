@@ -11,15 +11,31 @@ from importlib import resources
 from typing import Dict
 
 #: The queue's keys, in the order the scripts name them (KEYS[1..12]).
-KEY_NAMES = ("q", "state", "pay", "lease", "dead", "seq", "meta", "idle", "qp", "rdy", "pri",
-             "rec")
+KEY_NAMES = ("q", "state", "pay", "lease", "dead", "seq", "meta", "idle", "qp", "rdy", "pri", "rec")
 #: Lua's unpack takes a few thousand values at most; scripts work in chunks.
 CHUNK = 1000
 #: How long a state-changing call's reply is kept for a replay (milliseconds).
 REPLAY_MS = 60_000
 #: Every script, by the name of its ``lua/`` file.
-OPS = ("put", "claim", "ack", "bury", "nack", "extend", "cancel", "reschedule", "requeue_dead",
-       "purge_dead", "stats", "dead", "clear", "policy", "peek", "recur", "unrecur")
+OPS = (
+    "put",
+    "claim",
+    "ack",
+    "bury",
+    "nack",
+    "extend",
+    "cancel",
+    "reschedule",
+    "requeue_dead",
+    "purge_dead",
+    "stats",
+    "dead",
+    "clear",
+    "policy",
+    "peek",
+    "recur",
+    "unrecur",
+)
 #: The scripts that only read (and reclaim, which a replay may repeat), or
 #: whose writes a replay may repeat (policy): no replay record.
 READ_ONLY = frozenset({"stats", "dead", "clear", "policy", "peek"})
@@ -34,8 +50,10 @@ def lua_files() -> Dict[str, str]:
 
 def _sources() -> Dict[str, str]:
     files = lua_files()
-    head = (f"local CHUNK, REPLAY_MS, CHUNK_S, REPLAY_PX = {CHUNK}, {REPLAY_MS}, "
-            f"'{CHUNK}', '{REPLAY_MS}'\n" + files["prelude.lua"])
+    head = (
+        f"local CHUNK, REPLAY_MS, CHUNK_S, REPLAY_PX = {CHUNK}, {REPLAY_MS}, "
+        f"'{CHUNK}', '{REPLAY_MS}'\n" + files["prelude.lua"]
+    )
     return {op: head + files[f"{op}.lua"] for op in OPS}
 
 

@@ -23,10 +23,10 @@ class Serializer(Protocol[T]):
 
 def check_serializer(serializer: object) -> None:
     """Refuse what has no ``dumps`` and ``loads`` methods."""
-    if serializer is not None and not (callable(getattr(serializer, "dumps", None))
-                                       and callable(getattr(serializer, "loads", None))):
-        raise TypeError("serializer must have dumps and loads methods, "
-                        f"not {type(serializer).__name__!r}")
+    if serializer is not None and not (
+        callable(getattr(serializer, "dumps", None)) and callable(getattr(serializer, "loads", None))
+    ):
+        raise TypeError(f"serializer must have dumps and loads methods, not {type(serializer).__name__!r}")
 
 
 def encode(serializer: Optional[Serializer[Any]], payload: object, name: str = "payload") -> bytes:

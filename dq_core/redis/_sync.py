@@ -64,29 +64,54 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
     _client_class = (_redis.Redis, _redis.RedisCluster)
 
     @overload
-    def __init__(self: "RedisDelayQueue[Payload]", name: str,
-                 client: "Union[_redis.Redis, _redis.RedisCluster]", *,
-                 lease: float = 30.0, max_attempts: Optional[int] = None,
-                 serializer: None = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
-                 burst: float = 1) -> None: ...
+    def __init__(
+        self: "RedisDelayQueue[Payload]",
+        name: str,
+        client: "Union[_redis.Redis, _redis.RedisCluster]",
+        *,
+        lease: float = 30.0,
+        max_attempts: Optional[int] = None,
+        serializer: None = None,
+        dead_ttl: Optional[float] = None,
+        dead_max: Optional[int] = None,
+        retry_for: float = RETRY_FOR,
+        retry: Optional[RetryPolicy] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+    ) -> None: ...
 
     @overload
-    def __init__(self: "RedisDelayQueue[T]", name: str,
-                 client: "Union[_redis.Redis, _redis.RedisCluster]", *,
-                 lease: float = 30.0, max_attempts: Optional[int] = None,
-                 serializer: Serializer[T], dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
-                 burst: float = 1) -> None: ...
+    def __init__(
+        self: "RedisDelayQueue[T]",
+        name: str,
+        client: "Union[_redis.Redis, _redis.RedisCluster]",
+        *,
+        lease: float = 30.0,
+        max_attempts: Optional[int] = None,
+        serializer: Serializer[T],
+        dead_ttl: Optional[float] = None,
+        dead_max: Optional[int] = None,
+        retry_for: float = RETRY_FOR,
+        retry: Optional[RetryPolicy] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+    ) -> None: ...
 
-    def __init__(self, name: str, client: "Union[_redis.Redis, _redis.RedisCluster]", *,
-                 lease: float = 30.0, max_attempts: Optional[int] = None,
-                 serializer: Optional[Serializer[T]] = None, dead_ttl: Optional[float] = None,
-                 dead_max: Optional[int] = None, retry_for: float = RETRY_FOR,
-                 retry: Optional[RetryPolicy] = None, rate: Optional[float] = None,
-                 burst: float = 1) -> None:
+    def __init__(
+        self,
+        name: str,
+        client: "Union[_redis.Redis, _redis.RedisCluster]",
+        *,
+        lease: float = 30.0,
+        max_attempts: Optional[int] = None,
+        serializer: Optional[Serializer[T]] = None,
+        dead_ttl: Optional[float] = None,
+        dead_max: Optional[int] = None,
+        retry_for: float = RETRY_FOR,
+        retry: Optional[RetryPolicy] = None,
+        rate: Optional[float] = None,
+        burst: float = 1,
+    ) -> None:
         super().__init__(
             name,
             client,  # type: ignore[arg-type]
@@ -134,8 +159,15 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
     def _drive(self, flow: _Flow[R]) -> R:
         return _run_blocking(self._carry_out(flow))
 
-    def put(self, payload: T, delay: float = 0.0, *, job_id: Optional[str] = None,
-            if_exists: IfExists = "replace", priority: float = 0) -> str:
+    def put(
+        self,
+        payload: T,
+        delay: float = 0.0,
+        *,
+        job_id: Optional[str] = None,
+        if_exists: IfExists = "replace",
+        priority: float = 0,
+    ) -> str:
         """Schedule ``payload`` ``delay`` seconds from now (server time); return its job id.
 
         A ``job_id`` already held (scheduled, leased or dead) is, with
@@ -153,21 +185,32 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         keeps its priority when it is retried (nack, lease ended) or
         requeued.  O(log n).
         """
-        return self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists,
-                                          priority))
+        return self._drive(self._put_one(payload, delay, "delay", False, job_id, if_exists, priority))
 
-    def put_at(self, payload: T, when: float, *, job_id: Optional[str] = None,
-               if_exists: IfExists = "replace", priority: float = 0) -> str:
+    def put_at(
+        self,
+        payload: T,
+        when: float,
+        *,
+        job_id: Optional[str] = None,
+        if_exists: IfExists = "replace",
+        priority: float = 0,
+    ) -> str:
         """Schedule ``payload`` at Unix time ``when`` (server clock); return its job id.
 
         ``job_id``, ``if_exists`` and ``priority`` as for :meth:`put`.  O(log n).
         """
-        return self._drive(self._put_one(payload, when, "when", True, job_id, if_exists,
-                                          priority))
+        return self._drive(self._put_one(payload, when, "when", True, job_id, if_exists, priority))
 
-    def put_many(self, payloads: Iterable[T], delays: Optional[Iterable[float]] = None, *,
-                 job_ids: Optional[Iterable[str]] = None,
-                 if_exists: IfExists = "replace", priority: float = 0) -> List[str]:
+    def put_many(
+        self,
+        payloads: Iterable[T],
+        delays: Optional[Iterable[float]] = None,
+        *,
+        job_ids: Optional[Iterable[str]] = None,
+        if_exists: IfExists = "replace",
+        priority: float = 0,
+    ) -> List[str]:
         """Schedule many payloads; ``delays`` default to 0.  O(k log n).
 
         Each script puts 500 jobs atomically, so a big batch never holds the
@@ -246,8 +289,9 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
             return self._drive(self._extend_flow(job, None, until))
 
         beat = self._beat(pause, extend, lost.set)
-        thread = threading.Thread(target=_run_blocking, args=(beat,), name=f"keep_alive {job.id}",
-                                  daemon=True)
+        thread = threading.Thread(
+            target=_run_blocking, args=(beat,), name=f"keep_alive {job.id}", daemon=True
+        )
         thread.start()
         try:
             yield lost
@@ -255,9 +299,15 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
             stop.set()
             thread.join()
 
-    def put_recurring(self, payload: T, *, every: Optional[float] = None,
-                      cron: "Union[str, Cron, None]" = None, job_id: Optional[str] = None,
-                      priority: float = 0) -> str:
+    def put_recurring(
+        self,
+        payload: T,
+        *,
+        every: Optional[float] = None,
+        cron: "Union[str, Cron, None]" = None,
+        job_id: Optional[str] = None,
+        priority: float = 0,
+    ) -> str:
         """Run ``payload`` every ``every`` seconds, or at the times of a ``cron``
         expression (:class:`Cron`: five fields, UTC); return its id.
 
@@ -346,7 +396,6 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
                 pass  # the server is away: it drops this waiter when it names it
 
 
-
 class _BlockingPubSub(_PubSub):
     """The blocking face's subscription: its coroutines never suspend."""
 
@@ -385,5 +434,3 @@ def _run_blocking(step: Coroutine[Any, Any, R]) -> R:
         return done.value  # type: ignore[no-any-return]
     step.close()
     raise RuntimeError("a blocking RedisDelayQueue step suspended")
-
-

@@ -33,8 +33,20 @@ class Wakeups:
     server's, in microseconds.
     """
 
-    __slots__ = ("me", "offset", "seen", "covered", "duty", "weak", "weak_at", "backup",
-                 "backup_at", "must", "registered", "_lock")
+    __slots__ = (
+        "me",
+        "offset",
+        "seen",
+        "covered",
+        "duty",
+        "weak",
+        "weak_at",
+        "backup",
+        "backup_at",
+        "must",
+        "registered",
+        "_lock",
+    )
 
     def __init__(self, me: str) -> None:
         self.me = me.encode()
@@ -100,8 +112,7 @@ class Wakeups:
                 else:
                     self._stand_by(due)
 
-    def looked(self, now: int, nxt: int, role: bytes, got: int, came: float,
-               listener: bool) -> None:
+    def looked(self, now: int, nxt: int, role: bytes, got: int, came: float, listener: bool) -> None:
         """Take in what a look found: the server's time ``now``, when a job may
         next be due (``nxt``, -1: never), this listener's ``role`` (b"w" the
         watcher, b"i" idle, b"" neither), how many jobs it claimed, and the
@@ -126,8 +137,7 @@ class Wakeups:
         """Whether to look at ``now``: the listener when it must or is due to;
         another thread of the same queue object only when jobs may be due
         (it leaves the listener's looks to the listener)."""
-        return (self.must or self.offset is None
-                or (listener and now >= self.next_time()))
+        return self.must or self.offset is None or (listener and now >= self.next_time())
 
     def flags(self, now: float) -> str:
         """The claim flags of a look by this listener at ``now`` (see lua/claim.lua)."""
