@@ -36,6 +36,7 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from dq_core.redis import RedisDelayQueue  # noqa: E402
+from dq_core.redis._scripts import OPS  # noqa: E402
 from redis_server import RedisServer  # noqa: E402
 
 
@@ -132,22 +133,7 @@ def run(server: RedisServer, processes: int, pattern: str, jobs: int) -> Dict[st
     results.join_thread()
     producer.close()
     admin.close()
-    scripts = {
-        "claim",
-        "bury",
-        "put",
-        "ack",
-        "nack",
-        "extend",
-        "cancel",
-        "reschedule",
-        "requeue_dead",
-        "purge_dead",
-        "stats",
-        "dead",
-        "clear",
-        "?script",
-    }
+    scripts = {*OPS, "?script"}  # every script of the queue; the rest are plain commands
     other = sum(v for k, v in total.items() if k not in scripts)
     return {
         "jobs": done,
