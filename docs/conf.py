@@ -16,6 +16,8 @@ HERE = Path(__file__).resolve().parent
 os.environ["DQ_CORE_NO_EXTENSIONS"] = "1"  # before anything imports dq_core
 sys.path[:0] = [str(HERE.parent), str(HERE / "_ext")]
 
+from complexity import FOREIGN  # noqa: E402
+
 import dq_core  # noqa: E402
 from dq_core import aio  # noqa: E402
 from dq_core._signature import STRIPPED  # noqa: E402
@@ -55,17 +57,9 @@ autodoc_default_options = {
     "inherited-members": True,
     "special-members": "__len__, __contains__, __iter__, __aiter__, __getitem__, __setitem__, __delitem__",
 }
-FOREIGN_MODULES = (
-    "builtins",
-    "abc",
-    "collections.abc",
-    "typing",
-    "queue",
-    "asyncio.queues",
-    "asyncio.mixins",
-    "concurrent.futures._base",
-    "_collections_abc",
-)
+# the modules the cost tables leave out too; a method's own __module__ may
+# also be the private _collections_abc
+FOREIGN_MODULES = (*FOREIGN, "_collections_abc")
 
 
 def _skip_foreign(app, what, name, obj, skip, options):  # type: ignore[no-untyped-def]
