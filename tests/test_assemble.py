@@ -156,3 +156,19 @@ def test_an_adopted_method_is_still_overridable(impl):
     q.put_nowait(3)
     q.put_nowait(1)
     assert seen == [3, 1] and q.get_nowait() == 1 and q.qsize() == 1
+
+
+def test_the_timer_class_in_use_is_handed_down_to_default_timer():
+    import asyncio
+
+    import dq_core.aio
+    from dq_core._inuse import in_use
+
+    assert in_use("aio.Timer") is dq_core.aio.Timer  # provided by dq_core.aio, built on first use
+
+    async def main() -> object:
+        return dq_core.aio.default_timer()
+
+    assert type(asyncio.run(main())) is dq_core.aio.Timer
+    with pytest.raises(RuntimeError, match=r"dq_core\.nowhere is not imported: it provides nowhere\.Thing"):
+        in_use("nowhere.Thing")

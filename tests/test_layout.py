@@ -56,6 +56,7 @@ LEAVES = frozenset(
         "dq_core._final",
         "dq_core._handles",
         "dq_core._heapstate",
+        "dq_core._inuse",
         "dq_core._pickling",
         "dq_core._queuerepr",
         "dq_core._ringstate",
@@ -331,6 +332,82 @@ def test_a_sideways_import_is_found():
 
 def test_no_face_imports_a_face_of_the_other_kind():
     offenders = sideways_imports(import_graph())
+    assert not offenders, "\n".join(offenders)
+
+
+def foreign_writes(sources: dict[str, str]) -> list[str]:
+    """Each write, in a module of ``sources`` (dotted name -> its text), into
+    another module of dq_core or into what it defines: an assignment to, or a
+    ``setattr``/``delattr`` on, a name imported from dq_core.  What a lower
+    module needs from above is handed down through that module's own
+    functions (``_inuse.provide``, ``_pickling.publish``), never set on it."""
+    out = []
+    for name, text in sorted(sources.items()):
+        imported = set()
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("dq_core")):
+                imported |= {alias.asname or alias.name for alias in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {
+                    alias.asname or alias.name.partition(".")[0]
+                    for alias in node.names
+                    if alias.name.startswith("dq_core")
+                }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, ast.Delete):
+                targets = node.targets
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("setattr", "delattr")
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in imported
+            ):
+                out.append(f"{name}:{node.lineno} {node.func.id}s on {node.args[0].id}")
+                continue
+            else:
+                continue
+            for target in targets:
+                for part in ast.walk(target):
+                    if not isinstance(part, ast.Attribute):
+                        continue
+                    root = part.value
+                    while isinstance(root, ast.Attribute):
+                        root = root.value
+                    if isinstance(root, ast.Name) and root.id in imported:
+                        out.append(f"{name}:{node.lineno} sets {ast.unparse(part)}")
+                        break
+    return out
+
+
+def test_a_write_into_another_module_is_found():
+    planted = {
+        "dq_core.aio": "from . import _timer\n_timer.timer_class = len\n",
+        "dq_core.a": "import dq_core._pickling as p\nsetattr(p, 'x', 1)\n",
+        "dq_core.b": "from ._queuecore_py import QueueCore\nQueueCore.limit += 1\n",
+        "dq_core.c": "import dq_core._waiting\ndel dq_core._waiting.MAX_WAIT\n",
+        "dq_core.ok": (
+            "import sys\nfrom ._inuse import provide\nprovide('aio.Timer', len)\n"
+            "sys.flags_seen = 1\n\ndef f(self, loop):\n    self.x = 1\n    setattr(loop, 'a', 2)\n"
+        ),
+    }
+    assert foreign_writes(planted) == [
+        "dq_core.a:2 setattrs on p",
+        "dq_core.aio:2 sets _timer.timer_class",
+        "dq_core.b:2 sets QueueCore.limit",
+        "dq_core.c:2 sets dq_core._waiting.MAX_WAIT",
+    ]
+
+
+def test_no_module_writes_into_another():
+    sources = {name: path.read_text(encoding="utf-8") for name, (path, _) in _modules().items()}
+    offenders = foreign_writes(sources)
     assert not offenders, "\n".join(offenders)
 
 

@@ -20,7 +20,7 @@ from asyncio import QueueEmpty, QueueFull
 from typing import TYPE_CHECKING, Any
 
 from .._aiowaiting import QueueShutDown
-from . import _timer
+from .._inuse import provide
 from ._timer import Timeout, default_timer, timeout, timeout_at
 
 if TYPE_CHECKING:  # the faces are the type source of both implementations
@@ -67,7 +67,7 @@ def _timer_class() -> Any:
     return __getattr__("Timer")
 
 
-_timer.timer_class = _timer_class  # default_timer() makes one; its module, a face, cannot import it
+provide("aio.Timer", _timer_class)  # default_timer() makes one; its module, a face, cannot import this
 
 
 def __dir__() -> list[str]:

@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, Optional
 
 from .._convert import to_real
+from .._inuse import in_use
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -53,16 +54,6 @@ __all__ = ["Timeout", "Timer", "default_timer", "timeout", "timeout_at"]
 _get_running_loop = asyncio.get_running_loop
 _nextafter = math.nextafter
 _INF = math.inf
-
-
-def _not_assembled() -> type[Timer]:
-    raise RuntimeError("dq_core.aio is not imported: it sets timer_class")
-
-
-#: Returns the public ``aio.Timer`` of the implementation in use, which
-#: ``default_timer`` makes.  Set by ``dq_core.aio``: the classes are
-#: assembled above this module, which holds one of their faces.
-timer_class: Callable[[], type[Timer]] = _not_assembled
 
 
 def _zero() -> float:
@@ -270,7 +261,7 @@ def default_timer() -> Timer:
         held = _slotted_loops.get(loop)
         if held is not None:
             return held
-    timer = timer_class()()
+    timer = in_use("aio.Timer")()  # the public aio.Timer, handed down by dq_core.aio
     try:
         setattr(loop, _ATTRIBUTE, timer)
     except AttributeError:

@@ -41,9 +41,10 @@ Design, in the discipline of the Redis queue libraries that got it right:
 The package, one job per module: ``lua/`` the scripts (``_scripts`` reads
 them), ``_serializer`` the payloads' bytes, ``_job`` the Job, ``_retry`` the
 RetryPolicy, ``_cron`` Cron, ``_cli`` the command line, ``_errors``
-Unavailable, ``_wakeups`` what a waiter knows of the wake-ups, ``_protocol``
+Unavailable, ``_wakeups`` what a waiter knows of the wake-ups, ``_flows``
 the protocol written once as generators of steps (run a script, subscribe,
-wait) and the driver that carries them out, ``_sync`` and ``_asyncio`` the
+wait), without I/O, ``_protocol`` the driver that carries them out and
+``_pubsub`` its subscription, ``_sync`` and ``_asyncio`` the
 two faces, which only supply their I/O (a script call, a subscription) as
 coroutines.
 """
@@ -60,8 +61,8 @@ except ImportError as exc:  # pragma: no cover - tested in a subprocess
 from ._asyncio import AsyncRedisDelayQueue
 from ._cron import Cron
 from ._errors import Unavailable
+from ._flows import IfExists
 from ._job import Job
-from ._protocol import IfExists
 from ._retry import RetryPolicy
 from ._serializer import Payload, Serializer
 from ._sync import RedisDelayQueue

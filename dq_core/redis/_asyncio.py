@@ -10,8 +10,10 @@ from typing import Any, AsyncIterator, Deque, Iterable, List, Optional, TypeVar,
 import redis.asyncio as _aredis
 
 from ._cron import Cron
+from ._flows import RETRY_FOR, IfExists
 from ._job import Job
-from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Protocol, _PubSub
+from ._protocol import _Protocol
+from ._pubsub import _PING_DATA, _PubSub
 from ._retry import RetryPolicy
 from ._serializer import Payload, Serializer
 

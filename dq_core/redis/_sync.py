@@ -11,8 +11,10 @@ from typing import Any, Coroutine, Iterable, Iterator, List, Optional, TypeVar, 
 import redis as _redis
 
 from ._cron import Cron
+from ._flows import RETRY_FOR, IfExists, _Flow
 from ._job import Job
-from ._protocol import _PING_DATA, RETRY_FOR, IfExists, _Flow, _Protocol, _PubSub
+from ._protocol import _Protocol
+from ._pubsub import _PING_DATA, _PubSub
 from ._retry import RetryPolicy
 from ._serializer import Payload, Serializer
 
