@@ -102,7 +102,10 @@ def extensions():
         include_path=["src"],
         shared_utility_qualified_name=SHARED_UTILITY,
     )
-    CYTHON_MODE.write_text(mode + "\n")
+    try:
+        CYTHON_MODE.write_text(mode + "\n")
+    except OSError:  # a read-only tree: the next build regenerates again
+        pass
     return built
 
 
