@@ -7,8 +7,9 @@ Otherwise a compile failure fails the build: never a silent slow install.
 DQ_CORE_DEBUG=1 compiles with bounds and wraparound checks and C asserts on
 (the .pyx headers leave those two directives to this file, since a file
 header would override the build's directives), and every compiler warning of
--Wall -Wextra an error; switching between a debug and a release build needs
-``build_ext --force``.
+-Wall -Wextra an error.  Cython's C differs between the two (the directives),
+so the mode the C in src/ was generated for is kept in ``src/.cython-mode``
+and a build in the other mode (or with no record) regenerates it.
 DQ_CORE_SANITIZE=1 compiles and links the cores with AddressSanitizer and
 UndefinedBehaviorSanitizer (GCC or Clang; import them with libasan preloaded:
 ``.ci/run sanitize`` shows how); it combines with DQ_CORE_DEBUG.
@@ -27,6 +28,7 @@ NO_EXTENSIONS = bool(os.environ.get("DQ_CORE_NO_EXTENSIONS"))
 DEBUG = bool(os.environ.get("DQ_CORE_DEBUG"))
 SANITIZE = bool(os.environ.get("DQ_CORE_SANITIZE"))
 PURE_MARKER = "PURE_BUILD"
+CYTHON_MODE = HERE / "src" / ".cython-mode"
 SHARED_UTILITY = "dq_core._cyutility"
 
 
@@ -88,14 +90,23 @@ def extensions():
             SHARED_UTILITY, ["src/_cyutility.c"], extra_compile_args=compile_args, extra_link_args=link_args
         )
     )
-    return cythonize(
+    # C generated for the other mode (a release build after a debug one,
+    # or the reverse) must not be reused; a debug build always regenerates
+    mode = "debug" if DEBUG else "release"
+    recorded = CYTHON_MODE.read_text().strip() if CYTHON_MODE.exists() else None
+    built = cythonize(
         modules,
         compiler_directives=directives,
         language_level=3,
-        force=DEBUG,
+        force=DEBUG or recorded != mode,
         include_path=["src"],
         shared_utility_qualified_name=SHARED_UTILITY,
     )
+    try:
+        CYTHON_MODE.write_text(mode + "\n")
+    except OSError:  # a read-only tree: the next build regenerates again
+        pass
+    return built
 
 
 class BuildExt(build_ext):
