@@ -179,6 +179,8 @@ def schedule(
     context: Optional[contextvars.Context],
 ) -> TimerHandle:
     """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
+    if type(when) is not float or when != when:
+        when = to_real(when, "when")
     return _schedule(timer, when, callback, args, context, _INF)
 
 
@@ -207,15 +209,15 @@ def _schedule(
     h._args = args
     h._context = context
     h._state = PENDING
-    wheel = timer._wheel
+    wheel = timer._wheel  # the pure TimingWheel: its _insert and _time, as its schedule_at would
     if when > after:
-        h._key = wheel.schedule_at(h, when)
+        h._key = wheel._insert(h, when, False)
     else:
-        now = wheel.wheel_time
+        now = wheel._time
         # Never into the wheel's list of already-due timers: that list goes
         # out ahead of timers of the next tick whose deadlines passed too.
         # In that tick, the batch sort by deadline puts it in its place.
-        h._key = wheel.schedule_at(h, when if when > now else _nextafter(now, _INF))
+        h._key = wheel._insert(h, when if when > now else _nextafter(now, _INF), False)
     if when < timer._armed and not timer._firing:
         timer._arm()
     return h

@@ -45,7 +45,6 @@ from ._wheelstate import (
     WHEEL_LISTS,
     check_raw,
     check_state,
-    tick_of,
 )
 
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
@@ -74,6 +73,11 @@ def _ticks_at(t: float, tick: float) -> int:
     if q <= -TICK_LIMIT:
         return -TICK_LIMIT
     return math.floor(q)
+
+
+_nextafter = math.nextafter
+_floor = math.floor
+_NEG_INF = -math.inf
 
 
 def _lowest_bit(x: int) -> int:
@@ -323,27 +327,63 @@ class TimingWheel(Generic[T]):
         makes the item due at the wheel's current tick: the next ``advance``
         returns it, ahead of every item still waiting for a later tick.
         """
-        return self._insert(item, _real(deadline, "deadline"), False)
+        if type(deadline) is not float or deadline != deadline:
+            deadline = to_real(deadline, "deadline")
+        return self._insert(item, deadline, False)
 
     def _insert(self, item: T, d: float, due: bool) -> int:
-        self._enter()
+        # tick_of, _take_slot and _link inlined: the pure aio.Timer schedules
+        # through here, and every Python call saved shortens its firing tail
+        if self._busy:
+            raise RuntimeError(REENTERED)
+        self._busy = True
         try:
             if due or d <= self._time:
                 t = DUE
             else:
-                a = tick_of(d, self._tick)
+                q = _nextafter(d, _NEG_INF) / self._tick  # tick_of(d, tick)
+                a = _floor(q) + 1 if q < TICK_LIMIT else TICK_LIMIT
                 t = FAR if a >= TICK_LIMIT else a - self._origin
-            slot = self._take_slot(item)
+            handles = self._t
+            slot = handles.take(_FULL)
+            tk = self._tk
+            if slot == len(tk):
+                tk.append(FREE)
+                self._next.append(NIL)
+                self._prev.append(NIL)
+                self._items.append(item)
+            else:
+                self._items[slot] = item
             try:
-                if t == FAR:
-                    self._far[slot] = d
-                self._link(slot, t)
+                if t < 0:
+                    if t == FAR:
+                        self._far[slot] = d
+                    self._link(slot, t)
+                else:
+                    bits = self._bits
+                    occ = self._occ
+                    if (t ^ self._cur) >> bits or not occ:
+                        self._link(slot, t)  # an upper level (made on demand)
+                    else:  # level 0: the list of slot t & mask
+                        s = t & self._mask
+                        lst = WHEEL_LISTS + s
+                        tk[slot] = t
+                        tail = self._tail
+                        last = tail[lst]
+                        self._prev[slot] = last
+                        self._next[slot] = NIL
+                        if last == NIL:
+                            self._head[lst] = slot
+                            occ[0] |= 1 << s
+                        else:
+                            self._next[last] = slot
+                        tail[lst] = slot
             except BaseException:  # MemoryError: give the slot back
                 self._far.pop(slot, None)
                 self._free_slot(slot)
                 raise
             self._len += 1
-            return self._t.handles[slot]
+            return handles.handles[slot]
         finally:
             self._busy = False
 
@@ -462,12 +502,17 @@ class TimingWheel(Generic[T]):
         self._cascaded += n
 
     def _fire(self, slot: int, out: list[T]) -> None:
+        # _free_slot inlined: every timer the wheel hands out passes here
+        nxt_of, items, tk = self._next, self._items, self._tk
+        release = self._t.release
+        add = out.append
         n = 0
         while slot != NIL:
-            nxt = self._next[slot]
-            out.append(self._items[slot])
-            self._free_slot(slot)
-            slot = nxt
+            add(items[slot])
+            items[slot] = None
+            tk[slot] = FREE
+            release(slot)
+            slot = nxt_of[slot]
             n += 1
         self._len -= n
 
