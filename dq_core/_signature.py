@@ -32,7 +32,7 @@ def signature(*params: tuple[str, Any]) -> inspect.Signature:
     import inspect
 
     P = inspect.Parameter
-    kind = P.POSITIONAL_OR_KEYWORD
+    kind: Any = P.POSITIONAL_OR_KEYWORD
     out = []
     for name, default in params:
         if name == "*":

@@ -643,7 +643,7 @@ class TTLDictCore(Generic[K, V]):
             _append(tab, [key, value, hash(key), created_at])
         if tab.recency is not None:
             ring = list(tab.ring)
-            tab.recency = OrderedDict((id(ring[i]), ring[i]) for i in recency)  # type: ignore[union-attr]
+            tab.recency = OrderedDict((id(ring[i]), ring[i]) for i in recency)
         old = self._enter_anew()
         self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
         self._lru = tab.recency is not None
