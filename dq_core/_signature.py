@@ -26,17 +26,20 @@ def signature(*params: tuple[str, Any]) -> inspect.Signature:
     """The Signature of a compiled class: ``(name, default)`` pairs, NO_DEFAULT for none.
 
     A default of time.monotonic cannot be written in a docstring's text
-    signature, so the compiled class carries this one for inspect.
+    signature, so the compiled class carries this one for inspect.  A
+    ``("*", None)`` pair makes the parameters after it keyword-only.
     """
     import inspect
 
     P = inspect.Parameter
-    return inspect.Signature(
-        [
-            P(name, P.POSITIONAL_OR_KEYWORD, default=P.empty if default is NO_DEFAULT else default)
-            for name, default in params
-        ]
-    )
+    kind: Any = P.POSITIONAL_OR_KEYWORD
+    out = []
+    for name, default in params:
+        if name == "*":
+            kind = P.KEYWORD_ONLY
+            continue
+        out.append(P(name, kind, default=P.empty if default is NO_DEFAULT else default))
+    return inspect.Signature(out)
 
 
 class InitSignature:

@@ -33,15 +33,14 @@ _MISSING: Any = object()
 
 
 class _Items(ItemsView[K, V]):
-    # An entry that expires while the view is iterated is skipped.
+    # An entry that expires while the view is iterated is skipped; the
+    # recency order (lru) is left as it is.
     def __iter__(self) -> Iterator[tuple[K, V]]:
         mapping: Any = self._mapping  # type: ignore[attr-defined]
         for key in mapping:
-            try:
-                value = mapping[key]
-            except KeyError:
-                continue
-            yield key, value
+            value = mapping._peek(key, _MISSING)
+            if value is not _MISSING:
+                yield key, value
 
 
 class _Values(ValuesView[V]):
@@ -80,6 +79,15 @@ class TTLDict(_Base[K, V]):
     Overwriting a live key keeps the key object first stored, as a dict
     does.  Setters validate as the constructor does.
 
+    ``lru=True`` (keyword-only, fixed at construction) makes ``maxsize``
+    evict the least recently used key instead of the oldest set, in O(1):
+    a read (``[]``, ``get``, ``setdefault``) or a set makes a key the most
+    recently used (``in``, iteration and the views do not), and iteration
+    and ``popitem()`` go from the least to the most recently used.  Expiry
+    is unchanged: every entry still lives ``ttl`` seconds from its set
+    (a read does not extend it), expired entries go before a live key is
+    evicted, and ``expire()`` returns them oldest set first.
+
     ``clock`` must be callable; a reading that is NaN or not a number raises
     an error naming ``clock()``.  ``copy.copy`` shares the keys, values,
     clock and ``on_expire``; ``copy.deepcopy`` copies them; ``pickle``
@@ -112,6 +120,7 @@ class TTLDict(_Base[K, V]):
         _ttl: float
         on_expire: Optional[Callable[[K, V], object]]
         maxsize: Optional[int]
+        lru: bool
 
         def _held(self) -> int: ...
         def _take(self, key: K) -> V: ...
@@ -136,9 +145,10 @@ class TTLDict(_Base[K, V]):
             return default
 
     def __repr__(self) -> str:
+        lru = " lru=True" if getattr(self, "lru", False) else ""  # shown when not the default
         return (
             f"<{type(self).__name__} held={self._held()} ttl={self._ttl!r} "
-            f"maxsize={getattr(self, 'maxsize', None)!r}>"
+            f"maxsize={getattr(self, 'maxsize', None)!r}{lru}>"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:

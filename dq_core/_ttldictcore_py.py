@@ -7,7 +7,10 @@ anything is.  An index maps each hash to its entry (a tuple of them, in
 ring order, when hashes collide), so a key's ``__eq__`` runs at the same
 points as in the compiled core, whose index meets the keys of one hash in
 ring order too.  A key set again or deleted leaves a hole (its entry's key
-becomes ``_HOLE``) that goes when it reaches the head.
+becomes ``_HOLE``) that goes when it reaches the head.  With ``lru=True``
+an ordered dict of the entries (by ``id``, so that no key's ``__hash__``
+or ``__eq__`` runs for it) keeps them from the least to the most recently
+used, for ``maxsize``, as the compiled core's linked list does.
 ``dq_core._ttldict.TTLDict`` makes this a MutableMapping.
 
 User code (a key's ``__eq__`` or ``__hash__``, the clock, ``on_expire``, a
@@ -26,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 import types
-from collections import deque
+from collections import OrderedDict, deque
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -43,10 +46,12 @@ from typing import (
 from ._ringstate import clock_of, reading, real, reentered, ttl_of
 from ._ttldictstate import (
     BATCH,
+    LRU_STATE_VERSION,
     STATE_VERSION,
     SWEEP,
     attributes_of,
     check_dict_state,
+    lru_of,
     maxsize_of,
     on_expire_of,
     set_attributes,
@@ -74,13 +79,15 @@ Entry = list[Any]  # [key, value, hash, created_at]
 class _Table:
     """The ring and the index of one TTLDictCore; ``clear`` replaces it whole."""
 
-    __slots__ = ("ring", "index", "used", "version")
+    __slots__ = ("ring", "index", "used", "version", "recency")
 
-    def __init__(self) -> None:
+    def __init__(self, lru: bool = False) -> None:
         self.ring: deque[Entry] = deque()  # oldest first; the head is never a hole
         self.index: dict[int, Union[Entry, tuple[Entry, ...]]] = {}
         self.used = 0
         self.version = 0  # raised by every change: a lookup that ran user code re-checks it
+        # lru: id(entry) -> entry, the least recently used first; else None
+        self.recency: Optional[OrderedDict[int, Entry]] = OrderedDict() if lru else None
 
 
 def _find(tab: _Table, key: object, h: int) -> Optional[Entry]:
@@ -116,6 +123,8 @@ def _append(tab: _Table, e: Entry) -> None:
     found = index.setdefault(h, e)
     if found is not e:
         index[h] = (found, e) if type(found) is list else found + (e,)  # type: ignore[operator]
+    if tab.recency is not None:
+        tab.recency[id(e)] = e  # the most recently used
     tab.used += 1
     tab.version += 1
 
@@ -135,6 +144,8 @@ def _remove(tab: _Table, e: Entry) -> tuple[Any, Any]:
         del index[h]
     else:
         _unbucket(index, h, found, e)  # type: ignore[arg-type]
+    if tab.recency is not None:
+        del tab.recency[id(e)]
     pair = (e[0], e[1])
     e[0] = _HOLE
     e[1] = None
@@ -153,9 +164,11 @@ class TTLDictCore(Generic[K, V]):
 
     Every entry sits in a FIFO ring in the order its key was last set (with
     one TTL, expiry order: what is due is at the head), and an index over
-    the ring finds a key.  Setting a key again moves it to the tail.  What
-    a change removes is released, and shown to ``on_expire``, once the
-    change is complete.
+    the ring finds a key.  Setting a key again moves it to the tail.  With
+    ``lru=True`` a recency order (a read or a set makes a key the most
+    recently used) decides what ``maxsize`` evicts, ``popitem()`` takes and
+    iteration follows; expiry keeps to the ring.  What a change removes is
+    released, and shown to ``on_expire``, once the change is complete.
 
     >>> d = TTLDictCore(10, clock=lambda: 0.0)
     >>> d["a"] = 1
@@ -165,7 +178,7 @@ class TTLDictCore(Generic[K, V]):
     [('a', 1)]
     """
 
-    __slots__ = ("_tab", "_ttl", "_clock", "_maxsize", "_on_expire", "_busy", "_lock", "__weakref__")
+    __slots__ = ("_tab", "_ttl", "_clock", "_maxsize", "_on_expire", "_lru", "_busy", "_lock", "__weakref__")
     if not TYPE_CHECKING:
         __class_getitem__ = classmethod(types.GenericAlias)
     _busy: int  # the ident of the thread whose change is under way, or 0
@@ -177,16 +190,20 @@ class TTLDictCore(Generic[K, V]):
         maxsize: Optional[int] = None,
         clock: Callable[[], float] = time.monotonic,
         on_expire: Optional[Callable[[K, V], object]] = None,
+        *,
+        lru: bool = False,
     ) -> None:
         t = ttl_of(ttl)
         maxsize = maxsize_of(maxsize)
         clock = clock_of(clock)
         on_expire = on_expire_of(on_expire)
-        tab = _Table()
+        lru = lru_of(lru)
+        tab = _Table(lru)
         # what a re-initialised mapping held goes after the change is complete
         old = self._enter_anew()
         self._on_expire = on_expire
         self._maxsize = maxsize
+        self._lru = lru
         self._clock: Callable[[], float] = clock
         self._ttl: float = t
         self._tab = tab
@@ -250,6 +267,11 @@ class TTLDictCore(Generic[K, V]):
         self._report(removed, None, True)
 
     @property
+    def lru(self) -> bool:
+        """Whether ``maxsize`` evicts the least recently used key (else the oldest set); fixed."""
+        return self._lru
+
+    @property
     def on_expire(self) -> Optional[Callable[[K, V], object]]:
         """Called as ``on_expire(key, value)`` for every expired or evicted entry, or None."""
         return self._on_expire
@@ -273,9 +295,10 @@ class TTLDictCore(Generic[K, V]):
 
     # -- reads ------------------------------------------------------------------
 
-    def _live(self, key: object) -> Any:
+    def _live(self, key: object, use: bool) -> Any:
         # key's value if it is held and live, else _ABSENT (the clock is read
-        # first, then the hash: the table is read after their user code)
+        # first, then the hash: the table is read after their user code);
+        # ``use``: a hit makes the key the most recently used
         now = self._clock()  # reading(self._clock), its float fast path inline
         if type(now) is not float or now != now:
             now = real(now, "clock()")
@@ -286,7 +309,21 @@ class TTLDictCore(Generic[K, V]):
             e = _find(tab, key, h)
         if e is None or e[3] + self._ttl <= now:
             return _ABSENT
+        if use and tab.recency is not None:
+            self._use(tab.recency, e)
         return e[1]
+
+    def _use(self, recency: OrderedDict[int, Entry], e: Entry) -> None:
+        # e becomes the most recently used, unless the read is made by user
+        # code that a change of this thread runs (a key's __eq__, a
+        # finaliser): that change may be walking the order, which stays as it is
+        busy = self._busy
+        if busy and busy == threading.get_ident():
+            return
+        try:
+            recency.move_to_end(id(e))
+        except KeyError:  # removed by another thread's change meanwhile
+            pass
 
     def __getitem__(self, key: K, /) -> V:
         """Return self[key]."""
@@ -306,6 +343,8 @@ class TTLDictCore(Generic[K, V]):
                 raise KeyError(key)
         if e[3] + self._ttl <= now:
             raise KeyError(key)
+        if tab.recency is not None:
+            self._use(tab.recency, e)
         return e[1]  # type: ignore[no-any-return]
 
     @overload
@@ -315,11 +354,16 @@ class TTLDictCore(Generic[K, V]):
 
     def get(self, /, key: K, default: object = None) -> object:
         """Return the value of ``key`` if it is held and live, else ``default``.  O(1)."""
-        value = self._live(key)
+        value = self._live(key, True)
+        return default if value is _ABSENT else value
+
+    def _peek(self, /, key: K, default: object = None) -> object:
+        """As ``get``, leaving the recency order as it is (for the views)."""
+        value = self._live(key, False)
         return default if value is _ABSENT else value
 
     def __contains__(self, key: object, /) -> bool:
-        return self._live(key) is not _ABSENT
+        return self._live(key, False) is not _ABSENT
 
     __contains__.__doc__ = list.__contains__.__doc__  # the compiled slot's, per Python version
 
@@ -336,8 +380,11 @@ class TTLDictCore(Generic[K, V]):
         return iter(self._keys())
 
     def _keys(self, /) -> list[K]:
-        """The keys held, oldest first (expired ones included)."""
-        return [e[0] for e in list(self._tab.ring) if e[0] is not _HOLE]
+        """The keys held, oldest first, or least recently used first with ``lru`` (expired ones included)."""
+        tab = self._tab
+        if tab.recency is not None:
+            return [e[0] for e in list(tab.recency.values())]
+        return [e[0] for e in list(tab.ring) if e[0] is not _HOLE]
 
     def _held(self, /) -> int:
         """How many entries are held (expired ones not yet purged included)."""
@@ -421,14 +468,16 @@ class TTLDictCore(Generic[K, V]):
     def popitem(self, /) -> tuple[K, V]:
         """Remove and return the oldest live ``(key, value)``; KeyError when there is none.
 
-        O(1), plus O(k) for k expired entries purged first.
+        With ``lru``, the least recently used one.  O(1), plus O(k) for k
+        expired entries purged first.
         """
         self._purge(reading(self._clock))
         now = reading(self._clock)
         self._enter()
         try:
             tab = self._tab
-            for e in tab.ring:  # the first live one: expired ones are left to a purge
+            order = tab.ring if tab.recency is None else tab.recency.values()
+            for e in order:  # the first live one: expired ones are left to a purge
                 if e[0] is not _HOLE and not e[3] + self._ttl <= now:
                     break
             else:
@@ -440,7 +489,7 @@ class TTLDictCore(Generic[K, V]):
 
     def clear(self, /) -> None:
         """Remove every entry, without calling ``on_expire``.  O(n)."""
-        tab = _Table()
+        tab = _Table(self._lru)
         self._enter()
         try:
             old, self._tab = self._tab, tab
@@ -513,7 +562,7 @@ class TTLDictCore(Generic[K, V]):
         # Moves up to ``most`` (< 0: every) due head entries into out: _remove
         # for each head entry, inline (the entry leaves the ring at once).
         tab = self._tab
-        ring, index = tab.ring, tab.index
+        ring, index, recency = tab.ring, tab.index, tab.recency
         popleft, append = ring.popleft, out.append
         done = 0
         while most and ring and ring[0][3] + self._ttl <= now:
@@ -524,6 +573,8 @@ class TTLDictCore(Generic[K, V]):
                 del index[h]
             else:
                 _unbucket(index, h, found, e)  # type: ignore[arg-type]
+            if recency is not None:
+                del recency[id(e)]
             append((e[0], e[1]))
             done += 1
             most -= 1
@@ -535,13 +586,15 @@ class TTLDictCore(Generic[K, V]):
         return out
 
     def _evict(self, now: float, out: list[tuple[K, V]]) -> list[tuple[K, V]]:
-        # Over maxsize: the expired entries go first, then the oldest.
+        # Over maxsize: the expired entries go first, then the oldest (with
+        # lru, the least recently used).
         tab, maxsize = self._tab, self._maxsize
         if maxsize is None or tab.used <= maxsize:
             return out
         self._drop_due(now, -1, out)
+        recency = tab.recency
         while tab.used > maxsize:
-            out.append(_remove(tab, tab.ring[0]))
+            out.append(_remove(tab, tab.ring[0] if recency is None else recency[next(iter(recency))]))
         return out
 
     # -- after a change -------------------------------------------------------------
@@ -564,8 +617,9 @@ class TTLDictCore(Generic[K, V]):
         # a change under way has no whole state yet; none starts while it is read
         self._enter()
         try:
-            entries = [(e[0], e[1], e[3]) for e in self._tab.ring if e[0] is not _HOLE]
-            return (
+            held = [e for e in self._tab.ring if e[0] is not _HOLE]
+            entries = [(e[0], e[1], e[3]) for e in held]
+            state = (
                 STATE_VERSION,
                 self._ttl,
                 self._maxsize,
@@ -574,16 +628,25 @@ class TTLDictCore(Generic[K, V]):
                 attributes_of(self),
                 entries,
             )
+            recency = self._tab.recency
+            if recency is None:
+                return state
+            rank = {id(e): i for i, e in enumerate(held)}
+            return (LRU_STATE_VERSION, *state[1:], [rank[i] for i in recency])
         finally:
             self._leave()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        ttl, maxsize, clock, on_expire, entries, attrs = check_dict_state(state, self)
-        tab = _Table()
+        ttl, maxsize, clock, on_expire, entries, attrs, recency = check_dict_state(state, self)
+        tab = _Table(recency is not None)
         for key, value, created_at in entries:  # keys' __hash__ runs before anything changes
             _append(tab, [key, value, hash(key), created_at])
+        if tab.recency is not None:
+            ring = list(tab.ring)
+            tab.recency = OrderedDict((id(ring[i]), ring[i]) for i in recency)
         old = self._enter_anew()
         self._ttl, self._maxsize, self._clock, self._on_expire = ttl, maxsize, clock, on_expire
+        self._lru = tab.recency is not None
         self._tab = tab
         self._leave()
         del old  # released after the change
@@ -597,10 +660,16 @@ class TTLDictCore(Generic[K, V]):
             ring = list(tab.ring)
             index = dict(tab.index)
             used = tab.used
+            recency = None if tab.recency is None else list(tab.recency.items())
+            lru = self._lru
         finally:
             self._leave()
         held = [e for e in ring if e[0] is not _HOLE]
         assert len(held) == used and len(ring) <= 2 * used + 9  # holes compacted
+        assert (recency is not None) == lru
+        if recency is not None:  # the held entries, each once, by their id
+            assert all(i == id(e) for i, e in recency)
+            assert sorted(id(e) for _, e in recency) == sorted(id(e) for e in held)
         assert not ring or ring[0][0] is not _HOLE  # the head is held
         assert all(type(e) is list and len(e) == 4 and type(e[3]) is float for e in ring)
         assert all(e[1] is None for e in ring if e[0] is _HOLE)

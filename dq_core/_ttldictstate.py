@@ -4,7 +4,10 @@
 on_expire, attributes, entries)``, ``attributes`` being a copy of the
 instance ``__dict__`` (a subclass's attributes; None for an object without
 one) and ``entries`` the ``(key, value, created_at)`` held, oldest first.
-A version 1 state (no ``attributes``) still loads.  Both implementations load through
+A mapping made with ``lru=True`` returns version 3, which adds
+``recency``: the indexes of ``entries`` from the least to the most
+recently used (a mapping without it keeps writing version 2, which older
+releases load).  A version 1 state (no ``attributes``) still loads.  Both implementations load through
 :func:`check_dict_state`, so they accept and refuse the same states with the
 same errors; ``ttl`` and ``clock`` follow TTLRing's rules
 (:mod:`dq_core._ringstate`).
@@ -19,11 +22,13 @@ from ._ringstate import BATCH, clock_of, real, ttl_of
 
 __all__ = [
     "STATE_VERSION",
+    "LRU_STATE_VERSION",
     "SWEEP",
     "BATCH",
     "Entry",
     "maxsize_of",
     "on_expire_of",
+    "lru_of",
     "attributes_of",
     "set_attributes",
     "check_dict_state",
@@ -34,6 +39,8 @@ T = TypeVar("T")
 
 #: Version of the state both implementations pickle to (1: without attributes).
 STATE_VERSION = 2
+#: Version of the state of a mapping made with ``lru=True`` (2 and its recency order).
+LRU_STATE_VERSION = 3
 #: The most expired entries a set drops (its bounded work): two would do to
 #: keep up with sets of new keys; more catch up sooner after a burst.
 SWEEP = 8
@@ -55,6 +62,13 @@ def on_expire_of(value: T) -> T:
     return value
 
 
+def lru_of(value: object) -> bool:
+    """``value`` as the ``lru`` option: True or False."""
+    if type(value) is not bool:
+        raise TypeError(f"lru must be True or False, not {type(value).__name__!r}")
+    return value
+
+
 def attributes_of(obj: object) -> Optional[dict[str, Any]]:
     """A copy of ``obj``'s instance ``__dict__``, None if it has none: a state's last item."""
     attrs = getattr(obj, "__dict__", None)
@@ -73,25 +87,30 @@ def set_attributes(obj: object, attrs: Optional[dict[str, Any]]) -> None:
 
 
 def check_dict_state(state: object, obj: object = None) -> tuple[Any, ...]:
-    """Validate a TTLDictCore state; return (ttl, maxsize, clock, on_expire, entries, attrs).
+    """Validate a TTLDictCore state; return (ttl, maxsize, clock, on_expire, entries, attrs, recency).
 
     ``entries`` are the ``(key, value, created_at)`` tuples to hold, oldest
     first, with no key twice (keys' ``__hash__`` and ``__eq__`` run here),
     checked before anything is changed.  ``attrs`` is the state's
     attributes, for ``obj`` (the object loading it) to take, or None.
+    ``recency`` is None (a mapping without ``lru``), or the indexes of
+    ``entries`` from the least to the most recently used (``lru=True``).
     """
     if type(state) is not tuple or not state:
         raise TypeError(f"TTLDict state must be a tuple of {STATE_VERSION + 5} items")
     version = state[0]
-    if type(version) is not int or version not in (1, STATE_VERSION):
+    if type(version) is not int or version not in (1, STATE_VERSION, LRU_STATE_VERSION):
         raise ValueError(f"unsupported TTLDict state version {version!r}")
     if len(state) != version + 5:
         raise TypeError(f"TTLDict state must be a tuple of {version + 5} items")
+    recency = None
     if version == 1:
         version, ttl, maxsize, clock, on_expire, items = state
         attrs = None
-    else:
+    elif version == STATE_VERSION:
         version, ttl, maxsize, clock, on_expire, attrs, items = state
+    else:
+        version, ttl, maxsize, clock, on_expire, attrs, items, recency = state
     if attrs is not None:
         if type(attrs) is not dict:
             raise TypeError("TTLDict state attributes must be a dict or None")
@@ -112,7 +131,13 @@ def check_dict_state(state: object, obj: object = None) -> tuple[Any, ...]:
         raise ValueError(f"TTLDict state holds {len(entries)} entries, over maxsize {maxsize}")
     if len({e[0]: None for e in entries}) != len(entries):
         raise ValueError("TTLDict state holds a key twice")
-    return ttl, maxsize, clock, on_expire, entries, attrs
+    if version == LRU_STATE_VERSION:
+        if type(recency) is not list or not all(type(i) is int for i in recency):
+            raise TypeError("TTLDict state recency must be a list of entry indexes")
+        recency = list(recency)
+        if sorted(recency) != list(range(len(entries))):
+            raise ValueError("TTLDict state recency must list every entry once")
+    return ttl, maxsize, clock, on_expire, entries, attrs, recency
 
 
 def tell_each(callback: Any, removed: Any, error: Optional[BaseException] = None) -> Optional[BaseException]:

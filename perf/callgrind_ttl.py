@@ -10,9 +10,12 @@ removes start-up, imports and the set-up outside the loop:
 WORKLOAD: ``set`` (a new TTLDict, then every key set once), ``get`` (every
 key read from a TTLDict holding them all), ``expire`` and ``purge`` (a new
 TTLDict, every key set, then all of them removed at once by ``expire()`` or
-``purge()``: the removal costs the difference with ``set``).  The mapping
-reads its default clock (time.monotonic) for every set and get; the
-removal is given its ``now``.  WHO: ``c`` or ``py``.
+``purge()``: the removal costs the difference with ``set``), ``evict``
+(a new TTLDict of maxsize 5,000, every key set once: half of the sets
+evict one).  A ``-lru`` suffix (``get-lru``) runs the workload on a
+TTLDict made with ``lru=True`` (a get then also refreshes the key).  The
+mapping reads its default clock (time.monotonic) for every set and get;
+the removal is given its ``now``.  WHO: ``c`` or ``py``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ N = 10_000
 
 
 def main(workload: str, who: str, loops: int) -> None:
-    ttl_dict = classes("cython" if who == "c" else "python").TTLDict
+    cls = classes("cython" if who == "c" else "python").TTLDict
+    workload, lru = workload.removesuffix("-lru"), workload.endswith("-lru")
+
+    def ttl_dict(ttl: float, maxsize: int | None = None) -> object:
+        return cls(ttl, maxsize, lru=True) if lru else cls(ttl, maxsize)
+
     keys = list(range(N))
     if workload == "get":
         d = ttl_dict(60.0)
@@ -35,13 +43,13 @@ def main(workload: str, who: str, loops: int) -> None:
             for k in keys:
                 d[k]
         return
-    if workload not in ("set", "expire", "purge"):
+    if workload not in ("set", "expire", "purge", "evict"):
         raise SystemExit(f"unknown workload {workload!r}")
     for _ in range(loops):
-        d = ttl_dict(60.0)
+        d = ttl_dict(60.0, N // 2 if workload == "evict" else None)
         for k in keys:
             d[k] = k
-        if workload != "set":
+        if workload not in ("set", "evict"):
             getattr(d, workload)(now=1e18)
 
 

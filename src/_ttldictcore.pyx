@@ -19,7 +19,10 @@ a key's ``__eq__`` starts again if the table changed meanwhile, as a dict
 lookup does; every object read across a call that can run Python code is
 held by a reference of our own, the table included (``clear`` replaces it).
 What a change removes is released, and shown to ``on_expire``, once the
-change is complete.
+change is complete.  With ``lru=True`` the table also links its entries
+from the least to the most recently used; a read refreshes that order in
+C, with no user code between finding the entry and moving it, and a read
+made by user code that a change of this thread runs leaves it as it is.
 """
 
 # argument errors in CPython's words, as the pure twin raises them
@@ -29,6 +32,7 @@ cimport cython
 from cpython.object cimport (
     Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject, inquiry, traverseproc,
 )
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -44,7 +48,7 @@ from dq_core import _ttldictstate
 from dq_core._ringstate import clock_of, reentered, ttl_of
 from dq_core._signature import NO_DEFAULT, signature
 from dq_core._ttldictstate import (
-    attributes_of, check_dict_state, maxsize_of, on_expire_of, set_attributes,
+    attributes_of, check_dict_state, lru_of, maxsize_of, on_expire_of, set_attributes,
 )
 
 __all__ = ["TTLDictCore"]
@@ -63,6 +67,10 @@ cdef extern from "dq_ttltable.h":
         Py_ssize_t cap, head, span, used, isize, ifill
         bint wide
         uint64_t version
+        bint lru
+        Py_ssize_t* prev
+        Py_ssize_t* next
+        Py_ssize_t lru_first, lru_last
     ctypedef struct dq_ttl_out:
         PyObject** items
         Py_ssize_t n
@@ -70,6 +78,11 @@ cdef extern from "dq_ttltable.h":
     Py_ssize_t dq_tt_ix(dq_ttl_table* t, size_t i) noexcept
     size_t dq_tt_next(size_t i, size_t* perturb, size_t mask) noexcept
     size_t dq_tt_slot_of(dq_ttl_table* t, Py_hash_t h, Py_ssize_t pos) noexcept
+    void dq_tt_lru_init(dq_ttl_table* t) noexcept
+    void dq_tt_lru_use(dq_ttl_table* t, Py_ssize_t pos) noexcept
+    void dq_tt_lru_unlink(dq_ttl_table* t, Py_ssize_t pos) noexcept
+    void dq_tt_lru_link(dq_ttl_table* t, Py_ssize_t pos) noexcept
+    void dq_tt_pop_lru(dq_ttl_table* t, PyObject** key, PyObject** value) noexcept
     int dq_tt_reserve(dq_ttl_table* t) except -1
     int dq_tt_resize(dq_ttl_table* t, Py_ssize_t cap) except -1
     void dq_tt_append(dq_ttl_table* t, PyObject* key, PyObject* value, Py_hash_t h, double t) noexcept
@@ -87,6 +100,7 @@ cdef extern from "dq_ttltable.h":
 
 # The pure twin's constants, as C values
 cdef int STATE_VERSION = _ttldictstate.STATE_VERSION
+cdef int LRU_STATE_VERSION = _ttldictstate.LRU_STATE_VERSION
 cdef Py_ssize_t SWEEP = _ttldictstate.SWEEP
 cdef Py_ssize_t BATCH = _ttldictstate.BATCH
 cdef object MONOTONIC = time.monotonic
@@ -124,6 +138,14 @@ cdef int _table_clear(PyObject* o) noexcept:
 
 (<PyTypeObject*>_Table).tp_traverse = <traverseproc>_table_traverse
 (<PyTypeObject*>_Table).tp_clear = <inquiry>_table_clear
+
+
+cdef _Table _new_table(bint lru):
+    # an empty table, keeping the recency order if lru
+    cdef _Table tab = _Table()
+    if lru:
+        dq_tt_lru_init(&tab.t)
+    return tab
 
 
 cdef Py_ssize_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
@@ -169,9 +191,11 @@ cdef class TTLDictCore:
 
     Every entry sits in a FIFO ring in the order its key was last set (with
     one TTL, expiry order: what is due is at the head), and an index over
-    the ring finds a key.  Setting a key again moves it to the tail.  What
-    a change removes is released, and shown to ``on_expire``, once the
-    change is complete.
+    the ring finds a key.  Setting a key again moves it to the tail.  With
+    ``lru=True`` a recency order (a read or a set makes a key the most
+    recently used) decides what ``maxsize`` evicts, ``popitem()`` takes and
+    iteration follows; expiry keeps to the ring.  What a change removes is
+    released, and shown to ``on_expire``, once the change is complete.
 
     >>> d = TTLDictCore(10, clock=lambda: 0.0)
     >>> d["a"] = 1
@@ -186,13 +210,14 @@ cdef class TTLDictCore:
     cdef object _clk
     cdef object _maxsize, _on_expire
     cdef Py_ssize_t _max         # maxsize, or -1 for none
+    cdef bint _lru               # maxsize evicts the least recently used
     cdef bint _busy              # a change is under way
     cdef unsigned long _owner    # ... made by this thread
     cdef object __weakref__
 
     __class_getitem__ = classmethod(types.GenericAlias)
     __signature__ = signature(("ttl", NO_DEFAULT), ("maxsize", None), ("clock", time.monotonic),
-                               ("on_expire", None))
+                               ("on_expire", None), ("*", None), ("lru", False))
 
     def __cinit__(self):
         # a valid empty mapping even before __init__ or __setstate__
@@ -201,12 +226,13 @@ cdef class TTLDictCore:
         self._max = -1
 
     @cython.critical_section
-    def __init__(self, ttl, maxsize=None, clock=time.monotonic, on_expire=None):
+    def __init__(self, ttl, maxsize=None, clock=time.monotonic, on_expire=None, *, lru=False):
         cdef double t = ttl_of(ttl)
         maxsize = maxsize_of(maxsize)
         clock = clock_of(clock)
         on_expire = on_expire_of(on_expire)
-        tab = _Table()
+        lru = lru_of(lru)
+        tab = _new_table(lru)
         self._begin()
         # what a re-initialised mapping held goes after the change is complete
         old = (self._tab, self._clk, self._on_expire)
@@ -215,6 +241,7 @@ cdef class TTLDictCore:
         self._max = -1 if maxsize is None else maxsize
         self._clk = clock
         self._ttl = t
+        self._lru = lru
         self._tab = tab
         self._busy = False
 
@@ -257,6 +284,12 @@ cdef class TTLDictCore:
             self._report(&out, None, True)  # on_expire runs outside the critical section
         finally:
             dq_out_release(&out, 0)
+
+    @property
+    def lru(self):
+        """Whether ``maxsize`` evicts the least recently used key (else the oldest set); fixed."""
+        with cython.critical_section(self):
+            return self._lru
 
     @property
     def on_expire(self):
@@ -311,9 +344,10 @@ cdef class TTLDictCore:
 
     # -- reads ------------------------------------------------------------------
 
-    cdef inline object _live(self, object key):
+    cdef inline object _live(self, object key, bint use):
         # key's value if it is held and live, else _ABSENT (the clock is read
-        # first, then the hash: the table is read after their user code)
+        # first, then the hash: the table is read after their user code);
+        # ``use``: a hit makes the key the most recently used
         cdef double now = self._now()
         cdef Py_hash_t h = PyObject_Hash(key)
         cdef _Table tab = self._tab
@@ -321,11 +355,18 @@ cdef class TTLDictCore:
         cdef Py_ssize_t pos = _find(tab, key, h, &islot)
         if pos < 0 or tab.t.ents[pos].t + self._ttl <= now:
             return _ABSENT
+        if use and tab.t.lru:
+            # no user code ran since _find: pos is the entry's slot still.  A
+            # read made by user code that a change of this thread runs (a
+            # key's __eq__, a finaliser) leaves the order as it is: that
+            # change may be walking it.
+            if not self._busy or self._owner != PyThread_get_thread_ident():
+                dq_tt_lru_use(&tab.t, pos)
         return <object>tab.t.ents[pos].value
 
     @cython.critical_section
     def __getitem__(self, key):
-        value = self._live(key)
+        value = self._live(key, True)
         if value is _ABSENT:
             raise KeyError(key)
         return value
@@ -333,12 +374,18 @@ cdef class TTLDictCore:
     @cython.critical_section
     def get(self, key, default=None):
         """Return the value of ``key`` if it is held and live, else ``default``.  O(1)."""
-        value = self._live(key)
+        value = self._live(key, True)
+        return default if value is _ABSENT else value
+
+    @cython.critical_section
+    def _peek(self, key, default=None):
+        """As ``get``, leaving the recency order as it is (for the views)."""
+        value = self._live(key, False)
         return default if value is _ABSENT else value
 
     @cython.critical_section
     def __contains__(self, key):
-        return self._live(key) is not _ABSENT
+        return self._live(key, False) is not _ABSENT
 
     def __len__(self):
         self._purge(self._now())
@@ -353,7 +400,7 @@ cdef class TTLDictCore:
 
     @cython.critical_section
     def _keys(self):
-        """The keys held, oldest first (expired ones included)."""
+        """The keys held, oldest first, or least recently used first with ``lru`` (expired ones included)."""
         cdef dq_ttl_table* t
         cdef dq_ttl_entry* e
         cdef Py_ssize_t k, n
@@ -368,6 +415,13 @@ cdef class TTLDictCore:
             if t.version == version and self._tab is tab:
                 break
         n = 0
+        if t.lru:  # no user code runs along the links
+            k = t.lru_first
+            while k >= 0:
+                out[n] = <object>t.ents[k].key
+                n += 1
+                k = t.next[k]
+            return out
         for k in range(t.span):
             e = &t.ents[(t.head + k) & (t.cap - 1)]
             if e.key != NULL:
@@ -482,7 +536,8 @@ cdef class TTLDictCore:
     def popitem(self):
         """Remove and return the oldest live ``(key, value)``; KeyError when there is none.
 
-        O(1), plus O(k) for k expired entries purged first.
+        With ``lru``, the least recently used one.  O(1), plus O(k) for k
+        expired entries purged first.
         """
         cdef double now
         cdef dq_ttl_table* t
@@ -495,11 +550,16 @@ cdef class TTLDictCore:
             self._begin()
             try:
                 t = &self._tab.t
-                for k in range(t.span):  # the first live one: expired ones are left to a purge
-                    pos = (t.head + k) & (t.cap - 1)
-                    if t.ents[pos].key != NULL and not t.ents[pos].t + self._ttl <= now:
-                        break
-                    pos = -1
+                if t.lru:  # the least recently used live one
+                    pos = t.lru_first
+                    while pos >= 0 and t.ents[pos].t + self._ttl <= now:
+                        pos = t.next[pos]
+                else:
+                    for k in range(t.span):  # the first live one: expired ones are left to a purge
+                        pos = (t.head + k) & (t.cap - 1)
+                        if t.ents[pos].key != NULL and not t.ents[pos].t + self._ttl <= now:
+                            break
+                        pos = -1
                 if pos < 0:
                     raise KeyError("popitem(): dictionary is empty")
                 dq_tt_remove(t, pos, dq_tt_slot_of(t, t.ents[pos].hash, pos), &ok, &ov)
@@ -514,7 +574,7 @@ cdef class TTLDictCore:
     @cython.critical_section
     def clear(self):
         """Remove every entry, without calling ``on_expire``.  O(n)."""
-        tab = _Table()
+        tab = _new_table(self._lru)
         self._begin()
         old, self._tab = self._tab, tab
         self._busy = False
@@ -603,6 +663,14 @@ cdef class TTLDictCore:
         cdef dq_ttl_table* t = &self._tab.t
         cdef PyObject* ok
         cdef PyObject* ov
+        if t.lru:  # a loop of its own: the default one stays as lean as before
+            while most and t.used and t.ents[t.head].t + self._ttl <= now:
+                dq_out_reserve(out)
+                dq_tt_lru_unlink(t, t.head)
+                dq_tt_pop_head(t, &ok, &ov)
+                dq_out_push(out, ok, ov)
+                most -= 1
+            return 0
         while most and t.used and t.ents[t.head].t + self._ttl <= now:
             dq_out_reserve(out)
             dq_tt_pop_head(t, &ok, &ov)
@@ -618,7 +686,8 @@ cdef class TTLDictCore:
         return 0
 
     cdef int _evict(self, double now, dq_ttl_out* out) except -1:
-        # Over maxsize: the expired entries go first, then the oldest.
+        # Over maxsize: the expired entries go first, then the oldest (with
+        # lru, the least recently used).
         cdef dq_ttl_table* t = &self._tab.t
         cdef PyObject* ok
         cdef PyObject* ov
@@ -627,7 +696,10 @@ cdef class TTLDictCore:
         self._drop_due(now, -1, out)
         while t.used > self._max:
             dq_out_reserve(out)
-            dq_tt_pop_head(t, &ok, &ov)
+            if t.lru:
+                dq_tt_pop_lru(t, &ok, &ov)
+            else:
+                dq_tt_pop_head(t, &ok, &ov)  # not lru: nothing to unlink
             dq_out_push(out, ok, ov)
         dq_tt_shrink(t)
         return 0
@@ -661,7 +733,10 @@ cdef class TTLDictCore:
         # (an allocation here may run a finaliser, and that another thread)
         cdef dq_ttl_table* t
         cdef dq_ttl_entry* e
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, pos, n
+        cdef Py_ssize_t* rank
+        cdef Py_ssize_t* order
+        cdef list recency
         self._begin()
         try:
             t = &self._tab.t
@@ -670,8 +745,33 @@ cdef class TTLDictCore:
                 e = &t.ents[(t.head + k) & (t.cap - 1)]
                 if e.key != NULL:
                     entries.append((<object>e.key, <object>e.value, e.t))
-            return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
-                    attributes_of(self), entries)
+            if not t.lru:
+                return (STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
+                        attributes_of(self), entries)
+            # The entries' indexes in entries, least recently used first, found
+            # in C (no user code runs along the links), then made a list.
+            rank = <Py_ssize_t*>PyMem_Malloc((t.cap + t.used + 1) * sizeof(Py_ssize_t))
+            if rank == NULL:
+                raise MemoryError()
+            try:
+                order = rank + t.cap
+                n = 0
+                for k in range(t.span):
+                    pos = (t.head + k) & (t.cap - 1)
+                    if t.ents[pos].key != NULL:
+                        rank[pos] = n
+                        n += 1
+                n = 0
+                pos = t.lru_first
+                while pos >= 0:
+                    order[n] = rank[pos]
+                    n += 1
+                    pos = t.next[pos]
+                recency = [order[k] for k in range(n)]
+            finally:
+                PyMem_Free(rank)
+            return (LRU_STATE_VERSION, self._ttl, self._maxsize, self._clk, self._on_expire,
+                    attributes_of(self), entries, recency)
         finally:
             self._busy = False
 
@@ -679,18 +779,26 @@ cdef class TTLDictCore:
         cdef double ttl
         cdef _Table tab = _Table()
         cdef Py_hash_t h
-        ttl_, maxsize, clock, on_expire, entries, attrs = check_dict_state(state, self)
+        cdef Py_ssize_t i
+        ttl_, maxsize, clock, on_expire, entries, attrs, recency = check_dict_state(state, self)
         ttl = ttl_
+        if recency is not None:
+            dq_tt_lru_init(&tab.t)
         for key, value, created_at in entries:  # keys' __hash__ runs before anything changes
             h = PyObject_Hash(key)
             dq_tt_reserve(&tab.t)
             Py_INCREF(key)
             Py_INCREF(value)
             dq_tt_append(&tab.t, <PyObject*>key, <PyObject*>value, h, created_at)
+        if recency is not None:
+            # a fresh table holds entry i at ring slot i: each in turn goes last
+            for i in recency:
+                dq_tt_lru_use(&tab.t, i)
         with cython.critical_section(self):
             self._begin()
             old = (self._tab, self._clk, self._on_expire)  # released after the change
             self._ttl, self._maxsize, self._clk, self._on_expire = ttl, maxsize, clock, on_expire
+            self._lru = recency is not None
             self._max = -1 if maxsize is None else maxsize
             self._tab = tab
             self._busy = False
@@ -714,9 +822,25 @@ cdef class TTLDictCore:
                     e = &t.ents[pos]
                     ring.append((pos, None if e.key == NULL else <object>e.key, e.hash, e.t))
                 index = [dq_tt_ix(t, k) for k in range(t.isize)]
+                lru = t.lru
+                forward, backward = [], []  # the recency order along next, and along prev
+                if t.lru:
+                    pos = t.lru_first
+                    while pos >= 0 and len(forward) <= t.cap:
+                        forward.append(pos)
+                        pos = t.next[pos]
+                    pos = t.lru_last
+                    while pos >= 0 and len(backward) <= t.cap:
+                        backward.append(pos)
+                        pos = t.prev[pos]
+                same = lru == self._lru
             finally:
                 self._busy = False
+        assert same, "the table's lru flag differs from the mapping's"
         _check_table(cap, head, span, used, isize, ifill, wide, ring, index)
+        if lru:
+            assert forward == backward[::-1], (forward, backward)
+            assert sorted(forward) == sorted(pos for pos, key, h, t in ring if key is not None)
 
 
 def _check_table(cap, head, span, used, isize, ifill, wide, ring, index):

@@ -15,28 +15,7 @@ import pytest
 
 from clocks import FakeClock
 from helpers import collecting_constantly, recorded
-from ttl_helpers import Finaliser, PushOnDel, bad_clock_readings, eager_gc  # noqa: F401 (a fixture)
-
-
-class Colliding:
-    """A key hashing like every other Colliding; comparing it runs ``action``."""
-
-    def __init__(self, name: str, action=None) -> None:
-        self.name = name
-        self.action = action
-
-    def __hash__(self) -> int:
-        return 42
-
-    def __eq__(self, other: object) -> bool:
-        action, self.action = self.action, None
-        if action is not None:
-            action()
-        return isinstance(other, Colliding) and other.name == self.name
-
-    def __repr__(self) -> str:
-        return f"Colliding({self.name!r})"
-
+from ttl_helpers import Colliding, Finaliser, PushOnDel, bad_clock_readings, eager_gc  # noqa: F401 (a fixture)
 
 # -- item 1: a lookup whose __eq__ clears the mapping --------------------------
 

@@ -111,3 +111,23 @@ def assert_refuses_state(obj: Any, state: Any, exc: type[Exception], msg: str) -
         obj.__setstate__(state)
     assert obj.__getstate__() == before
     obj._check()
+
+
+class Colliding:
+    """A key hashing like every other Colliding; comparing it runs ``action``."""
+
+    def __init__(self, name: str, action=None) -> None:
+        self.name = name
+        self.action = action
+
+    def __hash__(self) -> int:
+        return 42
+
+    def __eq__(self, other: object) -> bool:
+        action, self.action = self.action, None
+        if action is not None:
+            action()
+        return isinstance(other, Colliding) and other.name == self.name
+
+    def __repr__(self) -> str:
+        return f"Colliding({self.name!r})"

@@ -16,6 +16,14 @@
  * ring order, the order in which the pure twin's buckets keep them, and a
  * key's __eq__ runs at the same points in both implementations.
  *
+ * A table made for LRU (dq_tt_lru_init) also keeps a recency order: a
+ * doubly linked list of ring slots, in two arrays beside the ring (prev and
+ * next, cap slots each, -1 ending it), from the least recently used
+ * (lru_first) to the most (lru_last).  An appended entry is linked last, a
+ * removed one unlinked, dq_tt_lru_use moves one last, all in O(1); a resize
+ * carries the order over to the entries' new slots.  A table without it
+ * (the default) allocates nothing more and only tests the flag.
+ *
  * Nothing here runs Python code or takes a reference; only dq_tt_clear and
  * dq_out_release drop references, once the table is consistent.  An
  * allocation failure returns -1 with MemoryError set and changes nothing.
@@ -47,6 +55,10 @@ typedef struct {
     Py_ssize_t ifill;   /* index slots not EMPTY: used + DUMMY */
     int wide;
     uint64_t version; /* raised by every change: a lookup that ran user code re-checks it */
+    int lru;          /* keeps the recency order below */
+    Py_ssize_t *prev; /* lru: cap slots, the ring slot used just before (-1: none) */
+    Py_ssize_t *next; /* lru: cap slots, the ring slot used just after (-1: none) */
+    Py_ssize_t lru_first, lru_last; /* lru: the least and the most recently used (-1: none) */
 } dq_ttl_table;
 
 #define DQ_TT_EMPTY         (-1)
@@ -65,6 +77,45 @@ static inline void dq_tt_set_ix(dq_ttl_table *t, size_t i, Py_ssize_t v) {
         ((int64_t *)t->ix)[i] = (int64_t)v;
     else
         ((int32_t *)t->ix)[i] = (int32_t)v;
+}
+
+/* Makes an empty table (zeroed) keep the recency order. */
+static inline void dq_tt_lru_init(dq_ttl_table *t) {
+    t->lru = 1;
+    t->lru_first = t->lru_last = -1;
+}
+
+/* Links ring slot pos as the most recently used (lru). */
+static inline void dq_tt_lru_link(dq_ttl_table *t, Py_ssize_t pos) {
+    t->prev[pos] = t->lru_last;
+    t->next[pos] = -1;
+    if (t->lru_last >= 0)
+        t->next[t->lru_last] = pos;
+    else
+        t->lru_first = pos;
+    t->lru_last = pos;
+}
+
+/* Unlinks ring slot pos from the recency order (lru). */
+static inline void dq_tt_lru_unlink(dq_ttl_table *t, Py_ssize_t pos) {
+    Py_ssize_t p = t->prev[pos], n = t->next[pos];
+    if (p >= 0)
+        t->next[p] = n;
+    else
+        t->lru_first = n;
+    if (n >= 0)
+        t->prev[n] = p;
+    else
+        t->lru_last = p;
+}
+
+/* Makes the entry at ring slot pos the most recently used (lru).  Not a
+   change of the mapping's contents: the version stays. */
+static inline void dq_tt_lru_use(dq_ttl_table *t, Py_ssize_t pos) {
+    if (pos != t->lru_last) {
+        dq_tt_lru_unlink(t, pos);
+        dq_tt_lru_link(t, pos);
+    }
 }
 
 /* the next index slot of a probe sequence (CPython's dict recurrence) */
@@ -111,6 +162,7 @@ static inline void dq_tt_index_all(dq_ttl_table *t) {
 static inline int dq_tt_resize(dq_ttl_table *t, Py_ssize_t cap) {
     dq_ttl_entry *ents = NULL;
     void *ix = NULL;
+    Py_ssize_t *prev = NULL, *next = NULL;
     Py_ssize_t k, n = 0;
     size_t mask = (size_t)t->cap - 1;
     int wide = (int64_t)cap > ((int64_t)1 << 31); /* int32 holds every slot below 2**31 */
@@ -123,18 +175,50 @@ static inline int dq_tt_resize(dq_ttl_table *t, Py_ssize_t cap) {
     if (cap) {
         ents = (dq_ttl_entry *)PyMem_Malloc((size_t)cap * sizeof(dq_ttl_entry));
         ix = PyMem_Malloc((size_t)(2 * cap) * (wide ? sizeof(int64_t) : sizeof(int32_t)));
-        if (ents == NULL || ix == NULL) {
+        if (t->lru) {
+            prev = (Py_ssize_t *)PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
+            next = (Py_ssize_t *)PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
+        }
+        if (ents == NULL || ix == NULL || (t->lru && (prev == NULL || next == NULL))) {
             PyMem_Free(ents);
             PyMem_Free(ix);
+            PyMem_Free(prev);
+            PyMem_Free(next);
             PyErr_NoMemory();
             return -1;
         }
     }
     for (k = 0; k < t->span; k++) {
-        dq_ttl_entry *e = &t->ents[((size_t)t->head + (size_t)k) & mask];
-        if (e->key != NULL) ents[n++] = *e;
+        Py_ssize_t pos = (Py_ssize_t)(((size_t)t->head + (size_t)k) & mask);
+        dq_ttl_entry *e = &t->ents[pos];
+        if (e->key != NULL) {
+            if (t->lru) t->prev[pos] = n; /* the old prev becomes the map to new slots */
+            ents[n++] = *e;
+        }
     }
     assert(n == t->used);
+    if (t->lru) { /* the recency order, along the old links, in the new slots */
+        Py_ssize_t p = t->lru_first, last = -1, q;
+        while (p >= 0) {
+            q = t->prev[p];
+            prev[q] = last;
+            if (last >= 0)
+                next[last] = q;
+            else
+                t->lru_first = q;
+            last = q;
+            p = t->next[p];
+        }
+        if (last >= 0)
+            next[last] = -1;
+        else
+            t->lru_first = -1;
+        t->lru_last = last;
+        PyMem_Free(t->prev);
+        PyMem_Free(t->next);
+        t->prev = prev;
+        t->next = next;
+    }
     PyMem_Free(t->ents);
     PyMem_Free(t->ix);
     t->ents = ents;
@@ -189,6 +273,7 @@ static inline void dq_tt_append(dq_ttl_table *t, PyObject *key, PyObject *value,
     e->hash = hash;
     e->t = created_at;
     dq_tt_set_ix(t, dq_tt_first_empty(t, hash), pos);
+    if (t->lru) dq_tt_lru_link(t, pos);
     t->span++;
     t->used++;
     t->ifill++;
@@ -205,10 +290,11 @@ static inline void dq_tt_skip_holes(dq_ttl_table *t) {
     if (t->span == 0) t->head = 0;
 }
 
-/* Removes the entry at ring slot pos, whose index slot is islot: its key and
-   value go to the caller (*key, *value: the table's references). */
-static inline void dq_tt_remove(dq_ttl_table *t, Py_ssize_t pos, size_t islot, PyObject **key,
-                                PyObject **value) {
+/* Takes the entry at ring slot pos, whose index slot is islot, out of the
+   ring and the index: its key and value go to the caller (*key, *value:
+   the table's references).  An lru table's caller unlinks it first. */
+static inline void dq_tt_take(dq_ttl_table *t, Py_ssize_t pos, size_t islot, PyObject **key,
+                              PyObject **value) {
     dq_ttl_entry *e = &t->ents[pos];
     assert(e->key != NULL && dq_tt_ix(t, islot) == pos);
     *key = e->key;
@@ -221,9 +307,25 @@ static inline void dq_tt_remove(dq_ttl_table *t, Py_ssize_t pos, size_t islot, P
     if (pos == t->head) dq_tt_skip_holes(t);
 }
 
-/* Removes the head entry (the table holds one), as dq_tt_remove. */
+/* Removes the entry at ring slot pos, whose index slot is islot, as
+   dq_tt_take, from the recency order too. */
+static inline void dq_tt_remove(dq_ttl_table *t, Py_ssize_t pos, size_t islot, PyObject **key,
+                                PyObject **value) {
+    if (t->lru) dq_tt_lru_unlink(t, pos);
+    dq_tt_take(t, pos, islot, key, value);
+}
+
+/* Takes the head entry (the table holds one), as dq_tt_take: the hot loop
+   of expiry, which unlinks it first from an lru table's order. */
 static inline void dq_tt_pop_head(dq_ttl_table *t, PyObject **key, PyObject **value) {
     Py_ssize_t pos = t->head;
+    dq_tt_take(t, pos, dq_tt_slot_of(t, t->ents[pos].hash, pos), key, value);
+}
+
+/* Removes the least recently used entry (an lru table that holds one), as
+   dq_tt_remove. */
+static inline void dq_tt_pop_lru(dq_ttl_table *t, PyObject **key, PyObject **value) {
+    Py_ssize_t pos = t->lru_first;
     dq_tt_remove(t, pos, dq_tt_slot_of(t, t->ents[pos].hash, pos), key, value);
 }
 
@@ -264,6 +366,7 @@ static inline void dq_tt_clear(dq_ttl_table *t) {
     size_t mask = (size_t)old.cap - 1;
     memset(t, 0, sizeof(*t));
     t->version = old.version + 1;
+    if (old.lru) dq_tt_lru_init(t);
     for (k = old.span - 1; k >= 0; k--) {
         dq_ttl_entry *e = &old.ents[((size_t)old.head + (size_t)k) & mask];
         if (e->key != NULL) {
@@ -273,6 +376,8 @@ static inline void dq_tt_clear(dq_ttl_table *t) {
     }
     PyMem_Free(old.ents);
     PyMem_Free(old.ix);
+    PyMem_Free(old.prev);
+    PyMem_Free(old.next);
 }
 
 /* -- the (key, value) pairs a change removed ----------------------------------
