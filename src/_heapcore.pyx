@@ -80,7 +80,8 @@ cdef enum:
     # An entry's second word is seq << SLOT_SHIFT | slot (slots < 2**31).
     SLOT_SHIFT = 31
     # Entries (16 bytes each) from which _sift_down prefetches the next
-    # level: 2**14 entries (256 KiB) no longer stay in the nearer caches
+    # level, and slots from which a pop prefetches the next one's: 2**14
+    # entries (256 KiB) no longer stay in the nearer caches
     PREFETCH_MIN = 1 << 14
     # Entries a buffer holds beyond its capacity, for the root to move to
     # (_root_in: at most ARITY - 1 of them)
@@ -588,10 +589,12 @@ Initialize self.  See help(type(self)) for accurate signature."""
         # The next pop will write the new top's slot and payload: slots are
         # taken in push order and popped in priority order, so in a large
         # heap both are cache misses.  Asking for them now overlaps the
-        # misses with the caller's code between two pops.
-        slot = self._e[self._off].ss & SLOT_FIELD
-        _prefetch_w(&self._t.slots[slot])
-        _prefetch_w(_list_slot(self._items, slot))
+        # misses with the caller's code between two pops (in a small heap,
+        # where they stay cached, a cost).
+        if self._t.n >= PREFETCH_MIN:
+            slot = self._e[self._off].ss & SLOT_FIELD
+            _prefetch_w(&self._t.slots[slot])
+            _prefetch_w(_list_slot(self._items, slot))
         return item
 
     @cython.final
