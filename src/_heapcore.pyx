@@ -384,10 +384,16 @@ Initialize self.  See help(type(self)) for accurate signature."""
         cdef bint deep = m >= PREFETCH_MIN
         child = ARITY * pos + 1
         while child < m:
-            if deep and ARITY * child + 1 < m:
-                last = child + ARITY if child + ARITY <= m else m
-                for c in range(child, last):
-                    _prefetch_w(&E[ARITY * c + 1])
+            if deep:
+                # the children's children: 16 entries in a row, 4 lines
+                c = ARITY * child + 1
+                if c + 3 * ARITY < m:
+                    _prefetch_w(&E[c])
+                    _prefetch_w(&E[c + ARITY])
+                    _prefetch_w(&E[c + 2 * ARITY])
+                    _prefetch_w(&E[c + 3 * ARITY])
+                elif c < m:
+                    _prefetch_w(&E[c])
             best = child
             bk = E[child].key
             bs = E[child].ss
