@@ -27,8 +27,12 @@ cdef extern from "dq_argerrors.h":
 cimport cython
 from cpython.dict cimport PyDict_DelItem, PyDict_GetItemWithError, PyDict_SetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject, inquiry, traverseproc, visitproc
 from libc.math cimport INFINITY
+
+cdef extern from "Python.h":
+    # the entry held for key, inserting default if none is: one look-up (borrowed)
+    PyObject* PyDict_SetDefault(object d, object key, object default) except NULL
 
 from _clock cimport clock_reading
 from _number cimport _real
@@ -49,9 +53,13 @@ cdef double INF = INFINITY
 
 
 @cython.final
+@cython.no_gc
 @cython.freelist(64)
 @cython.auto_pickle(False)
 cdef class _Entry:
+    # Not a container the garbage collector tracks: it would walk and link
+    # every entry (a third of a set's cost); the core shows the collector
+    # what its entries hold instead (_core_traverse).
     # One key's entry: on the wheel (handle) or in soon, or neither (no deadline)
     cdef object key, value, handle
     cdef double deadline
@@ -139,6 +147,14 @@ cdef class WheelTTLCore:
     @on_expire.setter
     def on_expire(self, value):
         self._on_expire = on_expire_of(value)
+
+    cdef void _clear_all(self) noexcept:
+        # the garbage collector's clear: every entry goes, and the wheel
+        old = (self._data, self._soon, self._wheel, self._schedule_at, self._cancel, self._advance)
+        self._forget()
+        self._data = {}
+        self._soon = []
+        self._wheel = self._schedule_at = self._cancel = self._advance = None
 
     cdef inline int _enter(self) except -1:
         if self._busy:
@@ -317,43 +333,61 @@ cdef class WheelTTLCore:
         cdef _Entry old, e, gone
         cdef list told = None
         cdef dict data
+        cdef PyObject* p
+        cdef bint fresh = False
         self._enter()
         try:
             data = self._data
-            old = self._find(key)
-            if old is not None:
-                if old.handle is not None:
-                    self._cancel(old.handle)
-                    old.handle = None
-                if old.deadline <= now:  # expired, never handed back: on_expire sees it now
-                    told = [(key, old.value)]
-            elif self._max >= 0 and len(data) >= self._max:
-                told = self._purge(now, told)  # expired entries go before a live one is evicted
-            e = _entry(key, value, deadline)
-            if deadline != INF:
-                e.handle = self._schedule_at(e, deadline)
-            try:
-                PyDict_SetItem(data, key, e)
-            except BaseException:  # a key's __hash__/__eq__ raised: the wheel lets it go
-                if e.handle is not None:
-                    self._cancel(e.handle)
-                    e.handle = None
-                raise
-            if old is not None and old.held:
-                if self._max >= 0:
-                    self._unlink(old)
+            if self._max < 0:  # no eviction: a new key takes one look-up
+                e = _entry(key, value, deadline)
+                p = PyDict_SetDefault(data, key, e)
+                if p == <PyObject*>e:
+                    if deadline != INF:
+                        try:
+                            e.handle = self._schedule_at(e, deadline)
+                        except BaseException:
+                            PyDict_DelItem(data, key)
+                            raise
                     self._append(e)
+                    fresh = True
                 else:
-                    self._replace(old, e)
+                    old = <_Entry>p
             else:
-                self._append(e)
-            if self._max >= 0:
-                while len(data) > self._max:
-                    gone = <_Entry>self._first
-                    self._take(gone)
-                    if told is None:
-                        told = []
-                    told.append((gone.key, gone.value))
+                old = self._find(key)
+            if not fresh:
+                if old is not None:
+                    if old.handle is not None:
+                        self._cancel(old.handle)
+                        old.handle = None
+                    if old.deadline <= now:  # expired, never handed back: on_expire sees it now
+                        told = [(key, old.value)]
+                elif self._max >= 0 and len(data) >= self._max:
+                    told = self._purge(now, told)  # expired entries go before a live one is evicted
+                e = _entry(key, value, deadline)
+                if deadline != INF:
+                    e.handle = self._schedule_at(e, deadline)
+                try:
+                    PyDict_SetItem(data, key, e)
+                except BaseException:  # a key's __hash__/__eq__ raised: the wheel lets it go
+                    if e.handle is not None:
+                        self._cancel(e.handle)
+                        e.handle = None
+                    raise
+                if old is not None and old.held:
+                    if self._max >= 0:
+                        self._unlink(old)
+                        self._append(e)
+                    else:
+                        self._replace(old, e)
+                else:
+                    self._append(e)
+                if self._max >= 0:
+                    while len(data) > self._max:
+                        gone = <_Entry>self._first
+                        self._take(gone)
+                        if told is None:
+                            told = []
+                        told.append((gone.key, gone.value))
             if now >= self._purge_at:
                 told = self._purge(now, told)
         finally:
@@ -561,3 +595,52 @@ cdef class WheelTTLCore:
         assert prev == self._last
         assert n == len(self._data), (n, len(self._data))
         assert on_wheel == len(self._wheel), (on_wheel, len(self._wheel))
+
+
+# The garbage collector sees what the entries hold through the core: the
+# key and value of each held entry, and of each entry in soon no longer
+# held.  Clearing the core (a cycle through a key or value) drops every
+# entry at once and leaves it empty, without a wheel.
+cdef traverseproc _core_traverse_fields = (<PyTypeObject*>WheelTTLCore).tp_traverse
+
+
+cdef int _visit_entry(PyObject* p, visitproc visit, void* arg) noexcept:
+    cdef int r
+    if (<_Entry>p).key is not None:
+        r = visit(<PyObject*>(<_Entry>p).key, arg)
+        if r:
+            return r
+    if (<_Entry>p).value is not None:
+        r = visit(<PyObject*>(<_Entry>p).value, arg)
+        if r:
+            return r
+    return 0
+
+
+cdef int _core_traverse(PyObject* o, visitproc visit, void* arg) noexcept:
+    cdef PyObject* p = (<WheelTTLCore>o)._first
+    cdef Py_ssize_t i
+    cdef int r
+    while p != NULL:
+        r = _visit_entry(p, visit, arg)
+        if r:
+            return r
+        p = (<_Entry>p).next
+    soon = (<WheelTTLCore>o)._soon
+    if soon is not None:
+        for i in range(PyList_GET_SIZE(soon)):
+            p = PyList_GET_ITEM(soon, i)
+            if not (<_Entry>p).held:
+                r = _visit_entry(p, visit, arg)
+                if r:
+                    return r
+    return (<int (*)(PyObject*, visitproc, void*) noexcept>_core_traverse_fields)(o, visit, arg)
+
+
+cdef int _core_clear(PyObject* o) noexcept:
+    (<WheelTTLCore>o)._clear_all()
+    return 0
+
+
+(<PyTypeObject*>WheelTTLCore).tp_traverse = <traverseproc>_core_traverse
+(<PyTypeObject*>WheelTTLCore).tp_clear = <inquiry>_core_clear

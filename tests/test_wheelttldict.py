@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import gc
 import math
 import pickle
+import weakref
 from collections.abc import MutableMapping
 
 import pytest
@@ -328,6 +330,27 @@ def test_on_expire_and_the_clock_may_change_the_mapping(impl):
     d2._check()
     with pytest.raises(TypeError):
         d.on_expire = 3
+
+
+@pytest.mark.parametrize("maxsize", [None, 3])
+def test_a_cycle_through_a_key_or_value_is_collected(impl, maxsize):
+    # the compiled entries are no containers of the collector's: the core shows what they hold
+    class Holder:
+        pass
+
+    d = impl.WheelTTLDict(10, maxsize=maxsize, clock=FakeClock(0.0))
+    value, key = Holder(), Holder()
+    value.d = key.d = d
+    d["a"] = value
+    d[(key,)] = 1
+    d.set("b", [d], ttl=0.0)  # expired at once: on the wheel until a purge
+    d.set("c", [d], ttl=1.0)
+    d.expire(0.5)  # "c" leaves the wheel early, into soon
+    d.set("c", 0)  # ... and is replaced, held by soon alone
+    ref = weakref.ref(d)
+    del d, value, key
+    gc.collect()
+    assert ref() is None
 
 
 def test_copy_deepcopy_and_pickle_are_independent(impl, both):
