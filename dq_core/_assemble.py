@@ -6,8 +6,8 @@ twin) exports the classes of one structure.  Some are public as they are
 face, a pure-Python class holding what both implementations share (locks
 and waiting, mapping methods, a thread):
 
-- a face that extends a core (``PriorityQueue``, ``DelayQueue``, ``TTLDict``)
-  is joined with it as a base class;
+- a face that extends a core (``PriorityQueue``, ``DelayQueue``, ``TTLDict``,
+  ``WheelTTLDict``) is joined with it as a base class;
 - a face that holds a core (``Timer`` and ``WheelTTLDict`` hold a
   ``TimingWheel``, ``PriorityExecutor`` a ``PriorityQueue``) gets the class
   as an attribute; ``cached`` is made for the implementation's
@@ -66,6 +66,7 @@ CORE_MODULES = (
     "_ringcore",
     "_ttldictcore",
     "_wheelcore",
+    "_wheelttlcore",
 )
 
 #: The cores of ``dq_core.aio``: they import asyncio, so only ``aio_classes`` imports them
@@ -143,13 +144,25 @@ def _as_compiled(public: tuple[Any, ...]) -> None:
 
 def assemble(modules: dict[str, ModuleType]) -> Classes:
     """The public classes built on the core ``modules`` (as ``cores`` returns them)."""
-    delay, heap, queue, ring, ttldict, wheel = (
+    delay, heap, queue, ring, ttldict, wheel, wheelttl = (
         modules[name]
-        for name in ("_delaycore", "_heapcore", "_queuecore", "_ringcore", "_ttldictcore", "_wheelcore")
+        for name in (
+            "_delaycore",
+            "_heapcore",
+            "_queuecore",
+            "_ringcore",
+            "_ttldictcore",
+            "_wheelcore",
+            "_wheelttlcore",
+        )
     )
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
     priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
-    wheel_ttl_dict = _public(_wheelttldict.WheelTTLDict, _TimingWheel=wheel.TimingWheel)
+    wheel_ttl_dict = adopt(
+        _public(
+            _wheelttldict.WheelTTLDict, wheelttl.WheelTTLCore, MutableMapping, _TimingWheel=wheel.TimingWheel
+        )
+    )
     public = Classes(
         Heap=heap.Heap,
         PriorityQueue=priority_queue,

@@ -1,12 +1,10 @@
 """WheelTTLDict: a mapping with a TTL per key, expiring on a TimingWheel.
 
-Each key maps to its entry ``[key, value, deadline, handle]``; the entry is
-also an item of a TimingWheel (the wheel of the implementation in use,
-handed down by ``dq_core._assemble``), scheduled at its deadline, so a set
-and an expiry cost O(1) whatever the ttl.  Reads compare the deadline with
-the clock, so an expired value is never returned, whether the wheel has
-given the entry back yet or not.  An ordered dict keeps the keys from
-least to most recently used, for ``maxsize``.
+The entries and the hot paths (``[]``, ``get``, ``in``, setting, ``del``,
+``len``, iteration, ``expire``, ``popitem``) live in ``WheelTTLCore``,
+compiled or pure; this module makes it a MutableMapping and adds what is
+shared by both implementations: the constructor's checks, views, ``pop``,
+copying and pickling.
 """
 
 from __future__ import annotations
@@ -15,23 +13,12 @@ import copyreg
 import math
 import time
 import types
-from collections import OrderedDict
 from collections.abc import ItemsView, ValuesView
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Iterator,
-    MutableMapping,
-    Optional,
-    TypeVar,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
 
 from ._pickling import copied_by_state
 from ._ringstate import clock_of, ttl_of
-from ._ringstate import real as _real
-from ._ttldictstate import maxsize_of, on_expire_of, tell_each
+from ._ttldictstate import maxsize_of, on_expire_of
 
 __all__ = ["WheelTTLDict"]
 
@@ -39,14 +26,16 @@ K = TypeVar("K")
 V = TypeVar("V")
 T = TypeVar("T")
 
+if TYPE_CHECKING:
+    from ._wheelttlcore_py import WheelTTLCore
+
+    class _Base(WheelTTLCore[K, V], MutableMapping[K, V]):
+        pass
+else:
+    _Base = Generic  # dq_core._assemble adds an implementation's WheelTTLCore and MutableMapping
+
 _INF = math.inf
 _MISSING: Any = object()
-_KEY, _VALUE, _DEADLINE, _HANDLE = range(4)  # the fields of an entry
-
-
-def _deadline_of(e: list[Any]) -> float:
-    d: float = e[_DEADLINE]
-    return d
 
 
 class _Items(ItemsView[K, V]):
@@ -54,7 +43,7 @@ class _Items(ItemsView[K, V]):
     def __iter__(self) -> Iterator[tuple[K, V]]:
         mapping: Any = self._mapping  # type: ignore[attr-defined]
         for key in mapping:
-            value = mapping._peek(key)
+            value = mapping._peek(key, _MISSING)
             if value is not _MISSING:
                 yield key, value
 
@@ -66,7 +55,7 @@ class _Values(ValuesView[V]):
 
 
 @copied_by_state()
-class WheelTTLDict(MutableMapping[K, V]):
+class WheelTTLDict(_Base[K, V]):
     """A mapping whose keys each live their own ttl, expiring on a TimingWheel.
 
     ``d[key] = value`` gives the entry the default ``ttl`` of the
@@ -119,9 +108,6 @@ class WheelTTLDict(MutableMapping[K, V]):
     #: the TimingWheel class of the implementation (``dq_core._assemble`` sets it)
     _TimingWheel: Any = None
 
-    _data: OrderedDict[K, list[Any]]
-    _wheel: Any
-
     def __init__(
         self,
         ttl: Optional[float] = None,
@@ -138,88 +124,6 @@ class WheelTTLDict(MutableMapping[K, V]):
         wheel = self._TimingWheel(tick=tick, clock=clock)  # checks tick, reads the clock
         self._setup(life, size, clock, on_expire, wheel)
 
-    def _setup(
-        self,
-        life: float,
-        size: Optional[int],
-        clock: Callable[[], float],
-        on_expire: Optional[Callable[[K, V], object]],
-        wheel: Any,
-    ) -> None:
-        self._ttl = life
-        self._maxsize = size
-        self._clock = clock
-        self.on_expire = on_expire
-        self._tick: float = wheel.tick
-        self._wheel = wheel
-        self._data = OrderedDict()
-        self._soon: list[list[Any]] = []  # entries off the wheel, due within two ticks, by deadline
-        self._purge_at = -_INF  # a set purges once the clock reaches this
-
-    # -- reads ----------------------------------------------------------------
-
-    def _now(self) -> float:
-        t = self._clock()
-        if type(t) is not float or t != t:
-            t = _real(t, "clock()")
-        return t
-
-    def __getitem__(self, key: K) -> V:
-        e = self._data[key]  # [key, value, deadline, handle], indexed by literals: hot path
-        if e[2] != _INF:
-            t = self._clock()
-            if type(t) is not float or t != t:
-                t = _real(t, "clock()")
-            if e[2] <= t:
-                raise KeyError(key)
-        if self._maxsize is not None:
-            self._data.move_to_end(key)
-        value: V = e[1]
-        return value
-
-    def get(self, key: K, default: Any = None) -> Any:
-        """The value of ``key`` if it is live, else ``default`` (a hit refreshes it).  O(1)."""
-        e = self._data.get(key)
-        if e is None:
-            return default
-        if e[2] != _INF:
-            t = self._clock()
-            if type(t) is not float or t != t:
-                t = _real(t, "clock()")
-            if e[2] <= t:
-                return default
-        if self._maxsize is not None:
-            self._data.move_to_end(key)
-        return e[1]
-
-    def _peek(self, key: K) -> Any:
-        """The value of ``key`` if it is live, else ``_MISSING``; recency unchanged."""
-        e = self._data.get(key)
-        if e is None or (e[_DEADLINE] != _INF and e[_DEADLINE] <= self._now()):
-            return _MISSING
-        return e[_VALUE]
-
-    def __contains__(self, key: object) -> bool:
-        e = self._data.get(key)  # type: ignore[arg-type]
-        return e is not None and (e[_DEADLINE] == _INF or e[_DEADLINE] > self._now())
-
-    def deadline(self, key: K) -> float:
-        """When ``key`` expires on the clock (``math.inf``: never); KeyError if absent.  O(1)."""
-        e = self._data[key]
-        if e[_DEADLINE] != _INF and e[_DEADLINE] <= self._now():
-            raise KeyError(key)
-        d: float = e[_DEADLINE]
-        return d
-
-    def __len__(self) -> int:
-        self.expire()
-        return len(self._data)
-
-    def __iter__(self) -> Iterator[K]:
-        self.expire()
-        # the keys live now, copied: a purge while they are walked changes nothing here
-        return iter(list(self._data))
-
     def items(self) -> ItemsView[K, V]:
         """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""
         return _Items(self)
@@ -228,170 +132,15 @@ class WheelTTLDict(MutableMapping[K, V]):
         """A view of the live values (one expiring meanwhile is skipped)."""
         return _Values(self)
 
-    # -- changes --------------------------------------------------------------
-
-    def __setitem__(self, key: K, value: V) -> None:
-        self.set(key, value)
-
-    def set(self, key: K, value: V, ttl: Optional[float] = None) -> None:
-        """Map ``key`` to ``value`` for ``ttl`` seconds (None: the default ttl).  O(1) amortised.
-
-        A ttl of ``math.inf`` never expires; 0 expires at once.
-        """
-        if ttl is None:
-            life = self._ttl
-        elif type(ttl) is float and ttl >= 0.0:  # the common case, without a call
-            life = ttl
-        else:
-            life = ttl_of(ttl)
-        now = self._clock()
-        if type(now) is not float or now != now:
-            now = _real(now, "clock()")
-        deadline = now + life
-        data, wheel = self._data, self._wheel
-        told: list[tuple[K, V]] = []
-        old = data.get(key)
-        if old is not None:
-            if old[_HANDLE] is not None:
-                wheel.cancel(old[_HANDLE])
-                old[_HANDLE] = None
-            if old[_DEADLINE] <= now:  # expired, never handed back: on_expire sees it now
-                told.append((key, old[_VALUE]))
-        elif self._maxsize is not None and len(data) >= self._maxsize:
-            told += self._purge(now)  # expired entries go before a live one is evicted
-        e: list[Any] = [key, value, deadline, None]
-        if deadline != _INF:
-            e[_HANDLE] = wheel.schedule_at(e, deadline)
-        try:
-            data[key] = e
-        except BaseException:  # a key's __hash__/__eq__ raised: the wheel lets it go
-            if e[_HANDLE] is not None:
-                wheel.cancel(e[_HANDLE])
-            raise
-        if self._maxsize is not None:
-            data.move_to_end(key)
-            while len(data) > self._maxsize:
-                k, gone = data.popitem(last=False)
-                if gone[_HANDLE] is not None:
-                    wheel.cancel(gone[_HANDLE])
-                told.append((k, gone[_VALUE]))
-        if now >= self._purge_at:
-            told += self._purge(now)
-        if told:
-            self._notify(told)
-
-    def _drop(self, key: K) -> list[Any]:
-        """Remove the live entry of ``key`` and return it; KeyError if absent or expired."""
-        e = self._data[key]
-        if e[_DEADLINE] != _INF and e[_DEADLINE] <= self._now():
-            raise KeyError(key)  # left for the purge, which tells on_expire
-        del self._data[key]
-        if e[_HANDLE] is not None:
-            self._wheel.cancel(e[_HANDLE])
-        return e
-
-    def __delitem__(self, key: K) -> None:
-        self._drop(key)
-
     def pop(self, key: K, default: Union[V, T] = _MISSING) -> Union[V, T]:
         """Remove ``key`` and return its value, else ``default`` (KeyError if not given).  O(1)."""
         try:
-            value: V = self._drop(key)[_VALUE]
+            value: V = self._drop(key)
         except KeyError:
             if default is _MISSING:
                 raise
             return default
         return value
-
-    def popitem(self) -> tuple[K, V]:
-        """Remove and return the least recently used live ``(key, value)``; KeyError if none."""
-        self.expire()
-        try:
-            key, e = self._data.popitem(last=False)
-        except KeyError:
-            raise KeyError("popitem(): mapping is empty") from None
-        if e[_HANDLE] is not None:
-            self._wheel.cancel(e[_HANDLE])
-        return key, e[_VALUE]
-
-    def clear(self) -> None:
-        """Remove every entry (``on_expire`` is not called).  O(n)."""
-        self._data = OrderedDict()
-        self._soon = []
-        self._wheel = self._TimingWheel(tick=self._tick, clock=self._clock)
-
-    # -- expiry ---------------------------------------------------------------
-
-    def _purge(self, now: float) -> list[tuple[K, V]]:
-        """Remove and return every entry whose deadline is <= ``now``, earliest first."""
-        tick = self._tick
-        self._purge_at = now + tick
-        data, soon = self._data, self._soon
-        out: list[tuple[K, V]] = []
-        if soon and soon[0][_DEADLINE] <= now:
-            i, n = 0, len(soon)
-            while i < n and soon[i][_DEADLINE] <= now:
-                i += 1
-            gone = soon[:i]
-            del soon[:i]
-            for e in gone:
-                if data.get(e[_KEY]) is e:  # not removed or set again since
-                    del data[e[_KEY]]
-                    out.append((e[_KEY], e[_VALUE]))
-        wheel = self._wheel
-        if not len(wheel):
-            return out
-        # The wheel gives an item back up to a tick after its deadline: looking
-        # two ticks ahead returns all that expired.  The few live ones it gives
-        # too wait in ``soon``, sorted, so that calls more frequent than ticks
-        # never hand them back and forth.
-        due = wheel.advance(now + 2 * tick)
-        early: list[list[Any]] = []
-        i = 0
-        try:
-            for i, e in enumerate(due):
-                if e[_DEADLINE] <= now:
-                    del data[e[_KEY]]
-                    e[_HANDLE] = None
-                    out.append((e[_KEY], e[_VALUE]))
-                else:
-                    e[_HANDLE] = None
-                    early.append(e)
-        except BaseException:  # a key's __eq__ raised: the rest wait in soon
-            for e in due[i:]:
-                e[_HANDLE] = None
-                early.append(e)
-            raise
-        finally:
-            if early:
-                soon += early
-                soon.sort(key=_deadline_of)
-        return out
-
-    def _notify(self, removed: list[tuple[K, V]]) -> None:
-        error = tell_each(self.on_expire, removed)
-        if error is not None:
-            raise error
-
-    def expire(self, now: Optional[float] = None) -> list[tuple[K, V]]:
-        """Remove and return the expired ``(key, value)`` pairs still held.
-
-        ``now`` defaults to ``clock()``.  O(k + s) for k expired entries and
-        s occupied wheel slots passed; O(1) when nothing is due.  Entries
-        come out earliest deadline first (to the ``tick``), and are also
-        passed to ``on_expire`` (when given), one call each, before this
-        returns.
-        """
-        t = self._now() if now is None else _real(now, "now")
-        removed = self._purge(t)
-        if removed:
-            self._notify(removed)
-        return removed
-
-    def next_expiry(self) -> Optional[float]:
-        """A time before which no entry expires (a lower bound), or None.  O(levels)."""
-        d: Optional[float] = self._wheel.next_deadline()
-        return d
 
     @property
     def ttl(self) -> Optional[float]:
@@ -415,7 +164,6 @@ class WheelTTLDict(MutableMapping[K, V]):
 
     def __getstate__(self) -> tuple[Any, ...]:
         """The state both implementations pickle to and load from."""
-        entries = [(e[_KEY], e[_VALUE], e[_DEADLINE]) for e in self._data.values()]
         return (
             1,
             self._ttl,
@@ -424,7 +172,7 @@ class WheelTTLDict(MutableMapping[K, V]):
             self.on_expire,
             self._tick,
             self._wheel.wheel_time,
-            entries,
+            self._entries(),
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
@@ -433,11 +181,7 @@ class WheelTTLDict(MutableMapping[K, V]):
             raise ValueError(f"unknown WheelTTLDict state version {version!r}")
         wheel = self._TimingWheel(tick=tick, clock=clock)
         self._setup(life, size, clock, on_expire, wheel)
-        for key, value, deadline in entries:
-            e: list[Any] = [key, value, deadline, None]
-            if deadline != _INF:
-                e[_HANDLE] = wheel.schedule_at(e, deadline)
-            self._data[key] = e
+        self._load(entries)
 
     def __reduce__(self) -> tuple[Any, ...]:
         cls = type(self)
@@ -446,18 +190,3 @@ class WheelTTLDict(MutableMapping[K, V]):
 
             return restore, ("WheelTTLDict",), self.__getstate__()
         return copyreg.__newobj__, (cls,), self.__getstate__()  # type: ignore[attr-defined]
-
-    def _check(self) -> None:
-        """Assert the invariants: each entry with a finite deadline is on the wheel or in soon."""
-        self._wheel._check()
-        on_wheel = sum(1 for e in self._data.values() if e[_HANDLE] is not None)
-        assert on_wheel == len(self._wheel), (on_wheel, len(self._wheel))
-        soon = {id(e) for e in self._soon}
-        deadlines = [e[_DEADLINE] for e in self._soon]
-        assert deadlines == sorted(deadlines)
-        for key, e in self._data.items():
-            assert e[_KEY] is key or e[_KEY] == key
-            if e[_HANDLE] is not None:
-                assert e[_HANDLE] in self._wheel
-            else:
-                assert e[_DEADLINE] == _INF or id(e) in soon, e

@@ -54,6 +54,7 @@ def expected() -> dict[str, dict[str, bool]]:
         "_ringcore": {},
         "_ttldictcore": {},
         "_wheelcore": {"list_append": on, "long_digits": on, "monotonic_clock_gettime": monotonic},
+        "_wheelttlcore": {},
     }
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import gc
 import math
 import pickle
+import weakref
 from collections.abc import MutableMapping
 
 import pytest
@@ -247,6 +249,108 @@ def test_bad_clock_reading_names_the_clock(impl):
     clock.now = "soon"
     with pytest.raises(TypeError, match=r"clock\(\)"):
         d.set("j", 1)
+
+
+class Hook:
+    """A key of hash 1 whose __eq__ runs ``hook`` first (the same hash for all: they meet)."""
+
+    hook = None
+
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        if Hook.hook is not None:
+            hook, Hook.hook = Hook.hook, None  # once
+            hook()
+        return isinstance(other, Hook) and self.name == other.name
+
+    def __repr__(self):
+        return f"Hook({self.name!r})"
+
+
+@pytest.mark.parametrize("maxsize", [None, 2])
+def test_a_change_from_a_keys_eq_is_refused_and_reads_are_safe(impl, maxsize):
+    d, clock = make(impl, maxsize=maxsize)
+    a, b = Hook("a"), Hook("b")
+    d[a] = 1
+    d["x"] = 0
+    Hook.hook = lambda: d.set("y", 2)  # a change inside a set's look-up
+    with pytest.raises(RuntimeError, match="WheelTTLDict was re-entered while it was being changed"):
+        d[b] = 2
+    d._check()
+    assert "y" not in d
+    seen = []
+    Hook.hook = lambda: seen.append((d.get("x"), a in d, list(d._entries())))  # reads: allowed
+    d[b] = 2
+    d._check()
+    assert seen and seen[0][0] == 0 and d[b] == 2 and "y" not in d
+    Hook.hook = lambda: d.pop("x")  # runs in pop's look-up, before its change
+    assert d.pop(b) == 2 and b not in d
+    d._check()
+    Hook.hook = None
+
+
+def test_on_expire_and_the_clock_may_change_the_mapping(impl):
+    clock = FakeClock(0.0)
+    d = impl.WheelTTLDict(1, clock=clock)
+
+    def told(key, value):
+        if type(key) is int:
+            d.set(("again", key), value, ttl=5)  # the change is complete: allowed
+            d.pop("gone", None)
+            len(d)
+
+    d.on_expire = told
+    d["gone"] = 0
+    for k in range(3):
+        d.set(k, k, ttl=0.5)
+    d._check()
+    clock.now = 2.0
+    assert [k for k, _ in d.expire()] == [0, 1, 2, "gone"]
+    d._check()
+    assert list(d) == [("again", 0), ("again", 1), ("again", 2)]
+    # a clock that deletes the key being read
+    armed = []
+
+    def deleting_clock():
+        if armed:
+            armed.pop()
+            d2.pop("k", None)
+        return 0.0
+
+    d2 = impl.WheelTTLDict(1, maxsize=2, clock=deleting_clock)
+    d2["j"], d2["k"] = 0, 1
+    armed.append(1)
+    assert d2.get("k") == 1  # read before the clock deleted it
+    assert "k" not in d2 and list(d2) == ["j"]
+    d2._check()
+    with pytest.raises(TypeError):
+        d.on_expire = 3
+
+
+@pytest.mark.parametrize("maxsize", [None, 3])
+def test_a_cycle_through_a_key_or_value_is_collected(impl, maxsize):
+    # the compiled entries are no containers of the collector's: the core shows what they hold
+    class Holder:
+        pass
+
+    d = impl.WheelTTLDict(10, maxsize=maxsize, clock=FakeClock(0.0))
+    value, key = Holder(), Holder()
+    value.d = key.d = d
+    d["a"] = value
+    d[(key,)] = 1
+    d.set("b", [d], ttl=0.0)  # expired at once: on the wheel until a purge
+    d.set("c", [d], ttl=1.0)
+    d.expire(0.5)  # "c" leaves the wheel early, into soon
+    d.set("c", 0)  # ... and is replaced, held by soon alone
+    ref = weakref.ref(d)
+    del d, value, key
+    gc.collect()
+    assert ref() is None
 
 
 def test_copy_deepcopy_and_pickle_are_independent(impl, both):
