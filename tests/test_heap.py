@@ -531,18 +531,29 @@ def test_no_reference_or_memory_leak_over_a_million_operations(impl):
 
 
 def assert_no_leak(churn, rounds: int) -> None:
-    """Run ``churn(rounds)`` after a warm-up; memory must not grow."""
+    """Run ``churn(rounds)`` after a warm-up; memory must not grow.
+
+    tracemalloc counts every thread's memory: a thread an earlier test left
+    (still winding down on a loaded machine) can allocate during one
+    measurement, but a leak grows at every one, so a growth is measured
+    once more before it fails.
+    """
     churn(rounds // 60 + 1)  # warm caches and free lists
-    gc.collect()
-    tracemalloc.start()
-    try:
-        start, _ = tracemalloc.get_traced_memory()
-        churn(rounds)
+    grown = []
+    for _ in range(2):
         gc.collect()
-        end, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert end - start < 64 * 1024, f"grew by {end - start} bytes"
+        tracemalloc.start()
+        try:
+            start, _ = tracemalloc.get_traced_memory()
+            churn(rounds)
+            gc.collect()
+            end, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        grown.append(end - start)
+        if grown[-1] < 64 * 1024:
+            return
+    raise AssertionError(f"grew by {grown[0]} bytes, then by {grown[1]}")
 
 
 def test_no_leak_over_states_copies_and_refused_states(impl):
