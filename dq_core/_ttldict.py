@@ -11,9 +11,10 @@ from __future__ import annotations
 import copyreg
 import types
 from collections.abc import ItemsView, ValuesView
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Generic, MutableMapping, Optional, TypeVar, Union
 
 from ._pickling import copied_by_state
+from ._ttldictstate import LiveItems, LiveValues
 
 __all__ = ["TTLDict"]
 
@@ -30,23 +31,6 @@ else:
     _Base = Generic  # dq_core._assemble adds an implementation's TTLDictCore and MutableMapping
 
 _MISSING: Any = object()
-
-
-class _Items(ItemsView[K, V]):
-    # An entry that expires while the view is iterated is skipped; the
-    # recency order (lru) is left as it is.
-    def __iter__(self) -> Iterator[tuple[K, V]]:
-        mapping: Any = self._mapping  # type: ignore[attr-defined]
-        for key in mapping:
-            value = mapping._peek(key, _MISSING)
-            if value is not _MISSING:
-                yield key, value
-
-
-class _Values(ValuesView[V]):
-    def __iter__(self) -> Iterator[V]:
-        for _, value in _Items(self._mapping):  # type: ignore[attr-defined]
-            yield value
 
 
 @copied_by_state()  # its own __reduce__ keeps a subclass's class
@@ -129,11 +113,11 @@ class TTLDict(_Base[K, V]):
 
     def items(self) -> ItemsView[K, V]:
         """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""
-        return _Items(self)
+        return LiveItems(self)
 
     def values(self) -> ValuesView[V]:
         """A view of the live values (one expiring meanwhile is skipped)."""
-        return _Values(self)
+        return LiveValues(self)
 
     def pop(self, key: K, default: Union[V, T] = _MISSING) -> Union[V, T]:
         """Remove ``key`` and return its value, else ``default`` (KeyError if not given)."""

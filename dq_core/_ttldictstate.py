@@ -15,7 +15,8 @@ same errors; ``ttl`` and ``clock`` follow TTLRing's rules
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypeVar
+from collections.abc import ItemsView, ValuesView
+from typing import Any, Iterator, Optional, TypeVar
 
 from ._convert import at_least, to_int
 from ._ringstate import BATCH, clock_of, real, ttl_of
@@ -33,6 +34,8 @@ __all__ = [
     "set_attributes",
     "check_dict_state",
     "tell_each",
+    "LiveItems",
+    "LiveValues",
 ]
 
 T = TypeVar("T")
@@ -155,3 +158,27 @@ def tell_each(callback: Any, removed: Any, error: Optional[BaseException] = None
                 if error is None:
                     error = exc
     return error
+
+
+_NONE: Any = object()
+
+
+class LiveItems(ItemsView[Any, Any]):
+    """``items()`` of TTLDict and WheelTTLDict: each pair read through the
+    mapping's ``_peek``, so an entry that expires while the view is iterated
+    is skipped and the recency order (lru) is left as it is."""
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        mapping: Any = self._mapping  # type: ignore[attr-defined]
+        for key in mapping:
+            value = mapping._peek(key, _NONE)
+            if value is not _NONE:
+                yield key, value
+
+
+class LiveValues(ValuesView[Any]):
+    """``values()`` of TTLDict and WheelTTLDict, read as ``LiveItems`` reads."""
+
+    def __iter__(self) -> Iterator[Any]:
+        for _, value in LiveItems(self._mapping):  # type: ignore[attr-defined]
+            yield value

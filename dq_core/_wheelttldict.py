@@ -14,11 +14,11 @@ import math
 import time
 import types
 from collections.abc import ItemsView, ValuesView
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, MutableMapping, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Generic, MutableMapping, Optional, TypeVar, Union
 
 from ._pickling import copied_by_state
 from ._ringstate import clock_of, ttl_of
-from ._ttldictstate import maxsize_of, on_expire_of
+from ._ttldictstate import LiveItems, LiveValues, maxsize_of, on_expire_of
 
 __all__ = ["WheelTTLDict"]
 
@@ -36,22 +36,6 @@ else:
 
 _INF = math.inf
 _MISSING: Any = object()
-
-
-class _Items(ItemsView[K, V]):
-    # Reads without refreshing recency; an entry that expires meanwhile is skipped.
-    def __iter__(self) -> Iterator[tuple[K, V]]:
-        mapping: Any = self._mapping  # type: ignore[attr-defined]
-        for key in mapping:
-            value = mapping._peek(key, _MISSING)
-            if value is not _MISSING:
-                yield key, value
-
-
-class _Values(ValuesView[V]):
-    def __iter__(self) -> Iterator[V]:
-        for _, value in _Items(self._mapping):  # type: ignore[attr-defined]
-            yield value
 
 
 @copied_by_state()
@@ -126,11 +110,11 @@ class WheelTTLDict(_Base[K, V]):
 
     def items(self) -> ItemsView[K, V]:
         """A view of the live ``(key, value)`` pairs (one expiring meanwhile is skipped)."""
-        return _Items(self)
+        return LiveItems(self)
 
     def values(self) -> ValuesView[V]:
         """A view of the live values (one expiring meanwhile is skipped)."""
-        return _Values(self)
+        return LiveValues(self)
 
     def pop(self, key: K, default: Union[V, T] = _MISSING) -> Union[V, T]:
         """Remove ``key`` and return its value, else ``default`` (KeyError if not given).  O(1)."""
