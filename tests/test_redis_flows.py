@@ -85,10 +85,11 @@ def test_the_keys_and_the_head_of_every_call():
     assert q.keys == [f"dq:{{orders}}:{k}" for k in names]
     assert q.channel == "dq:{orders}:wake"
     keys, args = q._call_line(["a", 1], "n0nce")
-    assert keys == q.keys + ["dq:{orders}:r:n0nce"]
-    assert args == ["dq:{orders}:wake", "3", "1500000", "7", "n0nce", "a", 1]
+    assert keys == ["dq:{orders}:"]  # the prefix: the scripts name the keys from it
+    assert args == ["3,1500000,7", "n0nce", "a", 1]
     # a policy left to the queue's stored one is sent empty
-    assert flows("orders")._call_line([], "")[1] == ["dq:{orders}:wake", "", "", "", ""]
+    assert flows("orders")._call_line([], "")[1] == ["", ""]
+    assert flows("orders", dead_max=7)._call_line([], "")[1] == [",,7", ""]
 
 
 def test_the_constructor_validates_without_a_client():

@@ -273,12 +273,12 @@ class _Flows(Uncopyable, Generic[T]):
         self._prefix = prefix
         self.keys = [prefix + k for k in KEY_NAMES]
         self.channel = prefix + "wake"
-        self._head = [
-            self.channel,
+        stated = (
             "" if max_attempts is None else str(max_attempts),
             ttl_us,
             "" if dead_max is None else str(dead_max),
-        ]
+        )
+        self._head = ",".join(stated) if any(stated) else ""  # the policy the calls state
         self._me = os.urandom(8).hex()  # the listener's id (its own channel: channel:id)
         self._wake = Wakeups(self._me)  # what the listener knows: when to look
 
@@ -308,9 +308,12 @@ class _Flows(Uncopyable, Generic[T]):
             )
 
     def _call_line(self, args: List[Any], nonce: str) -> Tuple[List[str], List[Any]]:
-        """The keys and arguments of a script call: the queue's keys and the
-        replay record's (``r:<nonce>``); the head, the nonce, then ``args``."""
-        return self.keys + [self._prefix + "r:" + nonce], self._head + [nonce] + args
+        """The keys and arguments of a script call: one key, the queue's
+        prefix (the scripts name each key from it: one hash tag, one slot);
+        the policy the caller states, the nonce, then ``args``.  Each key or
+        argument of an EVALSHA costs the server about as much as a small
+        command: none is sent that the script can make itself."""
+        return [self._prefix], [self._head, nonce, *args]
 
     # -- conversions
 

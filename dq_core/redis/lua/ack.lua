@@ -1,9 +1,9 @@
 if prior then return prior end
 
--- ARGV[6..]: (id, lease) pairs; returns a string of '1' and '0', one for each:
+-- ARGV[3..]: (id, lease) pairs; returns a string of '1' and '0', one for each:
 -- was the lease held
 local ids, want, out, seen, done = {}, {}, {}, {}, {}
-for i = 6, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; want[#want + 1] = ARGV[i + 1] end
+for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; want[#want + 1] = ARGV[i + 1] end
 local cur = hmget(state, ids)
 for i = 1, #ids do
   local id, v = ids[i], cur[i]

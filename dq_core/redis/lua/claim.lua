@@ -1,5 +1,5 @@
--- ARGV[6]: max items, ARGV[7]: lease in microseconds, ARGV[8]: the caller's
--- listener id ('' unless it is a waiting get), ARGV[9]: its flags: 'w' it
+-- ARGV[3]: max items, ARGV[4]: lease in microseconds, ARGV[5]: the caller's
+-- listener id ('' unless it is a waiting get), ARGV[6]: its flags: 'w' it
 -- waits if this claims nothing, 'o' the look is owed (it was told to look, or
 -- looks for one that was and was not heard): it tells the others it looked,
 -- 'b' (with 'o') it looks for one that was not heard: it becomes the watcher.
@@ -38,7 +38,7 @@ local function reply_again(rec)
 end
 if prior then return reply_again(prior) end
 
-local me, flags = ARGV[8], ARGV[9]
+local me, flags = ARGV[5], ARGV[6]
 local function has(flag)
   return string.find(flags, flag, 1, true) ~= nil
 end
@@ -78,13 +78,13 @@ local function settle(k)
   return nxt, role
 end
 
-local due = take_due(tonumber(ARGV[6]))  -- {id, deadline, ...}, out of their sorted sets
+local due = take_due(tonumber(ARGV[3]))  -- {id, deadline, ...}, out of their sorted sets
 if #due == 0 then
   local nxt, role = settle(0)
   return {now, nxt, role}
 end
 local k = #due / 2
-local until_ = now + tonumber(ARGV[7])
+local until_ = now + tonumber(ARGV[4])
 local until_s = us(until_)
 local ids = {}
 for i = 1, k do ids[i] = due[2 * i - 1] end

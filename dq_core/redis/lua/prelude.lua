@@ -3,11 +3,14 @@
 -- (_scripts.py) puts the constants CHUNK and REPLAY_MS before it and one
 -- script's body after it.
 --
--- KEYS: the queue's keys (q, state, pay, lease, dead, seq, meta, idle, qp,
--- rdy, pri, rec), then the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
--- caller's policy (max_attempts, dead_ttl in microseconds, dead_max; ''
--- where the caller states none); ARGV[5]: the call's nonce ('' for
--- read-only calls); the rest is each script's own.
+-- KEYS[1]: the queue's prefix, 'dq:{<name>}:', and every key the script
+-- touches is the prefix and a name (q, state, pay, lease, dead, seq, meta,
+-- idle, qp, rdy, pri, rec, wake, r:<nonce>): one hash tag, one cluster slot.
+-- One key and two arguments: each key or argument of an EVALSHA costs the
+-- server about as much as a small command.  ARGV[1]: the caller's policy,
+-- 'max_attempts,dead_ttl in microseconds,dead_max' ('' in a field, or the
+-- whole argument, where the caller states none); ARGV[2]: the call's nonce
+-- ('' for read-only calls); the rest is each script's own.
 --
 -- q     sorted set: scheduled jobs, member = 16-digit sequence .. id, score = deadline (us)
 -- state hash: id -> 'S<attempts>:<member>' (scheduled), 'L<attempts>:<token>'
@@ -55,24 +58,29 @@
 -- looks itself if no look ('L') is heard by a while after <due>: a listener
 -- that died or stopped waiting costs one late job.
 
-local q, state, pay, lease, dead, seq, meta, idle, rkey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[13]
-local qp, rdy, pri, rec = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
-local chan, nonce = ARGV[1], ARGV[5]
+local P = KEYS[1]
+local q, state, pay, lease, dead, seq, meta, idle =
+  P .. 'q', P .. 'state', P .. 'pay', P .. 'lease', P .. 'dead', P .. 'seq', P .. 'meta', P .. 'idle'
+local qp, rdy, pri, rec = P .. 'qp', P .. 'rdy', P .. 'pri', P .. 'rec'
+local chan, nonce = P .. 'wake', ARGV[2]
+local rkey = P .. 'r:' .. nonce
 
 local prior = nil
 if nonce ~= '' then prior = redis.call('GET', rkey) end
 
 -- the queue's policy: stored with it; a caller stating another one is refused
-local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
 local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri', 'rate', 'rtok', 'rec')
-for i = 1, 3 do
-  local given = ARGV[i + 1]
-  if given ~= '' then
-    if pol[i] and pol[i] ~= given then
-      return redis.error_reply('DQPOLICY ' .. names[i] .. ' ' .. pol[i] .. ' ' .. given)
+if ARGV[1] ~= '' then
+  local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
+  local told = {string.match(ARGV[1], '^([^,]*),([^,]*),([^,]*)$')}
+  for i = 1, 3 do
+    local given = told[i]
+    if given ~= '' then
+      if pol[i] and pol[i] ~= given then
+        return redis.error_reply('DQPOLICY ' .. names[i] .. ' ' .. pol[i] .. ' ' .. given)
+      end
+      if not pol[i] then redis.call('HSET', meta, fields[i], given) ; pol[i] = given end
     end
-    if not pol[i] then redis.call('HSET', meta, fields[i], given) ; pol[i] = given end
   end
 end
 local maxa, dttl, dmax = tonumber(pol[1] or '0'), tonumber(pol[2] or '0'), tonumber(pol[3] or '0')
