@@ -1,5 +1,5 @@
 -- The start of every script: its keys and arguments, the queue's policy,
--- the helpers, the time, and the reclaim of ended leases.  The loader
+-- the helpers, the time, and the reclaim of ended leases (a put's leaves it out: NO_RECLAIM).  The loader
 -- (_scripts.py) puts the constants CHUNK and REPLAY_MS before it and one
 -- script's body after it.
 --
@@ -69,24 +69,30 @@ local prior = nil
 if nonce ~= '' then prior = redis.call('GET', rkey) end
 
 -- the queue's policy: stored with it; a caller stating another one is refused
-local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri', 'rate', 'rtok', 'rec')
+-- (meta's few fields by one HGETALL: a command costs by its arguments, and
+-- HMGET of the nine read here cost twice as much)
+local pol = {}
+do
+  local all = redis.call('HGETALL', meta)
+  for i = 1, #all, 2 do pol[all[i]] = all[i + 1] end
+end
 if ARGV[1] ~= '' then
   local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
   local told = {string.match(ARGV[1], '^([^,]*),([^,]*),([^,]*)$')}
   for i = 1, 3 do
-    local given = told[i]
+    local given, f = told[i], fields[i]
     if given ~= '' then
-      if pol[i] and pol[i] ~= given then
-        return redis.error_reply('DQPOLICY ' .. names[i] .. ' ' .. pol[i] .. ' ' .. given)
+      if pol[f] and pol[f] ~= given then
+        return redis.error_reply('DQPOLICY ' .. names[i] .. ' ' .. pol[f] .. ' ' .. given)
       end
-      if not pol[i] then redis.call('HSET', meta, fields[i], given) ; pol[i] = given end
+      if not pol[f] then redis.call('HSET', meta, f, given) ; pol[f] = given end
     end
   end
 end
-local maxa, dttl, dmax = tonumber(pol[1] or '0'), tonumber(pol[2] or '0'), tonumber(pol[3] or '0')
-local watch, wat = pol[4] or nil, tonumber(pol[5] or '')
-local prio = pol[6] and true or false  -- a job with a priority other than 0 was ever put
-local recur = pol[9] and true or false  -- a recurring job was ever put
+local maxa, dttl, dmax = tonumber(pol.maxa or '0'), tonumber(pol.dttl or '0'), tonumber(pol.dmax or '0')
+local watch, wat = pol.watch, tonumber(pol.wat or '')
+local prio = pol.pri and true or false  -- a job with a priority other than 0 was ever put
+local recur = pol.rec and true or false  -- a recurring job was ever put
 
 -- keep the reply r (a number or a string) for a replay of this call.  A full
 -- server (maxmemory, noeviction) refuses a script's first write that may add
@@ -152,12 +158,12 @@ end
 -- stored; absent: none) and its token bucket (meta's 'rtok': 'tokens:since',
 -- since in us; absent: full), on the server's clock: a claim takes a token a job
 local rate, burst, tokens = nil, nil, nil
-if pol[7] then
-  local r, b = string.match(pol[7], '^([^,]+),([^,]+)$')
+if pol.rate then
+  local r, b = string.match(pol.rate, '^([^,]+),([^,]+)$')
   rate, burst = tonumber(r) / 1000000, tonumber(b)
   tokens = burst
-  if pol[8] then
-    local t, since = string.match(pol[8], '^([^:]+):(.+)$')
+  if pol.rtok then
+    local t, since = string.match(pol.rtok, '^([^:]+):(.+)$')
     tokens = math.min(burst, tonumber(t) + math.max(0, now - tonumber(since)) * rate)
   end
 end
