@@ -541,6 +541,26 @@ local function reclaim(now)
   end
 end
 
+-- ack the (id, lease) pairs of ARGV[from..] (lease '': any): each job whose
+-- lease is held goes for good; a string of '1' (held) and '0', one a pair
+local function ack_leases(from)
+  local ids, want, out, seen, done = {}, {}, {}, {}, {}
+  for i = from, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; want[#want + 1] = ARGV[i + 1] end
+  local cur = hmget(state, ids)
+  for i = 1, #ids do
+    local id, v = ids[i], cur[i]
+    if v and string.sub(v, 1, 1) == 'L' and (want[i] == '' or v == want[i]) and not seen[id] then
+      seen[id] = true
+      done[#done + 1] = id
+      out[i] = '1'
+    else
+      out[i] = '0'
+    end
+  end
+  forget(done, lease)
+  return table.concat(out)
+end
+
 -- the state of id if it is leased, with lease s ('' matches any lease)
 local function holds(id, s)
   local v = redis.call('HGET', state, id)
