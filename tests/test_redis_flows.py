@@ -229,6 +229,32 @@ def test_the_listener_s_look_names_it_and_takes_its_flags():
     assert q._wake.registered  # the script counted it among the idle ones (role i)
 
 
+def test_get_with_ack_sends_it_at_once_with_the_claim_or_alone():
+    q = flows()
+    done = Job("a", b"", 0.0, 1, "tok")
+    # a look: the ack pairs ride on the claim, whose reply ends with their outcome
+    steps, job = drive(
+        q._get_flow(0, ack=done), [claim_reply(US, -1, b"", ("b", b"bx", US, 1, "t")) + [b"1"]]
+    )
+    assert calls(steps) == [("claim", [1, 30 * US, "", "", "a", "tok"])]
+    assert job == Job("b", b"x", 1.0, 1, "t")
+    # the listener, idle with nothing heard due: the ack alone, then the wait
+    q = flows()
+    flow = q._claim_flow(1, 5.0)
+    assert flow.send(None) == _TAKE_IDLE
+    assert flow.send(True).op == "claim"
+    assert type(flow.send(claim_reply(US, -1, b"i"))) is _Wait
+    flow.close()
+    flow = q._get_flow(5.0, ack="c")
+    assert flow.send(None) == _TAKE_IDLE
+    ack = flow.send(True)
+    assert type(ack) is _Run and (ack.op, ack.args) == ("ack", ["c", ""])
+    assert type(flow.send(b"1")) is _Wait
+    with pytest.raises(StopIteration) as stop:
+        flow.throw(q._away("the server stayed away"))
+    assert stop.value.value is None
+
+
 # -- ack, nack, extend, by id
 
 

@@ -497,7 +497,14 @@ class _Flows(Uncopyable, Generic[T]):
             listening = yield _TAKE_IDLE
             while True:
                 now = monotonic()
-                if acks or wake.should_look(now, listening):  # an ack goes at once
+                looking = wake.should_look(now, listening)
+                if acks and not looking:
+                    # an ack goes at once; with nothing heard to look for,
+                    # alone (a claim too would cost more and find nothing)
+                    held = yield _Run("ack", acks, end)
+                    self._acked(acks, held)
+                    acks.clear()
+                if looking:
                     if (yield from self._claim(jobs, n, lease, listening, end, acks)):
                         return jobs
                     continue

@@ -239,9 +239,10 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         whichever lease it has), acked by the same server call that claims,
         before it claims: a worker loop's ack and next get in one round trip
         and one script.  The ack goes at the call's start, whatever the
-        wait.  A job whose lease was lost is not acked (it may run again
-        elsewhere) and is logged as a warning on the ``dq_core.redis``
-        logger; call :meth:`ack` where its outcome matters.
+        wait (alone when a waiting get knows no job is due).  A job whose
+        lease was lost is not acked (it may run again elsewhere) and is
+        logged as a warning on the ``dq_core.redis`` logger; call
+        :meth:`ack` where its outcome matters.
         """
         return self._drive(self._get_flow(timeout, ack))
 
