@@ -441,10 +441,10 @@ def _peer_worker(lib: str, port: int, done: Any, ready: Any) -> None:
     if lib == "dq_core":
         q = RedisDelayQueue("peers", redis.Redis(port=port))
         ready.release()
-        while True:
-            job = q.get(timeout=5)
+        job = None
+        while True:  # the worker loop: each get acks the job before (one script)
+            job = q.get(timeout=5, ack=job)
             if job is not None:
-                q.ack(job)
                 _ran()
     elif lib == "arq":
         from arq.worker import func
@@ -628,7 +628,7 @@ def peers() -> None:
         version = info["redis_version"]
         print(
             f"immediate jobs put one call each, run by 2 worker processes per library "
-            f"(dq_core: get, then ack; the peers' workers as shipped); one redis-server "
+            f"(dq_core: get(ack=the job before), one script a job after its put; the peers' workers as shipped); one redis-server "
             f"{version} (AOF everysec); Redis CPU: "
             f"the server's user + sys time per job (INFO cpu), from the first put to the last "
             f"job run"

@@ -7,8 +7,9 @@ off) on a free loopback port, AOF on with ``appendfsync everysec`` as
 ``bench_redis.py`` runs it, and for each operation warms up, switches the
 instrumentation on (``callgrind_control -i on``), runs it LOOPS times, dumps
 and prints the server's instructions per call: ``put``, ``get(timeout=0)``
-(the claim script of a get that does not wait), ``ack``, and the three in
-turn for one job.  Counts are repeatable where timings on a shared machine
+(the claim script of a get that does not wait), ``ack``, the three in
+turn for one job, and a worker loop's put and ``get(ack=the job before)``
+(one script acks and claims).  Counts are repeatable where timings on a shared machine
 are not: compare two versions of the scripts by running this on each.  The
 server runs ``redis-server`` from PATH; valgrind slows it about 50x.
 """
@@ -109,14 +110,23 @@ def main() -> None:
             assert job is not None
             q.ack(job)
 
+        held: list[Any] = [None]
+
+        def one_job_acked_by_get() -> None:  # a worker loop: get(ack=the job before)
+            q.put(b"x")
+            held[0] = q.get(timeout=0, ack=held[0])
+            assert held[0] is not None
+
         q.clear()
         measure("put + get + ack, one job", one_job)
+        q.clear()
+        measure("put + get(ack=previous)", one_job_acked_by_get)
         q.clear()
         measure("put", lambda: q.put(b"x"))
         jobs: list[Any] = []
         measure("get(timeout=0)", lambda: jobs.append(q.get(timeout=0)))
-        held = iter(jobs)
-        measure("ack", lambda: q.ack(next(held)))
+        leased = iter(jobs)
+        measure("ack", lambda: q.ack(next(leased)))
     finally:
         client.close()
         proc.terminate()

@@ -408,8 +408,8 @@ def test_a_big_batch_runs_in_bounded_scripts(redis_server):
 
     def record(*args: Any, **options: Any) -> Any:
         if args[0] == "EVALSHA":
-            # EVALSHA sha numkeys keys... channel policy(3) nonce args...
-            sent.append((ops[args[1]], len(args) - 3 - args[2] - 5))
+            # EVALSHA sha numkeys keys... policy nonce args...
+            sent.append((ops[args[1]], len(args) - 3 - args[2] - 2))
         return execute(*args, **options)
 
     client.execute_command = record  # type: ignore[method-assign]

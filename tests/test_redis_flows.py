@@ -85,10 +85,11 @@ def test_the_keys_and_the_head_of_every_call():
     assert q.keys == [f"dq:{{orders}}:{k}" for k in names]
     assert q.channel == "dq:{orders}:wake"
     keys, args = q._call_line(["a", 1], "n0nce")
-    assert keys == q.keys + ["dq:{orders}:r:n0nce"]
-    assert args == ["dq:{orders}:wake", "3", "1500000", "7", "n0nce", "a", 1]
+    assert keys == ["dq:{orders}:"]  # the prefix: the scripts name the keys from it
+    assert args == ["3,1500000,7", "n0nce", "a", 1]
     # a policy left to the queue's stored one is sent empty
-    assert flows("orders")._call_line([], "")[1] == ["dq:{orders}:wake", "", "", "", ""]
+    assert flows("orders")._call_line([], "")[1] == ["", ""]
+    assert flows("orders", dead_max=7)._call_line([], "")[1] == [",,7", ""]
 
 
 def test_the_constructor_validates_without_a_client():
@@ -226,6 +227,32 @@ def test_the_listener_s_look_names_it_and_takes_its_flags():
         flow.send(claim_reply(US, -1, b"i", ("a", b"bx", US, 1, "t")))
     assert stop.value.value == [Job("a", b"x", 1.0, 1, "t")]
     assert q._wake.registered  # the script counted it among the idle ones (role i)
+
+
+def test_get_with_ack_sends_it_at_once_with_the_claim_or_alone():
+    q = flows()
+    done = Job("a", b"", 0.0, 1, "tok")
+    # a look: the ack pairs ride on the claim, whose reply ends with their outcome
+    steps, job = drive(
+        q._get_flow(0, ack=done), [claim_reply(US, -1, b"", ("b", b"bx", US, 1, "t")) + [b"1"]]
+    )
+    assert calls(steps) == [("claim", [1, 30 * US, "", "", "a", "tok"])]
+    assert job == Job("b", b"x", 1.0, 1, "t")
+    # the listener, idle with nothing heard due: the ack alone, then the wait
+    q = flows()
+    flow = q._claim_flow(1, 5.0)
+    assert flow.send(None) == _TAKE_IDLE
+    assert flow.send(True).op == "claim"
+    assert type(flow.send(claim_reply(US, -1, b"i"))) is _Wait
+    flow.close()
+    flow = q._get_flow(5.0, ack="c")
+    assert flow.send(None) == _TAKE_IDLE
+    ack = flow.send(True)
+    assert type(ack) is _Run and (ack.op, ack.args) == ("ack", ["c", ""])
+    assert type(flow.send(b"1")) is _Wait
+    with pytest.raises(StopIteration) as stop:
+        flow.throw(q._away("the server stayed away"))
+    assert stop.value.value is None
 
 
 # -- ack, nack, extend, by id

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -22,8 +23,23 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_script_is_read_from_a_lua_file():
     files = _scripts.lua_files()
     assert set(files) == {"prelude.lua"} | {f"{op}.lua" for op in _scripts.OPS}
+    helper = re.compile(r"^local function (\w+)\(", re.M)
+    helpers = helper.findall(files["prelude.lua"])
     for op, source in _scripts.SOURCES.items():
-        assert files["prelude.lua"] in source and source.endswith(files[f"{op}.lua"])
+        body = files[f"{op}.lua"]
+        assert source.endswith(body)
+        kept = helper.findall(source[: -len(body)])
+        assert kept == [h for h in helpers if h in kept]  # the prelude's, in its order
+        # the prelude's lines, in order, less the helpers left out: none of
+        # which the script names (outside comments)
+        lines = iter(files["prelude.lua"].splitlines())
+        assert all(line in lines for line in source[: -len(body)].splitlines()[1:])
+        code = re.sub(r"--[^\n]*", "", source)
+        for name in set(helpers) - set(kept):
+            assert not re.search(rf"\b{name}\b", code), (op, name)
+    # a put leaves the claims' helpers out, a claim keeps them
+    assert "local function take_due(" not in _scripts.SOURCES["put"]
+    assert "local function take_due(" in _scripts.SOURCES["claim"]
 
 
 def test_the_sdist_and_the_wheel_built_from_it_carry_every_lua_file(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import os
 import pickle
 import re
@@ -321,6 +322,53 @@ def test_lost_lease_ack_is_false_and_there_are_never_two_live_leases(kind, redis
             assert await q.qsize() == 0
 
     run(scenario())
+
+
+def test_get_acks_the_job_before_in_the_same_call(kind, redis_server, caplog):
+    async def scenario():
+        async with opened(kind, redis_server, lease=0.3) as q:
+            a, b = await q.put(b"a"), await q.put(b"b")
+            first = await q.get(0)
+            before = q.sync_client.info("commandstats")["cmdstat_evalsha"]["calls"]
+            second = await q.get(0, ack=first)
+            assert q.sync_client.info("commandstats")["cmdstat_evalsha"]["calls"] - before == 1
+            assert (first.id, second.id) == (a, b)
+            assert await q.ack(first) is False  # acked already
+            # nothing due: the ack goes at once, then the get waits
+            assert await q.get(0.1, ack=second.id) is None
+            assert (await q.stats())["leased"] == 0 and await q.qsize() == 0
+            # a lost lease: not acked (it runs again), and said so
+            c = await q.put(b"c")
+            third = await q.get(0)
+            await asyncio.sleep(0.35)
+            with caplog.at_level(logging.WARNING, logger="dq_core.redis"):
+                again = await q.get(5, ack=third)
+            assert again.id == c and again.attempts == 2
+            assert f"job {c!r} lost" in caplog.text
+            with pytest.raises(TypeError, match="job_or_id must be a str"):
+                await q.get(0, ack=1.5)
+            assert await q.ack(again) is True
+
+    run(scenario())
+
+
+def test_a_replayed_get_with_ack_answers_as_the_first_call(redis_server):
+    q = RedisDelayQueue(uuid.uuid4().hex, redis_server.client())
+    claim = q._scripts["claim"]
+    a, b = q.put(b"a"), q.put(b"b")
+    first = q.get(0)
+    assert first.id == a
+    keys, args = q._call_line([1, 30_000_000, "", "", first.id, first._token], "n0nce1")
+    once = claim(keys, args)
+    assert once[-1] == b"1" and once[3] == b.encode() and len(once) == 3 + 5 + 1
+    assert claim(keys, args) == once  # the same job, the ack answered as before
+    # none to claim: the claim runs again, the ack's answer stands
+    keys, args = q._call_line([1, 30_000_000, "", "", b, once[7].decode()], "n0nce2")
+    none = claim(keys, args)
+    assert none[3:] == [b"1"] and claim(keys, args)[3:] == [b"1"]
+    assert q.qsize() == 0
+    q.close()
+    q.client.close()
 
 
 def test_nack_with_backoff_then_dead_after_max_attempts(kind, redis_server):

@@ -271,9 +271,11 @@ class AsyncRedisDelayQueue(_Protocol[T, "_aredis.Redis"]):
         """Coroutine of :meth:`RedisDelayQueue.put_many`."""
         return await self._drive(self._put_many(payloads, delays, job_ids, if_exists, priority))
 
-    async def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
-        """Coroutine of :meth:`RedisDelayQueue.get`."""
-        return await self._drive(self._get_flow(timeout))
+    async def get(
+        self, timeout: Optional[float] = None, *, ack: Union[Job[T], str, None] = None
+    ) -> Optional[Job[T]]:
+        """Coroutine of :meth:`RedisDelayQueue.get` (``ack`` as there)."""
+        return await self._drive(self._get_flow(timeout, ack))
 
     async def get_many(self, max_items: int, timeout: Optional[float] = 0) -> List[Job[T]]:
         """Coroutine of :meth:`RedisDelayQueue.get_many`."""

@@ -13,6 +13,7 @@ sending it plain data (``tests/test_redis_flows.py``).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import random
@@ -49,6 +50,7 @@ _REPLAY_SAFE = REPLAY_MS / 1000 - 10.0
 _BATCH = 500
 #: How long a call that does not wait retries a lost connection by default (seconds).
 RETRY_FOR = 10.0
+_log = logging.getLogger("dq_core.redis")
 
 
 class _Run:
@@ -273,12 +275,12 @@ class _Flows(Uncopyable, Generic[T]):
         self._prefix = prefix
         self.keys = [prefix + k for k in KEY_NAMES]
         self.channel = prefix + "wake"
-        self._head = [
-            self.channel,
+        stated = (
             "" if max_attempts is None else str(max_attempts),
             ttl_us,
             "" if dead_max is None else str(dead_max),
-        ]
+        )
+        self._head = ",".join(stated) if any(stated) else ""  # the policy the calls state
         self._me = os.urandom(8).hex()  # the listener's id (its own channel: channel:id)
         self._wake = Wakeups(self._me)  # what the listener knows: when to look
 
@@ -308,9 +310,12 @@ class _Flows(Uncopyable, Generic[T]):
             )
 
     def _call_line(self, args: List[Any], nonce: str) -> Tuple[List[str], List[Any]]:
-        """The keys and arguments of a script call: the queue's keys and the
-        replay record's (``r:<nonce>``); the head, the nonce, then ``args``."""
-        return self.keys + [self._prefix + "r:" + nonce], self._head + [nonce] + args
+        """The keys and arguments of a script call: one key, the queue's
+        prefix (the scripts name each key from it: one hash tag, one slot);
+        the policy the caller states, the nonce, then ``args``.  Each key or
+        argument of an EVALSHA costs the server about as much as a small
+        command: none is sent that the script can make itself."""
+        return [self._prefix], [self._head, nonce, *args]
 
     # -- conversions
 
@@ -465,7 +470,11 @@ class _Flows(Uncopyable, Generic[T]):
         times = [0] * len(items) if delays is None else delays
         return self._put_flow(items, times, "delays", False, job_ids, if_exists, priority)
 
-    def _claim_flow(self, max_items: object, timeout: object) -> _Flow[List[Job[T]]]:
+    def _claim_flow(
+        self, max_items: object, timeout: object, ack: Optional[object] = None
+    ) -> _Flow[List[Job[T]]]:
+        """``ack``: a job (or id) acked by the first claim, before it claims."""
+        acks = [] if ack is None else list(self._lease_of(ack))
         try:
             n = to_count(max_items, "max_items")
         except ValueError:  # negative: refused below, with the message of 0
@@ -476,7 +485,7 @@ class _Flows(Uncopyable, Generic[T]):
         lease = _micros(self.lease, "lease")
         jobs: List[Job[T]] = []
         if not end > monotonic():  # no wait: claims, retried for retry_for at most
-            yield from self._claim(jobs, n, lease, False, None)
+            yield from self._claim(jobs, n, lease, False, None, acks)
             return jobs
         # One waiter per queue object listens (holds the subscription, looks
         # when told to); the others wait for it to leave.  A subscription left
@@ -488,8 +497,15 @@ class _Flows(Uncopyable, Generic[T]):
             listening = yield _TAKE_IDLE
             while True:
                 now = monotonic()
-                if wake.should_look(now, listening):
-                    if (yield from self._claim(jobs, n, lease, listening, end)):
+                looking = wake.should_look(now, listening)
+                if acks and not looking:
+                    # an ack goes at once; with nothing heard to look for,
+                    # alone (a claim too would cost more and find nothing)
+                    held = yield _Run("ack", acks, end)
+                    self._acked(acks, held)
+                    acks.clear()
+                if looking:
+                    if (yield from self._claim(jobs, n, lease, listening, end, acks)):
                         return jobs
                     continue
                 if not end > now:
@@ -506,17 +522,27 @@ class _Flows(Uncopyable, Generic[T]):
             return jobs
 
     def _claim(
-        self, jobs: List[Job[T]], n: int, lease: int, listening: bool, until: Optional[float]
+        self,
+        jobs: List[Job[T]],
+        n: int,
+        lease: int,
+        listening: bool,
+        until: Optional[float],
+        acks: List[str],
     ) -> _Flow[bool]:
         """Claim due jobs into ``jobs``, in scripts of _BATCH jobs at most, until
         ``n`` or none left due; whether to return them (False: none, look again
         or wait).  ``listening``: this is the listener's look (it waits if none);
-        ``until``: the retries' deadline (None: ``retry_for``)."""
+        ``until``: the retries' deadline (None: ``retry_for``); ``acks``: (id,
+        lease) pairs the first script acks before it claims (emptied once sent)."""
         while True:
             want = min(n - len(jobs), _BATCH)
             me, flags = (self._me, self._wake.flags(monotonic())) if listening else ("", "")
-            reply = yield _Run("claim", [want, lease, me, flags], until)
+            reply = yield _Run("claim", [want, lease, me, flags, *acks], until)
             came = monotonic()
+            if acks:  # the reply ends with the acks' outcomes
+                self._acked(acks, reply.pop())
+                acks.clear()
             got = (len(reply) - 3) // 5
             self._wake.looked(int(reply[0]), int(reply[1]), reply[2], got, came, listening)
             if not got:
@@ -531,9 +557,20 @@ class _Flows(Uncopyable, Generic[T]):
                 return True
             # every one was bad: look again
 
-    def _get_flow(self, timeout: object) -> _Flow[Optional[Job[T]]]:
-        jobs = yield from self._claim_flow(1, timeout)
+    def _get_flow(self, timeout: object, ack: Optional[object] = None) -> _Flow[Optional[Job[T]]]:
+        jobs = yield from self._claim_flow(1, timeout, ack)
         return jobs[0] if jobs else None
+
+    def _acked(self, acks: List[str], held: bytes) -> None:
+        """Log each job of ``get(ack=...)`` whose lease was lost (b"0")."""
+        for i, c in enumerate(held):
+            if c != 49:  # b"1"
+                _log.warning(
+                    "queue %r: get(ack=...) found the lease of job %r lost: it was not "
+                    "acked, and may run again elsewhere",
+                    self.name,
+                    acks[2 * i],
+                )
 
     def _ack_flow(self, jobs: Iterable[object]) -> _Flow[List[bool]]:
         args: List[str] = []

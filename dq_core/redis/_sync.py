@@ -222,7 +222,9 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         """
         return self._drive(self._put_many(payloads, delays, job_ids, if_exists, priority))
 
-    def get(self, timeout: Optional[float] = None) -> Optional[Job[T]]:
+    def get(
+        self, timeout: Optional[float] = None, *, ack: Union[Job[T], str, None] = None
+    ) -> Optional[Job[T]]:
         """Claim the earliest due job, waiting up to ``timeout`` seconds (None: forever).
 
         Returns None on timeout.  The job is leased: ``ack`` it when done.
@@ -232,8 +234,17 @@ class RedisDelayQueue(_Protocol[T, "_redis.Redis"]):
         wait: it retries for ``retry_for`` seconds, then raises
         :class:`Unavailable`.  O(log n) on the server, one round trip when a
         job is due.
+
+        ``ack``: a job this consumer is done with (a :class:`Job`, or an id:
+        whichever lease it has), acked by the same server call that claims,
+        before it claims: a worker loop's ack and next get in one round trip
+        and one script.  The ack goes at the call's start, whatever the
+        wait (alone when a waiting get knows no job is due).  A job whose
+        lease was lost is not acked (it may run again elsewhere) and is
+        logged as a warning on the ``dq_core.redis`` logger; call
+        :meth:`ack` where its outcome matters.
         """
-        return self._drive(self._get_flow(timeout))
+        return self._drive(self._get_flow(timeout, ack))
 
     def get_many(self, max_items: int, timeout: Optional[float] = 0) -> List[Job[T]]:
         """Claim up to ``max_items`` due jobs, earliest first; one round trip per 500.

@@ -1,8 +1,8 @@
 if prior then return tonumber(prior) end
 
--- ARGV[6..]: (id, lease, reason) triples: leased jobs that cannot run go dead
+-- ARGV[3..]: (id, lease, reason) triples: leased jobs that cannot run go dead
 local n = 0
-for i = 6, #ARGV, 3 do
+for i = 3, #ARGV, 3 do
   local id = ARGV[i]
   local v = holds(id, ARGV[i + 1])
   if v then

@@ -1,7 +1,7 @@
 if prior then return tonumber(prior) end
 
--- ARGV[6]: id; the job goes whatever its state
-local id = ARGV[6]
+-- ARGV[3]: id; the job goes whatever its state
+local id = ARGV[3]
 local v = redis.call('HGET', state, id)
 redis.call('HDEL', pay, id)
 if prio then redis.call('HDEL', pri, id) end

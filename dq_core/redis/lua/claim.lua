@@ -1,5 +1,5 @@
--- ARGV[6]: max items, ARGV[7]: lease in microseconds, ARGV[8]: the caller's
--- listener id ('' unless it is a waiting get), ARGV[9]: its flags: 'w' it
+-- ARGV[3]: max items, ARGV[4]: lease in microseconds, ARGV[5]: the caller's
+-- listener id ('' unless it is a waiting get), ARGV[6]: its flags: 'w' it
 -- waits if this claims nothing, 'o' the look is owed (it was told to look, or
 -- looks for one that was and was not heard): it tells the others it looked,
 -- 'b' (with 'o') it looks for one that was not heard: it becomes the watcher.
@@ -7,6 +7,10 @@
 -- next: when a job may next be due (-1: nothing scheduled or leased); role:
 -- 'w' the caller is the watcher (it looks at next), 'i' it is idle, '' neither.
 -- The j-th job of the reply holds the lease 'L<attempts>:<nonce>.<j>'.
+-- ARGV[7..]: (id, lease) pairs acked before the claim, as ack does (a
+-- worker's ack sent with its next get: one call for both); the reply then
+-- ends with the acks' string of '1' and '0', and the call's record starts
+-- with 'A<that string>|' (a replay answers the acks as they were answered).
 local function reply_again(rec)
   -- the record: 'now:next:end of the leases:deadline,deadline,...' (the jobs'
   -- deadlines in reply order); the jobs are those still holding this call's
@@ -36,9 +40,21 @@ local function reply_again(rec)
   end
   return out
 end
-if prior then return reply_again(prior) end
+local acks = nil
+if prior then
+  local bits, rest = string.match(prior, '^A([01]*)|(.*)$')
+  if not bits then return reply_again(prior) end
+  if rest ~= '' then
+    local out = reply_again(rest)
+    out[#out + 1] = bits
+    return out
+  end
+  acks = bits  -- it claimed none: the claim runs again, the acks stand
+elseif #ARGV > 6 then
+  acks = ack_leases(7)
+end
 
-local me, flags = ARGV[8], ARGV[9]
+local me, flags = ARGV[5], ARGV[6]
 local function has(flag)
   return string.find(flags, flag, 1, true) ~= nil
 end
@@ -78,13 +94,17 @@ local function settle(k)
   return nxt, role
 end
 
-local due = take_due(tonumber(ARGV[6]))  -- {id, deadline, ...}, out of their sorted sets
+local due = take_due(tonumber(ARGV[3]))  -- {id, deadline, ...}, out of their sorted sets
 if #due == 0 then
   local nxt, role = settle(0)
+  if acks then
+    remember('A' .. acks .. '|')
+    return {now, nxt, role, acks}
+  end
   return {now, nxt, role}
 end
 local k = #due / 2
-local until_ = now + tonumber(ARGV[7])
+local until_ = now + tonumber(ARGV[4])
 local until_s = us(until_)
 local ids = {}
 for i = 1, k do ids[i] = due[2 * i - 1] end
@@ -114,5 +134,7 @@ if j > 0 then
 end
 if recur then recur_next(ids) end  -- before settle: the next instances are waited for
 out[2], out[3] = settle(j)
-remember(now_s .. ':' .. us(out[2]) .. ':' .. until_s .. ':' .. table.concat(ds, ','))
+remember((acks and 'A' .. acks .. '|' or '') .. now_s .. ':' .. us(out[2]) .. ':' .. until_s .. ':'
+         .. table.concat(ds, ','))
+if acks then out[#out + 1] = acks end
 return out

@@ -1,1 +1,1 @@
-return redis.call('DEL', unpack(KEYS))
+return redis.call('DEL', q, state, pay, lease, dead, seq, meta, idle, qp, rdy, pri, rec)

@@ -1,6 +1,6 @@
--- ARGV[6]: the first rank, ARGV[7]: the last; returns {id, payload, deadline,
+-- ARGV[3]: the first rank, ARGV[4]: the last; returns {id, payload, deadline,
 -- attempts, reason, ...}, oldest death first; a lost payload or state reads as false
-local got = redis.call('ZRANGE', dead, tonumber(ARGV[6]), tonumber(ARGV[7]), 'WITHSCORES')
+local got = redis.call('ZRANGE', dead, tonumber(ARGV[3]), tonumber(ARGV[4]), 'WITHSCORES')
 local ids = {}
 for i = 1, #got, 2 do ids[#ids + 1] = got[i] end
 local states, pays, out = hmget(state, ids), hmget(pay, ids), {}

@@ -1,9 +1,9 @@
--- ARGV[6]: how many.  The first scheduled jobs, unclaimed: those due in the
+-- ARGV[3]: how many.  The first scheduled jobs, unclaimed: those due in the
 -- order a claim takes them (priority, deadline, sequence), then those not yet
 -- due by deadline.  Returns {id, payload, deadline, attempts, priority, ...};
 -- a lost payload reads as false.  Changes nothing (prioritised jobs due but
 -- not yet moved to rdy are read where they are).
-local n = tonumber(ARGV[6])
+local n = tonumber(ARGV[3])
 local due, later = {}, {}
 -- the jobs of a ZRANGEBYSCORE ... WITHSCORES reply into a list: members cut
 -- at 17 (q's) or 33 (qp's and rdy's); priority p: 0, 'score' (rdy's) or 'pri'

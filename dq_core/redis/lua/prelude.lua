@@ -1,13 +1,16 @@
 -- The start of every script: its keys and arguments, the queue's policy,
--- the helpers, the time, and the reclaim of ended leases.  The loader
+-- the helpers, the time, and the reclaim of ended leases (a put's leaves it out: NO_RECLAIM).  The loader
 -- (_scripts.py) puts the constants CHUNK and REPLAY_MS before it and one
 -- script's body after it.
 --
--- KEYS: the queue's keys (q, state, pay, lease, dead, seq, meta, idle, qp,
--- rdy, pri, rec), then the call's replay record.  ARGV[1]: the wake-up channel; ARGV[2..4]: the
--- caller's policy (max_attempts, dead_ttl in microseconds, dead_max; ''
--- where the caller states none); ARGV[5]: the call's nonce ('' for
--- read-only calls); the rest is each script's own.
+-- KEYS[1]: the queue's prefix, 'dq:{<name>}:', and every key the script
+-- touches is the prefix and a name (q, state, pay, lease, dead, seq, meta,
+-- idle, qp, rdy, pri, rec, wake, r:<nonce>): one hash tag, one cluster slot.
+-- One key and two arguments: each key or argument of an EVALSHA costs the
+-- server about as much as a small command.  ARGV[1]: the caller's policy,
+-- 'max_attempts,dead_ttl in microseconds,dead_max' ('' in a field, or the
+-- whole argument, where the caller states none); ARGV[2]: the call's nonce
+-- ('' for read-only calls); the rest is each script's own.
 --
 -- q     sorted set: scheduled jobs, member = 16-digit sequence .. id, score = deadline (us)
 -- state hash: id -> 'S<attempts>:<member>' (scheduled), 'L<attempts>:<token>'
@@ -55,30 +58,41 @@
 -- looks itself if no look ('L') is heard by a while after <due>: a listener
 -- that died or stopped waiting costs one late job.
 
-local q, state, pay, lease, dead, seq, meta, idle, rkey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[13]
-local qp, rdy, pri, rec = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
-local chan, nonce = ARGV[1], ARGV[5]
+local P = KEYS[1]
+local q, state, pay, lease, dead, seq, meta, idle =
+  P .. 'q', P .. 'state', P .. 'pay', P .. 'lease', P .. 'dead', P .. 'seq', P .. 'meta', P .. 'idle'
+local qp, rdy, pri, rec = P .. 'qp', P .. 'rdy', P .. 'pri', P .. 'rec'
+local chan, nonce = P .. 'wake', ARGV[2]
+local rkey = P .. 'r:' .. nonce
 
 local prior = nil
 if nonce ~= '' then prior = redis.call('GET', rkey) end
 
 -- the queue's policy: stored with it; a caller stating another one is refused
-local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
-local pol = redis.call('HMGET', meta, 'maxa', 'dttl', 'dmax', 'watch', 'wat', 'pri', 'rate', 'rtok', 'rec')
-for i = 1, 3 do
-  local given = ARGV[i + 1]
-  if given ~= '' then
-    if pol[i] and pol[i] ~= given then
-      return redis.error_reply('DQPOLICY ' .. names[i] .. ' ' .. pol[i] .. ' ' .. given)
+-- (meta's few fields by one HGETALL: a command costs by its arguments, and
+-- HMGET of the nine read here cost twice as much)
+local pol = {}
+do
+  local all = redis.call('HGETALL', meta)
+  for i = 1, #all, 2 do pol[all[i]] = all[i + 1] end
+end
+if ARGV[1] ~= '' then
+  local fields, names = {'maxa', 'dttl', 'dmax'}, {'max_attempts', 'dead_ttl', 'dead_max'}
+  local told = {string.match(ARGV[1], '^([^,]*),([^,]*),([^,]*)$')}
+  for i = 1, 3 do
+    local given, f = told[i], fields[i]
+    if given ~= '' then
+      if pol[f] and pol[f] ~= given then
+        return redis.error_reply('DQPOLICY ' .. names[i] .. ' ' .. pol[f] .. ' ' .. given)
+      end
+      if not pol[f] then redis.call('HSET', meta, f, given) ; pol[f] = given end
     end
-    if not pol[i] then redis.call('HSET', meta, fields[i], given) ; pol[i] = given end
   end
 end
-local maxa, dttl, dmax = tonumber(pol[1] or '0'), tonumber(pol[2] or '0'), tonumber(pol[3] or '0')
-local watch, wat = pol[4] or nil, tonumber(pol[5] or '')
-local prio = pol[6] and true or false  -- a job with a priority other than 0 was ever put
-local recur = pol[9] and true or false  -- a recurring job was ever put
+local maxa, dttl, dmax = tonumber(pol.maxa or '0'), tonumber(pol.dttl or '0'), tonumber(pol.dmax or '0')
+local watch, wat = pol.watch, tonumber(pol.wat or '')
+local prio = pol.pri and true or false  -- a job with a priority other than 0 was ever put
+local recur = pol.rec and true or false  -- a recurring job was ever put
 
 -- keep the reply r (a number or a string) for a replay of this call.  A full
 -- server (maxmemory, noeviction) refuses a script's first write that may add
@@ -144,12 +158,12 @@ end
 -- stored; absent: none) and its token bucket (meta's 'rtok': 'tokens:since',
 -- since in us; absent: full), on the server's clock: a claim takes a token a job
 local rate, burst, tokens = nil, nil, nil
-if pol[7] then
-  local r, b = string.match(pol[7], '^([^,]+),([^,]+)$')
+if pol.rate then
+  local r, b = string.match(pol.rate, '^([^,]+),([^,]+)$')
   rate, burst = tonumber(r) / 1000000, tonumber(b)
   tokens = burst
-  if pol[8] then
-    local t, since = string.match(pol[8], '^([^:]+):(.+)$')
+  if pol.rtok then
+    local t, since = string.match(pol.rtok, '^([^:]+):(.+)$')
     tokens = math.min(burst, tonumber(t) + math.max(0, now - tonumber(since)) * rate)
   end
 end
@@ -525,6 +539,26 @@ local function reclaim(now)
     local a = attempts(redis.call('HGET', state, id))
     retry(id, tonumber(ended[i + 1]), math.max(a, 1), now, 'lease ended')
   end
+end
+
+-- ack the (id, lease) pairs of ARGV[from..] (lease '': any): each job whose
+-- lease is held goes for good; a string of '1' (held) and '0', one a pair
+local function ack_leases(from)
+  local ids, want, out, seen, done = {}, {}, {}, {}, {}
+  for i = from, #ARGV, 2 do ids[#ids + 1] = ARGV[i] ; want[#want + 1] = ARGV[i + 1] end
+  local cur = hmget(state, ids)
+  for i = 1, #ids do
+    local id, v = ids[i], cur[i]
+    if v and string.sub(v, 1, 1) == 'L' and (want[i] == '' or v == want[i]) and not seen[id] then
+      seen[id] = true
+      done[#done + 1] = id
+      out[i] = '1'
+    else
+      out[i] = '0'
+    end
+  end
+  forget(done, lease)
+  return table.concat(out)
 end
 
 -- the state of id if it is leased, with lease s ('' matches any lease)

@@ -1,13 +1,13 @@
 if prior then return tonumber(prior) end
 
--- ARGV[6]: '1' if times are absolute; ARGV[7]: 'keep' to skip ids already
+-- ARGV[3]: '1' if times are absolute; ARGV[4]: 'keep' to skip ids already
 -- held, 'replace' to replace them, 'new' for ids that no job holds (drawn at
--- random by the client: nothing to look up); ARGV[8]: the jobs' priority
+-- random by the client: nothing to look up); ARGV[5]: the jobs' priority
 -- ('0': none, they go to q; else to qp); then (id, payload, microseconds) triples
-local absolute, keep, new = ARGV[6] == '1', ARGV[7] == 'keep', ARGV[7] == 'new'
-local p = ARGV[8]
+local absolute, keep, new = ARGV[3] == '1', ARGV[4] == 'keep', ARGV[4] == 'new'
+local p = ARGV[5]
 if p ~= '0' and not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
-local n = (#ARGV - 8) / 3
+local n = (#ARGV - 5) / 3
 local first = redis.call('INCRBY', seq, n) - n + 1  -- fresh numbers, none reused
 local head = head_score()
 local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
@@ -16,9 +16,9 @@ local k, best = 0, nil
 local from, to, step = n - 1, 0, -1
 if keep then from, to, step = 0, n - 1, 1 end
 for i = from, to, step do
-  local id = ARGV[9 + 3 * i]
+  local id = ARGV[6 + 3 * i]
   if new or not seen[id] then
-    local d = tonumber(ARGV[11 + 3 * i])
+    local d = tonumber(ARGV[8 + 3 * i])
     if not absolute then d = now + d end
     if best == nil or d < best then best = d end
     local m = member(first + i, id)
@@ -27,7 +27,7 @@ for i = from, to, step do
     if not new then seen[id] = true ; ids[k] = id end
     zargs[2 * k - 1] = d ; zargs[2 * k] = m
     sargs[2 * k - 1] = id ; sargs[2 * k] = (p ~= '0' and 'P0:' or 'S0:') .. m
-    pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[10 + 3 * i]
+    pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[7 + 3 * i]
   end
 end
 local old = new and {} or hmget(state, ids)

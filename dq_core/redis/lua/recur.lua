@@ -1,10 +1,10 @@
 if prior then return tonumber(prior) end
 
--- ARGV[6]: id, ARGV[7]: rule ('e<us>': every that many us from now; 'c...':
--- cron), ARGV[8]: priority, ARGV[9]: payload.  A recurring job of that id is
+-- ARGV[3]: id, ARGV[4]: rule ('e<us>': every that many us from now; 'c...':
+-- cron), ARGV[5]: priority, ARGV[6]: payload.  A recurring job of that id is
 -- replaced (its scheduled instance goes; one running goes on).  Returns its
 -- first instance's deadline (us)
-local id, rule = ARGV[6], ARGV[7]
+local id, rule = ARGV[3], ARGV[4]
 if not recur then redis.call('HSET', meta, 'rec', '1') ; recur = true end
 local old = redis.call('HGET', rec, id)
 if old then
@@ -13,6 +13,6 @@ if old then
 end
 if string.sub(rule, 1, 1) == 'e' then rule = rule .. ':' .. us(now) end
 local head = head_score()
-local _, d = recur_from(id, rule, ARGV[8], ARGV[9])
+local _, d = recur_from(id, rule, ARGV[5], ARGV[6])
 if d then wake_if_head(d, head) end
 return remember(d or -1)

@@ -1,9 +1,9 @@
 if prior then return tonumber(prior) end
 
--- ARGV[6]: id, ARGV[7]: delay in microseconds; attempts start again from 0
-local id = ARGV[6]
+-- ARGV[3]: id, ARGV[4]: delay in microseconds; attempts start again from 0
+local id = ARGV[3]
 if redis.call('ZREM', dead, id) == 0 then return remember(0) end
-local d, head = now + tonumber(ARGV[7]), head_score()
+local d, head = now + tonumber(ARGV[4]), head_score()
 schedule(id, d, 0)
 wake_if_head(d, head)
 return remember(1)
