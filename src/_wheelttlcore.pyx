@@ -48,6 +48,10 @@ __all__ = ["WheelTTLCore"]
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none of its own.
 SHORTCUTS = types.MappingProxyType({})
 
+cdef extern from "Python.h":
+    bint PyObject_IS_GC(object o)
+    void PyObject_GC_UnTrack(object o)
+
 cdef extern from "dq_wheelttl.h":
     ctypedef struct dq_wt_entry:
         PyObject* key
@@ -184,6 +188,8 @@ cdef list _pairs(dq_wt_out* out):
         pair = PyTuple_New(2)
         PyTuple_SET_ITEM(pair, 0, <object>out.items[k].key)  # steals the reference
         PyTuple_SET_ITEM(pair, 1, <object>out.items[k].value)
+        if not PyObject_IS_GC(<object>out.items[k].key) and not PyObject_IS_GC(<object>out.items[k].value):
+            PyObject_GC_UnTrack(pair)  # as the collector would on its first pass: no cycle through it
         out.items[k].key = out.items[k].value = NULL
         removed[k] = pair
     return removed

@@ -576,3 +576,15 @@ def test_a_finaliser_run_by_an_overwrite_or_a_purge_may_change_the_mapping(impl)
     gc.collect()
     assert len(done) == 2 and ("from __del__", 0) in d and ("from __del__", 1) in d
     d._check()
+
+
+def test_an_expired_pair_holding_a_container_stays_with_the_collector(impl):
+    # pairs of atoms may leave the collector's care (as it would untrack them); others may not
+    d, clock = make(impl, ttl=1)
+    d["atoms"] = 1
+    d["list"] = []
+    d[("t",)] = {}
+    clock.now = 2
+    out = d.expire()
+    assert [k for k, _ in out] == ["atoms", "list", ("t",)]
+    assert gc.is_tracked(out[1]) and gc.is_tracked(out[2])
