@@ -276,36 +276,41 @@ cdef class WheelTTLCore:
     cdef inline object _read(self, object key, bint use, object default):
         # key's value if it is held and live, else default; ``use``: a hit
         # makes it the most recently used (if the clock left it where it was)
+        cdef Py_hash_t h = PyObject_Hash(key)
+        cdef dq_wt_table* t = &self._tab.t  # read after the hash's user code
+        cdef int32_t pos
+        cdef double d
+        if t.isize:  # the key itself in its first index slot, on time.monotonic: no user code
+            pos = t.ix[<size_t>h & <size_t>(t.isize - 1)]
+            if pos >= 0 and t.ents[pos].key == <PyObject*>key:
+                d = t.ents[pos].deadline
+                if d == INF or (self._clock is MONOTONIC and d > clock_reading(MONOTONIC, MONOTONIC)):
+                    if use and self._max >= 0:
+                        dq_wt_use(t, pos)
+                    return <object>t.ents[pos].value
+        return self._read_held(key, h, use, default)
+
+    cdef object _read_held(self, object key, Py_hash_t h, bint use, object default):
+        # _read where user code may run: the table and the value held, the table re-checked
         cdef _Table tab = self._tab
         cdef dq_wt_table* t = &tab.t
-        cdef Py_hash_t h = PyObject_Hash(key)
         cdef size_t islot
-        cdef int32_t pos = -1
+        cdef int32_t pos = _find(tab, key, h, &islot)
         cdef double d
         cdef uint64_t version
-        if t.isize:  # the key itself in its first index slot: no call
-            islot = <size_t>h & <size_t>(t.isize - 1)
-            pos = t.ix[islot]
-            if pos < 0 or t.ents[pos].key != <PyObject*>key:
-                pos = _find(tab, key, h, &islot)
         if pos < 0:
             return default
+        value = <object>t.ents[pos].value
         d = t.ents[pos].deadline
         if d != INF:
-            clock = self._clock
-            if clock is not MONOTONIC:  # user code: the value held, the table re-checked
-                value = <object>t.ents[pos].value
-                version = t.version
-                if d <= clock_reading(clock, MONOTONIC):
-                    return default
-                if t.version == version and use and self._max >= 0:
-                    dq_wt_use(t, pos)
-                return value
-            if d <= clock_reading(clock, MONOTONIC):
+            version = t.version
+            if d <= self._now():
                 return default
+            if t.version != version:
+                return value
         if use and self._max >= 0:
             dq_wt_use(t, pos)
-        return <object>t.ents[pos].value
+        return value
 
     def __getitem__(self, key):
         value = self._read(key, True, _MISSING)
