@@ -96,6 +96,15 @@ class WheelTTLCore(Generic[K, V]):
             raise reentered("WheelTTLDict")
         self._busy = True
 
+    def _held(self, /) -> int:
+        """How many entries are held, expired ones not yet purged included."""
+        return len(self._data)
+
+    def _wheel_time(self, /) -> float:
+        """The time the wheel's purges have reached (a pickled state keeps it)."""
+        t: float = self._wheel.wheel_time
+        return t
+
     # -- reads ----------------------------------------------------------------
 
     def _now(self) -> float:
@@ -291,6 +300,7 @@ class WheelTTLCore(Generic[K, V]):
         self._purge_at = now + tick
         data, soon = self._data, self._soon
         out: list[tuple[K, V]] = []
+        deadlines: list[float] = []  # of the pairs of out
         if soon and soon[0][_DEADLINE] <= now:
             i, n = 0, len(soon)
             while i < n and soon[i][_DEADLINE] <= now:
@@ -301,6 +311,7 @@ class WheelTTLCore(Generic[K, V]):
                 if data.get(e[_KEY]) is e:  # not removed or set again since
                     del data[e[_KEY]]
                     out.append((e[_KEY], e[_VALUE]))
+                    deadlines.append(e[_DEADLINE])
         wheel = self._wheel
         if not len(wheel):
             return out
@@ -317,6 +328,7 @@ class WheelTTLCore(Generic[K, V]):
                     del data[e[_KEY]]
                     e[_HANDLE] = None
                     out.append((e[_KEY], e[_VALUE]))
+                    deadlines.append(e[_DEADLINE])
                 else:
                     e[_HANDLE] = None
                     early.append(e)
@@ -329,6 +341,8 @@ class WheelTTLCore(Generic[K, V]):
             if early:
                 soon += early
                 soon.sort(key=_deadline_of)
+        if len(out) > 1:  # earliest first; one deadline's entries in the order they were scheduled
+            out = [out[i] for i in sorted(range(len(out)), key=deadlines.__getitem__)]
         return out
 
     def _notify(self, removed: list[tuple[K, V]]) -> None:

@@ -142,7 +142,7 @@ class WheelTTLDict(_Base[K, V]):
         return self._tick
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} held={len(self._data)} ttl={self.ttl!r} maxsize={self._maxsize!r}>"
+        return f"<{type(self).__name__} held={self._held()} ttl={self.ttl!r} maxsize={self._maxsize!r}>"
 
     # -- copying, pickling, invariants ---------------------------------------
 
@@ -155,7 +155,7 @@ class WheelTTLDict(_Base[K, V]):
             self._clock,
             self.on_expire,
             self._tick,
-            self._wheel.wheel_time,
+            self._wheel_time(),
             self._entries(),
         )
 

@@ -4,6 +4,7 @@
     python perf/bench_cache.py --fast -o cache.json
     python perf/compare.py cache.json
     python perf/bench_cache.py --memory          # bytes per entry, each in a fresh process
+    python perf/bench_cache.py --tracemalloc     # bytes per entry that tracemalloc sees
     python perf/bench_cache.py --callgrind       # instructions per operation (valgrind)
 
 Rows are per operation: a set of a new key with its own ttl, a get that
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from typing import Any, Callable
 
 import cachebox
@@ -187,6 +189,35 @@ def memory_of(label: str, n: int = 200_000) -> float:
     return (_rss() - before) / n
 
 
+def traced_of(label: str, n: int = 100_000) -> float:
+    """Bytes per entry of ``label``'s cache holding n int keys and values (tracemalloc).
+
+    Exact for what allocates through Python's allocators (dq_core, cachetools);
+    cachebox allocates in Rust, out of tracemalloc's sight (0: see ``--memory``).
+    """
+    keys = [i + 10**9 for i in range(n)]
+    make, setter = {name: (m, st) for name, m, st in _contenders()}[label]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        cache = make(time.monotonic)
+        put = setter(cache)
+        for k in keys:
+            put(k, k)
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return held / n
+
+
+def traced_table() -> None:
+    for label, _, _ in _contenders():
+        held = traced_of(label)
+        shown = f"{held:8.1f} bytes/entry" if held >= 1 else "  unseen (not Python's allocator: --memory)"
+        print(f"{label:<24} {shown}", flush=True)
+
+
 def memory_table() -> None:
     for label, _, _ in _contenders():
         out = subprocess.run(
@@ -284,6 +315,9 @@ def main() -> None:
         return
     if "--memory" in sys.argv:
         memory_table()
+        return
+    if "--tracemalloc" in sys.argv:
+        traced_table()
         return
     if "--memory-of" in sys.argv:
         print(memory_of(sys.argv[sys.argv.index("--memory-of") + 1]))

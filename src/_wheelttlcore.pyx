@@ -1,38 +1,38 @@
 # cython: language_level=3, cdivision=True, embedsignature=True, embedsignature.format=clinic, binding=False
 # boundscheck and wraparound come from setup.py: off, or on in a DQ_CORE_DEBUG=1 build.
-"""The entries and the hot paths of WheelTTLDict (twin of ``_wheelttlcore_py``).
+"""The table and the hot paths of WheelTTLDict (twin of ``_wheelttlcore_py``).
 
-Each key maps, in a dict, to its entry: a small C struct of an object
-(key, value, deadline, wheel handle) that is also an item of the
-TimingWheel of the implementation, scheduled at its deadline, and a link
-of an intrusive doubly linked list that keeps the entries from least to
-most recently used (the pure twin's OrderedDict).  Reads compare the
-deadline with the clock (time.monotonic read in C), so an expired value is
-never returned, whether the wheel has given the entry back yet or not.
-``dq_core._wheelttldict.WheelTTLDict`` makes this a MutableMapping.
+Every entry (key, value, hash, deadline and its links) sits in one C slab,
+found by an open-addressing index, kept from least to most recently used
+by a linked list (the pure twin's OrderedDict) and on a hashed timing
+wheel of slot lists at its deadline (src/include/dq_wheelttl.h): 48 bytes
+an entry and a few of index and wheel, with no object of its own.  Reads
+compare the deadline with the clock (time.monotonic read in C), so an
+expired value is never returned, whether a purge has taken the entry yet
+or not.  ``dq_core._wheelttldict.WheelTTLDict`` makes this a
+MutableMapping.
 
-The list links are borrowed: the dict holds every entry, and an entry
-joins the list only once it is in the dict and leaves the dict before it
-leaves the list, so user code run by a dict operation (a key's
-``__hash__``/``__eq__``) always finds the list and the dict alike.  A
-change made from such user code, or from a finaliser, while a change is
-under way is refused with ``RuntimeError``; reads are allowed (a read
-moves only entries that are held).  What a change removes is shown to
-``on_expire`` once the change is complete.
+User code (a key's ``__hash__``/``__eq__``, the clock, ``on_expire``, a
+finaliser) may try to change the mapping while one of its changes is under
+way; that re-entry is refused with ``RuntimeError``; reads are allowed.  A
+look-up that ran a key's ``__eq__`` starts again if the table changed
+meanwhile, as a dict look-up does, and every object read across a call
+that can run Python code is held by a reference of our own, the table
+included (``clear`` replaces it).  What a change removes is released, and
+shown to ``on_expire``, once the change is complete.
 """
 
 # argument errors in CPython's words, as the pure twin raises them
 cdef extern from "dq_argerrors.h":
     pass
 cimport cython
-from cpython.dict cimport PyDict_DelItem, PyDict_GetItemWithError, PyDict_SetItem
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.object cimport PyObject, PyTypeObject, inquiry, traverseproc, visitproc
-from libc.math cimport INFINITY
-
-cdef extern from "Python.h":
-    # the entry held for key, inserting default if none is: one look-up (borrowed)
-    PyObject* PyDict_SetDefault(object d, object key, object default) except NULL
+from cpython.object cimport (
+    Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject, inquiry, traverseproc,
+)
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.math cimport INFINITY, floor
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from _clock cimport clock_reading
 from _number cimport _real
@@ -48,37 +48,151 @@ __all__ = ["WheelTTLCore"]
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none of its own.
 SHORTCUTS = types.MappingProxyType({})
 
+cdef extern from "Python.h":
+    bint PyObject_IS_GC(object o)
+    void PyObject_GC_UnTrack(object o)
+
+cdef extern from "dq_wheelttl.h":
+    ctypedef struct dq_wt_entry:
+        PyObject* key
+        PyObject* value
+        Py_hash_t hash
+        double deadline
+        int32_t lprev, lnext, wprev, wnext
+    ctypedef struct dq_wt_table:
+        dq_wt_entry* ents
+        int32_t* ix
+        int32_t* wheel
+        Py_ssize_t cap, made, used, isize, ifill, nslots
+        int32_t free_, lfirst, llast
+        uint64_t version
+        double tick
+        int64_t cursor
+    ctypedef struct dq_wt_gone:
+        PyObject* key
+        PyObject* value
+        double deadline
+    ctypedef struct dq_wt_out:
+        dq_wt_gone* items
+        Py_ssize_t n, cap
+    int32_t DQ_WT_EMPTY, DQ_WT_OFF
+    size_t dq_tt_next(size_t i, size_t* perturb, size_t mask) noexcept
+    int64_t dq_wt_tick_of(dq_wt_table* t, double deadline) noexcept
+    void dq_wt_use(dq_wt_table* t, int32_t pos) noexcept
+    void dq_wt_lunlink(dq_wt_table* t, int32_t pos) noexcept
+    void dq_wt_llink(dq_wt_table* t, int32_t pos) noexcept
+    size_t dq_wt_slot_of(dq_wt_table* t, Py_hash_t h, int32_t pos) noexcept
+    int dq_wt_reserve(dq_wt_table* t) except -1
+    int32_t dq_wt_append(dq_wt_table* t, PyObject* key, PyObject* value, Py_hash_t h,
+                         double deadline) noexcept
+    void dq_wt_redate(dq_wt_table* t, int32_t pos, double deadline) noexcept
+    void dq_wt_take(dq_wt_table* t, int32_t pos, size_t islot, PyObject** key,
+                    PyObject** value) noexcept
+    int dq_wt_traverse(dq_wt_table* t, void* visit, void* arg) noexcept
+    void dq_wt_clear(dq_wt_table* t) noexcept
+    int dq_wt_out_reserve(dq_wt_out* o) except -1
+    void dq_wt_out_release(dq_wt_out* o, Py_ssize_t start) noexcept
+    int dq_wt_purge(dq_wt_table* t, double now, dq_wt_out* out) except -1
+
 cdef object MONOTONIC = time.monotonic
 cdef double INF = INFINITY
+cdef object _MISSING = object()  # what a read returns for a key absent or expired
 
 
 @cython.final
-@cython.no_gc
-@cython.freelist(64)
 @cython.auto_pickle(False)
-cdef class _Entry:
-    # Not a container the garbage collector tracks: it would walk and link
-    # every entry (a third of a set's cost); the core shows the collector
-    # what its entries hold instead (_core_traverse).
-    # One key's entry: on the wheel (handle) or in soon, or neither (no deadline)
-    cdef object key, value, handle
-    cdef double deadline
-    cdef PyObject* prev     # the recency list, borrowed (the dict holds the entry)
-    cdef PyObject* next
-    cdef bint held          # in the dict and the list
+cdef class _Table:
+    # The slab, index and wheel of dq_wheelttl.h.  A mapping replaced whole
+    # (clear, _setup) gets a new _Table, and a look-up holding the old one
+    # goes on in it, unchanged, as one holding a replaced dict does.
+    cdef dq_wt_table t
+    # An object field, so that Cython gives the type the garbage collector's
+    # support; its traverse and clear are extended to the entries below.
+    cdef object _gc
+
+    def __dealloc__(self):
+        dq_wt_clear(&self.t)
 
 
-def _deadline_of(e):
-    return (<_Entry>e).deadline
+cdef traverseproc _table_traverse_fields = (<PyTypeObject*>_Table).tp_traverse
+cdef inquiry _table_clear_fields = (<PyTypeObject*>_Table).tp_clear
 
 
-cdef inline _Entry _entry(object key, object value, double deadline):
-    cdef _Entry e = _Entry.__new__(_Entry)
-    e.key = key
-    e.value = value
-    e.handle = None
-    e.deadline = deadline
-    return e
+cdef int _table_traverse(PyObject* o, void* visit, void* arg) noexcept:
+    cdef int e = dq_wt_traverse(&(<_Table>o).t, visit, arg)
+    return e if e else (<int (*)(PyObject*, void*, void*) noexcept>_table_traverse_fields)(o, visit, arg)
+
+
+cdef int _table_clear(PyObject* o) noexcept:
+    dq_wt_clear(&(<_Table>o).t)
+    return (<int (*)(PyObject*) noexcept>_table_clear_fields)(o)
+
+
+(<PyTypeObject*>_Table).tp_traverse = <traverseproc>_table_traverse
+(<PyTypeObject*>_Table).tp_clear = <inquiry>_table_clear
+
+
+cdef _Table _new_table(double tick, double start):
+    # an empty table whose wheel starts at ``start``
+    cdef _Table tab = _Table()
+    cdef double q = floor(start / tick)
+    tab.t.tick = tick
+    tab.t.free_ = tab.t.lfirst = tab.t.llast = -1
+    tab.t.cursor = <int64_t>q if -4e18 < q < 4e18 else 0
+    return tab
+
+
+cdef int32_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
+    # The slab slot of key's entry in tab (its index slot in *islot), or -1.
+    # A stored key of the same hash is compared with key by its __eq__: if
+    # that changed tab, the search starts again.
+    cdef dq_wt_table* t = &tab.t
+    cdef size_t mask, perturb, i
+    cdef int32_t pos
+    cdef uint64_t version
+    cdef int eq
+    cdef object stored
+    while True:
+        if t.isize == 0:
+            return -1
+        version = t.version
+        mask = <size_t>t.isize - 1
+        perturb = <size_t>h
+        i = <size_t>h & mask
+        while True:
+            pos = t.ix[i]
+            if pos == DQ_WT_EMPTY:
+                return -1
+            if pos >= 0:
+                if t.ents[pos].key == <PyObject*>key:
+                    islot[0] = i
+                    return pos
+                if t.ents[pos].hash == h:
+                    stored = <object>t.ents[pos].key
+                    eq = PyObject_RichCompareBool(stored, key, Py_EQ)
+                    stored = None  # may run a finaliser: before the check
+                    if t.version != version:
+                        break  # tab changed: again
+                    if eq:
+                        islot[0] = i
+                        return pos
+            i = dq_tt_next(i, &perturb, mask)
+
+
+cdef list _pairs(dq_wt_out* out):
+    # the (key, value) pairs of out, as a list: their references move to it
+    cdef list removed = [None] * out.n
+    cdef Py_ssize_t k
+    cdef object pair
+    for k in range(out.n):
+        pair = PyTuple_New(2)
+        PyTuple_SET_ITEM(pair, 0, <object>out.items[k].key)  # steals the reference
+        PyTuple_SET_ITEM(pair, 1, <object>out.items[k].value)
+        if not PyObject_IS_GC(<object>out.items[k].key) and not PyObject_IS_GC(<object>out.items[k].value):
+            PyObject_GC_UnTrack(pair)  # as the collector would on its first pass: no cycle through it
+        out.items[k].key = out.items[k].value = NULL
+        removed[k] = pair
+    return removed
 
 
 @cython.no_gc_clear
@@ -96,46 +210,37 @@ cdef class WheelTTLCore:
     [('a', 1)]
     """
 
+    cdef _Table _tab
     cdef readonly double _ttl
     cdef readonly object _maxsize
     cdef Py_ssize_t _max            # maxsize, or -1 for none
     cdef readonly object _clock
     cdef object _on_expire
     cdef readonly double _tick
-    cdef readonly object _wheel
-    cdef object _schedule_at, _cancel, _advance   # the wheel's bound methods
-    cdef readonly dict _data
-    cdef readonly list _soon        # entries off the wheel, due within two ticks, by deadline
     cdef double _purge_at           # a set purges once the clock reaches this
-    cdef PyObject* _first           # the recency list: least recently used first
-    cdef PyObject* _last
     cdef bint _busy
 
     def __cinit__(self):
-        self._data = {}
-        self._soon = []
+        self._tab = _new_table(0.01, 0.0)
         self._max = -1
         self._clock = MONOTONIC
+        self._tick = 0.01
         self._purge_at = -INF
 
     def _setup(self, life, size, clock, on_expire, wheel):
         """Start empty with the checked ``life`` (inf: none), ``size``, ``clock``, ``on_expire`` and ``wheel``."""
         cdef double t = life
         cdef double tk = wheel.tick
-        schedule_at, cancel, advance = wheel.schedule_at, wheel.cancel, wheel.advance
+        tab = _new_table(tk, wheel.wheel_time)  # only the wheel's tick and time: its slots are ours
         self._enter()
-        old = (self._data, self._soon, self._wheel, self._clock, self._on_expire)  # released after the change
-        self._forget()
+        old = (self._tab, self._clock, self._on_expire)  # released after the change
         self._ttl = t
         self._maxsize = size
         self._max = -1 if size is None else size
         self._clock = clock
         self._on_expire = on_expire
         self._tick = tk
-        self._wheel = wheel
-        self._schedule_at, self._cancel, self._advance = schedule_at, cancel, advance
-        self._data = {}
-        self._soon = []
+        self._tab = tab
         self._purge_at = -INF
         self._busy = False
 
@@ -148,75 +253,19 @@ cdef class WheelTTLCore:
     def on_expire(self, value):
         self._on_expire = on_expire_of(value)
 
-    cdef void _clear_all(self) noexcept:
-        # the garbage collector's clear: every entry goes, and the wheel
-        old = (self._data, self._soon, self._wheel, self._schedule_at, self._cancel, self._advance)
-        self._forget()
-        self._data = {}
-        self._soon = []
-        self._wheel = self._schedule_at = self._cancel = self._advance = None
-
     cdef inline int _enter(self) except -1:
         if self._busy:
             raise reentered("WheelTTLDict")
         self._busy = True
         return 0
 
-    cdef void _forget(self) noexcept:
-        # every entry leaves the list (the mapping is replaced whole)
-        cdef PyObject* p = self._first
-        cdef _Entry e
-        while p != NULL:
-            e = <_Entry>p
-            p = e.next
-            e.held = False
-            e.prev = e.next = NULL
-        self._first = self._last = NULL
+    def _held(self):
+        """How many entries are held, expired ones not yet purged included."""
+        return self._tab.t.used
 
-    # -- the recency list ---------------------------------------------------------
-
-    cdef inline void _append(self, _Entry e) noexcept:
-        e.prev = self._last
-        e.next = NULL
-        if self._last != NULL:
-            (<_Entry>self._last).next = <PyObject*>e
-        else:
-            self._first = <PyObject*>e
-        self._last = <PyObject*>e
-        e.held = True
-
-    cdef inline void _unlink(self, _Entry e) noexcept:
-        if e.prev != NULL:
-            (<_Entry>e.prev).next = e.next
-        else:
-            self._first = e.next
-        if e.next != NULL:
-            (<_Entry>e.next).prev = e.prev
-        else:
-            self._last = e.prev
-        e.prev = e.next = NULL
-        e.held = False
-
-    cdef inline void _replace(self, _Entry old, _Entry e) noexcept:
-        # e takes old's place in the list
-        e.prev, e.next = old.prev, old.next
-        if e.prev != NULL:
-            (<_Entry>e.prev).next = <PyObject*>e
-        else:
-            self._first = <PyObject*>e
-        if e.next != NULL:
-            (<_Entry>e.next).prev = <PyObject*>e
-        else:
-            self._last = <PyObject*>e
-        e.held = True
-        old.prev = old.next = NULL
-        old.held = False
-
-    cdef inline void _to_end(self, _Entry e) noexcept:
-        if e.next == NULL:
-            return
-        self._unlink(e)
-        self._append(e)
+    def _wheel_time(self):
+        """The time the wheel's purges have reached (a pickled state keeps it)."""
+        return self._tab.t.cursor * self._tick
 
     # -- reads --------------------------------------------------------------------
 
@@ -224,88 +273,100 @@ cdef class WheelTTLCore:
         clock = self._clock  # held: the call may replace it
         return clock_reading(clock, MONOTONIC)
 
-    cdef inline _Entry _find(self, object key):
-        # key's entry, or None (a raising __hash__/__eq__ propagates)
-        cdef PyObject* p = PyDict_GetItemWithError(self._data, key)
-        if p == NULL:
-            return None
-        return <_Entry>p
+    cdef inline object _read(self, object key, bint use, object default):
+        # key's value if it is held and live, else default; ``use``: a hit
+        # makes it the most recently used (if the clock left it where it was)
+        cdef Py_hash_t h = PyObject_Hash(key)
+        cdef dq_wt_table* t = &self._tab.t  # read after the hash's user code
+        cdef int32_t pos
+        cdef double d
+        if t.isize:  # the key itself in its first index slot, on time.monotonic: no user code
+            pos = t.ix[<size_t>h & <size_t>(t.isize - 1)]
+            if pos >= 0 and t.ents[pos].key == <PyObject*>key:
+                d = t.ents[pos].deadline
+                if d == INF or (self._clock is MONOTONIC and d > clock_reading(MONOTONIC, MONOTONIC)):
+                    if use and self._max >= 0:
+                        dq_wt_use(t, pos)
+                    return <object>t.ents[pos].value
+        return self._read_held(key, h, use, default)
 
-    cdef inline bint _live(self, _Entry e) except -1:
-        # e has not expired (the clock is read only for a finite deadline)
-        if e.deadline == INF:
-            return True
-        return e.deadline > self._now()
+    cdef object _read_held(self, object key, Py_hash_t h, bint use, object default):
+        # _read where user code may run: the table and the value held, the table re-checked
+        cdef _Table tab = self._tab
+        cdef dq_wt_table* t = &tab.t
+        cdef size_t islot
+        cdef int32_t pos = _find(tab, key, h, &islot)
+        cdef double d
+        cdef uint64_t version
+        if pos < 0:
+            return default
+        value = <object>t.ents[pos].value
+        d = t.ents[pos].deadline
+        if d != INF:
+            version = t.version
+            if d <= self._now():
+                return default
+            if t.version != version:
+                return value
+        if use and self._max >= 0:
+            dq_wt_use(t, pos)
+        return value
 
     def __getitem__(self, key):
-        cdef PyObject* p = PyDict_GetItemWithError(self._data, key)
-        cdef _Entry e
-        if p == NULL:
+        value = self._read(key, True, _MISSING)
+        if value is _MISSING:
             raise KeyError(key)
-        e = <_Entry>p  # a reference of our own: the clock may change the mapping
-        if e.deadline != INF and e.deadline <= self._now():
-            raise KeyError(key)
-        if self._max >= 0 and e.held:
-            self._to_end(e)
-        return e.value
+        return value
 
     def get(self, key, default=None):
         """The value of ``key`` if it is live, else ``default`` (a hit refreshes it).  O(1)."""
-        cdef PyObject* p = PyDict_GetItemWithError(self._data, key)
-        cdef _Entry e
-        if p == NULL:
-            return default
-        e = <_Entry>p
-        if e.deadline != INF and e.deadline <= self._now():
-            return default
-        if self._max >= 0 and e.held:
-            self._to_end(e)
-        return e.value
+        return self._read(key, True, default)
 
     def _peek(self, key, default):
         """The value of ``key`` if it is live, else ``default``; recency unchanged."""
-        cdef _Entry e = self._find(key)
-        if e is None or not self._live(e):
-            return default
-        return e.value
+        return self._read(key, False, default)
 
     def __contains__(self, key):
-        cdef _Entry e = self._find(key)
-        return e is not None and self._live(e)
+        return self._read(key, False, _MISSING) is not _MISSING
 
     def deadline(self, key):
         """When ``key`` expires on the clock (``math.inf``: never); KeyError if absent.  O(1)."""
-        cdef _Entry e = self._find(key)
-        if e is None or not self._live(e):
+        cdef _Table tab = self._tab
+        cdef size_t islot
+        cdef int32_t pos = _find(tab, key, PyObject_Hash(key), &islot)
+        cdef double d
+        if pos < 0:
             raise KeyError(key)
-        return e.deadline
+        d = tab.t.ents[pos].deadline
+        if d != INF and d <= self._now():
+            raise KeyError(key)
+        return d
 
     def __len__(self):
         self.expire()
-        return len(self._data)
+        return self._tab.t.used
 
     def __iter__(self):
         self.expire()
         # the keys live now, copied: a purge while they are walked changes nothing here
-        return iter(self._keys())
-
-    cdef list _keys(self):
-        cdef list out = []
-        cdef PyObject* p = self._first
-        while p != NULL:
-            out.append((<_Entry>p).key)  # may run a finaliser (a collection): the entry is held
-            p = (<_Entry>p).next
-        return out
+        return iter(self._walk(True))
 
     def _entries(self):
         """The ``(key, value, deadline)`` of every entry held, least recently used first."""
-        cdef list out = []
-        cdef PyObject* p = self._first
-        cdef _Entry e
-        while p != NULL:
-            e = <_Entry>p
-            out.append((e.key, e.value, e.deadline))
-            p = e.next
+        return self._walk(False)
+
+    cdef list _walk(self, bint keys):
+        # the keys (else the entries) held, least recently used first
+        cdef _Table tab = self._tab
+        cdef dq_wt_entry* e
+        cdef Py_ssize_t n = tab.t.used, k = 0
+        cdef int32_t pos = tab.t.lfirst
+        cdef list out = [None] * n
+        while pos >= 0 and k < n:  # no user code runs along the links
+            e = &tab.t.ents[pos]
+            out[k] = <object>e.key if keys else (<object>e.key, <object>e.value, e.deadline)
+            k += 1
+            pos = e.lnext
         return out
 
     # -- changes ------------------------------------------------------------------
@@ -330,212 +391,167 @@ cdef class WheelTTLCore:
     cdef int _set(self, object key, object value, double life) except -1:
         cdef double now = self._now()
         cdef double deadline = now + life
-        cdef _Entry old, e, gone
+        cdef _Table tab
+        cdef dq_wt_table* t
+        cdef dq_wt_entry* e
+        cdef dq_wt_out out
+        cdef PyObject* old_key = NULL
+        cdef PyObject* old_value = NULL
+        cdef Py_hash_t h
+        cdef size_t islot
+        cdef int32_t pos
         cdef list told = None
-        cdef dict data
-        cdef PyObject* p
-        cdef bint fresh = False
+        out.items = NULL
+        out.n = out.cap = 0
         self._enter()
         try:
-            data = self._data
-            if self._max < 0:  # no eviction: a new key takes one look-up
-                e = _entry(key, value, deadline)
-                p = PyDict_SetDefault(data, key, e)
-                if p == <PyObject*>e:
-                    if deadline != INF:
-                        try:
-                            e.handle = self._schedule_at(e, deadline)
-                        except BaseException:
-                            PyDict_DelItem(data, key)
-                            raise
-                    self._append(e)
-                    fresh = True
+            tab = self._tab
+            t = &tab.t
+            h = PyObject_Hash(key)
+            pos = _find(tab, key, h, &islot)
+            if pos >= 0:  # set again: in place, the new key and value, a new deadline
+                e = &t.ents[pos]
+                if e.deadline <= now:  # expired, never purged: on_expire sees it now
+                    dq_wt_out_reserve(&out)
+                    Py_INCREF(key)
+                    out.items[0].key = <PyObject*>key
+                    out.items[0].value = e.value
+                    out.items[0].deadline = e.deadline
+                    out.n = 1
                 else:
-                    old = <_Entry>p
-            else:
-                old = self._find(key)
-            if not fresh:
-                if old is not None:
-                    if old.handle is not None:
-                        self._cancel(old.handle)
-                        old.handle = None
-                    if old.deadline <= now:  # expired, never handed back: on_expire sees it now
-                        told = [(key, old.value)]
-                elif self._max >= 0 and len(data) >= self._max:
-                    told = self._purge(now, told)  # expired entries go before a live one is evicted
-                e = _entry(key, value, deadline)
-                if deadline != INF:
-                    e.handle = self._schedule_at(e, deadline)
-                try:
-                    PyDict_SetItem(data, key, e)
-                except BaseException:  # a key's __hash__/__eq__ raised: the wheel lets it go
-                    if e.handle is not None:
-                        self._cancel(e.handle)
-                        e.handle = None
-                    raise
-                if old is not None and old.held:
-                    if self._max >= 0:
-                        self._unlink(old)
-                        self._append(e)
-                    else:
-                        self._replace(old, e)
-                else:
-                    self._append(e)
+                    old_value = e.value
+                old_key = e.key
+                Py_INCREF(key)
+                Py_INCREF(value)
+                e.key = <PyObject*>key
+                e.value = <PyObject*>value
+                dq_wt_redate(t, pos, deadline)
                 if self._max >= 0:
-                    while len(data) > self._max:
-                        gone = <_Entry>self._first
-                        self._take(gone)
-                        if told is None:
-                            told = []
-                        told.append((gone.key, gone.value))
+                    dq_wt_use(t, pos)
+            else:
+                if self._max >= 0 and t.used >= self._max:
+                    dq_wt_purge(t, now, &out)  # expired entries go before a live one is evicted
+                dq_wt_reserve(t)
+                Py_INCREF(key)
+                Py_INCREF(value)
+                dq_wt_append(t, <PyObject*>key, <PyObject*>value, h, deadline)
+                while self._max >= 0 and t.used > self._max:
+                    dq_wt_out_reserve(&out)
+                    pos = t.lfirst
+                    out.items[out.n].deadline = t.ents[pos].deadline
+                    dq_wt_take(t, pos, dq_wt_slot_of(t, t.ents[pos].hash, pos),
+                               &out.items[out.n].key, &out.items[out.n].value)
+                    out.n += 1
             if now >= self._purge_at:
-                told = self._purge(now, told)
+                self._purge_at = now + self._tick
+                dq_wt_purge(t, now, &out)
         finally:
             self._busy = False
+            # released after the change: finalisers find it complete
+            Py_XDECREF(old_value)
+            Py_XDECREF(old_key)
+            if out.n:
+                try:
+                    told = _pairs(&out)
+                finally:
+                    dq_wt_out_release(&out, 0)
         if told:
             self._notify(told)
         return 0
 
     def _drop(self, key):
         """Remove the live entry of ``key`` and return its value; KeyError if absent or expired."""
-        cdef _Entry e = self._find(key)
-        if e is None:
+        cdef _Table tab = self._tab
+        cdef dq_wt_table* t = &tab.t
+        cdef size_t islot
+        cdef int32_t pos = _find(tab, key, PyObject_Hash(key), &islot)
+        cdef double d
+        cdef uint64_t version
+        cdef PyObject* ok = NULL
+        cdef PyObject* ov = NULL
+        if pos < 0:
             raise KeyError(key)
-        if e.deadline != INF and e.deadline <= self._now():
+        value = <object>t.ents[pos].value  # held: the clock may change the mapping
+        d = t.ents[pos].deadline
+        version = t.version
+        if d != INF and d <= self._now():
             raise KeyError(key)  # left for the purge, which tells on_expire
         self._enter()
         try:
-            if e.held:
-                self._take(e)
+            # removed unless the clock changed the mapping (then it was removed or set again)
+            if t.version == version and tab is self._tab:
+                dq_wt_take(t, pos, islot, &ok, &ov)
         finally:
             self._busy = False
-        return e.value
+        Py_XDECREF(ov)  # the table's references, released after the change
+        Py_XDECREF(ok)
+        return value
 
     def __delitem__(self, key):
         self._drop(key)
 
     def popitem(self):
         """Remove and return the least recently used live ``(key, value)``; KeyError if none."""
-        cdef _Entry e
+        cdef dq_wt_table* t
+        cdef PyObject* ok
+        cdef PyObject* ov
+        cdef int32_t pos
         self.expire()
         self._enter()
         try:
-            if self._first == NULL:
+            t = &self._tab.t
+            pos = t.lfirst
+            if pos < 0:
                 raise KeyError("popitem(): mapping is empty")
-            e = <_Entry>self._first
-            self._take(e)
+            dq_wt_take(t, pos, dq_wt_slot_of(t, t.ents[pos].hash, pos), &ok, &ov)
+            key, value = <object>ok, <object>ov
+            Py_DECREF(key)
+            Py_DECREF(value)
         finally:
             self._busy = False
-        return e.key, e.value
+        return key, value
 
     def clear(self):
         """Remove every entry (``on_expire`` is not called).  O(n)."""
-        wheel = type(self._wheel)(tick=self._tick, clock=self._clock)
-        schedule_at, cancel, advance = wheel.schedule_at, wheel.cancel, wheel.advance
+        tab = _new_table(self._tick, self._now())
         self._enter()
-        old = (self._data, self._soon, self._wheel)  # released after the change
-        self._forget()
-        self._data = {}
-        self._soon = []
-        self._wheel = wheel
-        self._schedule_at, self._cancel, self._advance = schedule_at, cancel, advance
+        old, self._tab = self._tab, tab
         self._busy = False
+        del old  # the old entries go here, after the change is complete
 
     def _load(self, entries):
         """Hold the ``(key, value, deadline)`` triples (from ``_entries``) of an empty mapping."""
-        cdef _Entry e, old
         cdef double deadline
+        cdef Py_hash_t h
+        cdef size_t islot
+        cdef int32_t pos
+        cdef _Table tab
+        garbage = []  # what a repeated key replaces, released after the change
         self._enter()
         try:
+            tab = self._tab
             for key, value, d in entries:
                 deadline = d
-                e = _entry(key, value, deadline)
-                if deadline != INF:
-                    e.handle = self._schedule_at(e, deadline)
-                old = self._find(key)
-                PyDict_SetItem(self._data, key, e)
-                if old is not None and old.held:
-                    self._replace(old, e)
+                h = PyObject_Hash(key)
+                pos = _find(tab, key, h, &islot)
+                if pos >= 0:
+                    garbage.append((<object>tab.t.ents[pos].key, <object>tab.t.ents[pos].value))
+                    Py_DECREF(<object>tab.t.ents[pos].key)  # the list holds them now
+                    Py_DECREF(<object>tab.t.ents[pos].value)
+                    Py_INCREF(key)
+                    Py_INCREF(value)
+                    tab.t.ents[pos].key = <PyObject*>key
+                    tab.t.ents[pos].value = <PyObject*>value
+                    dq_wt_redate(&tab.t, pos, deadline)
                 else:
-                    self._append(e)
+                    dq_wt_reserve(&tab.t)
+                    Py_INCREF(key)
+                    Py_INCREF(value)
+                    dq_wt_append(&tab.t, <PyObject*>key, <PyObject*>value, h, deadline)
         finally:
             self._busy = False
 
     # -- expiry -------------------------------------------------------------------
-
-    cdef int _take(self, _Entry e) except -1:
-        # e leaves the dict, the list and the wheel
-        self._remove(e)
-        if e.handle is not None:
-            self._cancel(e.handle)
-            e.handle = None
-        return 0
-
-    cdef inline void _remove(self, _Entry e) except *:
-        # e leaves the dict, then the list
-        PyDict_DelItem(self._data, e.key)
-        self._unlink(e)
-
-    cdef list _purge(self, double now, list out):
-        # Remove every entry whose deadline is <= now, earliest first; their
-        # (key, value) pairs are appended to out (made when None) and it is returned.
-        cdef double tick = self._tick
-        cdef list soon = self._soon, gone, due, early
-        cdef Py_ssize_t i, n
-        cdef _Entry e
-        self._purge_at = now + tick
-        if soon and (<_Entry>soon[0]).deadline <= now:
-            i, n = 0, len(soon)
-            while i < n and (<_Entry>soon[i]).deadline <= now:
-                i += 1
-            gone = soon[:i]
-            del soon[:i]
-            for x in gone:
-                e = <_Entry>x
-                if e.held:  # not removed or set again since
-                    self._remove(e)
-                    if out is None:
-                        out = []
-                    out.append((e.key, e.value))
-        if not len(self._wheel):
-            return out
-        # The wheel gives an item back up to a tick after its deadline: looking
-        # two ticks ahead returns all that expired.  The few live ones it gives
-        # too wait in ``soon``, sorted, so that calls more frequent than ticks
-        # never hand them back and forth.
-        due = self._advance(now + 2 * tick)
-        n = PyList_GET_SIZE(due)
-        early = None
-        i = 0
-        try:
-            if out is None and n:
-                out = []
-            while i < n:
-                e = <_Entry>PyList_GET_ITEM(due, i)
-                e.handle = None
-                if e.deadline <= now:
-                    self._remove(e)
-                    out.append((e.key, e.value))
-                else:
-                    if early is None:
-                        early = []
-                    early.append(e)
-                i += 1
-        except BaseException:  # a key's __eq__ raised: the rest wait in soon
-            if early is None:
-                early = []
-            while i < n:
-                e = <_Entry>PyList_GET_ITEM(due, i)
-                e.handle = None
-                if e.held:
-                    early.append(e)
-                i += 1
-            raise
-        finally:
-            if early:
-                soon += early
-                soon.sort(key=_deadline_of)
-        return out
 
     cdef int _notify(self, list removed) except -1:
         error = tell_each(self._on_expire, removed)
@@ -553,94 +569,87 @@ cdef class WheelTTLCore:
         returns.
         """
         cdef double t = self._now() if now is None else _real(now, "now")
-        cdef list removed
+        cdef dq_wt_out out
+        cdef list removed = None
+        out.items = NULL
+        out.n = out.cap = 0
         self._enter()
         try:
-            removed = self._purge(t, None)
+            self._purge_at = t + self._tick
+            dq_wt_purge(&self._tab.t, t, &out)
         finally:
             self._busy = False
-        if removed is None:
-            return []
+            try:
+                removed = _pairs(&out)
+            finally:
+                dq_wt_out_release(&out, 0)
         if removed:
             self._notify(removed)
         return removed
 
     def next_expiry(self):
         """A time before which no entry expires (a lower bound), or None.  O(levels)."""
-        return self._wheel.next_deadline()
+        cdef dq_wt_table* t = &self._tab.t
+        cdef int64_t c
+        cdef int32_t pos
+        cdef double low
+        if t.nslots == 0 or t.used == 0:
+            return None
+        for c in range(t.cursor, t.cursor + t.nslots):  # the first slot that holds an entry
+            pos = t.wheel[c & (t.nslots - 1)]
+            if pos >= 0:
+                low = c * self._tick
+                while pos >= 0:  # one placed at the cursor may be due earlier
+                    if t.ents[pos].deadline < low:
+                        low = t.ents[pos].deadline
+                    pos = t.ents[pos].wnext
+                return low
+        return None
 
     def _check(self):
         """Assert the invariants: each entry with a finite deadline is on the wheel or in soon."""
-        cdef PyObject* p = self._first
-        cdef PyObject* prev = NULL
-        cdef _Entry e
-        cdef Py_ssize_t n = 0, on_wheel = 0
-        self._wheel._check()
-        soon = {id(x) for x in self._soon}
-        deadlines = [(<_Entry>x).deadline for x in self._soon]
-        assert deadlines == sorted(deadlines)
-        while p != NULL:
-            e = <_Entry>p
-            assert e.prev == prev
-            assert e.held
-            assert self._data[e.key] is e
-            if e.handle is not None:
-                on_wheel += 1
-                assert e.handle in self._wheel
+        cdef dq_wt_table* t = &self._tab.t
+        cdef dq_wt_entry* e
+        cdef Py_ssize_t k, n = 0, free = 0, on_wheel = 0
+        cdef int32_t pos, prev = -1
+        pos = t.lfirst
+        while pos >= 0:  # the recency list: every entry held, once
+            e = &t.ents[pos]
+            assert e.key != NULL and e.lprev == prev
+            assert t.ix[dq_wt_slot_of(t, e.hash, pos)] == pos
+            if e.deadline == INF:
+                assert e.wprev == DQ_WT_OFF
             else:
-                assert e.deadline == INF or id(e) in soon, (e.key, e.deadline)
+                assert dq_wt_tick_of(t, e.deadline) >= t.cursor
             n += 1
-            prev = p
-            p = e.next
-        assert prev == self._last
-        assert n == len(self._data), (n, len(self._data))
-        assert on_wheel == len(self._wheel), (on_wheel, len(self._wheel))
+            assert n <= t.used
+            prev = pos
+            pos = e.lnext
+        assert prev == t.llast and n == t.used, (n, t.used)
+        pos = t.free_
+        while pos >= 0:
+            assert t.ents[pos].key == NULL
+            free += 1
+            pos = t.ents[pos].wnext
+        assert free + t.used == t.made <= t.cap
+        n = free = 0
+        for k in range(t.isize):  # the index: every entry once, EMPTY or DUMMY else
+            n += t.ix[k] >= 0
+            free += t.ix[k] != DQ_WT_EMPTY
+        assert n == t.used and free == t.ifill and (3 * t.ifill <= 2 * t.isize or t.isize == 0)
+        for k in range(t.nslots):  # each finite entry in the slot of its tick, linked both ways
+            pos = t.wheel[k]
+            prev = <int32_t>(-1 - k)
+            while pos >= 0:
+                e = &t.ents[pos]
+                assert e.key != NULL and e.wprev == prev
+                assert (dq_wt_tick_of(t, e.deadline) & (t.nslots - 1)) == k
+                on_wheel += 1
+                prev = pos
+                pos = e.wnext
+        pos = t.lfirst
+        while pos >= 0:
+            on_wheel -= t.ents[pos].deadline != INF
+            pos = t.ents[pos].lnext
+        assert on_wheel == 0
 
-
-# The garbage collector sees what the entries hold through the core: the
-# key and value of each held entry, and of each entry in soon no longer
-# held.  Clearing the core (a cycle through a key or value) drops every
-# entry at once and leaves it empty, without a wheel.
-cdef traverseproc _core_traverse_fields = (<PyTypeObject*>WheelTTLCore).tp_traverse
-
-
-cdef int _visit_entry(PyObject* p, visitproc visit, void* arg) noexcept:
-    cdef int r
-    if (<_Entry>p).key is not None:
-        r = visit(<PyObject*>(<_Entry>p).key, arg)
-        if r:
-            return r
-    if (<_Entry>p).value is not None:
-        r = visit(<PyObject*>(<_Entry>p).value, arg)
-        if r:
-            return r
-    return 0
-
-
-cdef int _core_traverse(PyObject* o, visitproc visit, void* arg) noexcept:
-    cdef PyObject* p = (<WheelTTLCore>o)._first
-    cdef Py_ssize_t i
-    cdef int r
-    while p != NULL:
-        r = _visit_entry(p, visit, arg)
-        if r:
-            return r
-        p = (<_Entry>p).next
-    soon = (<WheelTTLCore>o)._soon
-    if soon is not None:
-        for i in range(PyList_GET_SIZE(soon)):
-            p = PyList_GET_ITEM(soon, i)
-            if not (<_Entry>p).held:
-                r = _visit_entry(p, visit, arg)
-                if r:
-                    return r
-    return (<int (*)(PyObject*, visitproc, void*) noexcept>_core_traverse_fields)(o, visit, arg)
-
-
-cdef int _core_clear(PyObject* o) noexcept:
-    (<WheelTTLCore>o)._clear_all()
-    return 0
-
-
-(<PyTypeObject*>WheelTTLCore).tp_traverse = <traverseproc>_core_traverse
-(<PyTypeObject*>WheelTTLCore).tp_clear = <inquiry>_core_clear

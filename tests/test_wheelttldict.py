@@ -26,7 +26,10 @@ def test_is_a_mutable_mapping_generic_and_exported(impl):
     assert isinstance(d, MutableMapping)
     assert impl.WheelTTLDict[str, int].__args__ == (str, int)
     assert impl.WheelTTLDict.__module__ == "dq_core" and impl.WheelTTLDict.__name__ == "WheelTTLDict"
-    assert d._wheel.__class__ is impl.wheelcore.TimingWheel  # the wheel of its own implementation
+    if (
+        impl.name == "py"
+    ):  # the pure twin's entries sit on its TimingWheel; the compiled ones on their table's
+        assert d._wheel.__class__ is impl.wheelcore.TimingWheel
 
 
 def test_each_key_lives_its_own_ttl(impl):
@@ -51,8 +54,8 @@ def test_each_key_lives_its_own_ttl(impl):
 def test_no_default_ttl_means_no_expiry(impl):
     d = impl.WheelTTLDict(clock=FakeClock(0.0))
     d["k"] = "v"
-    d._wheel.advance(1e6)
-    assert d.ttl is None and d["k"] == "v" and len(d._wheel) == 0
+    assert d.expire(1e6) == [] and d.next_expiry() is None
+    assert d.ttl is None and d["k"] == "v" and d._held() == 1
 
 
 def test_an_expired_value_is_never_returned_before_the_wheel_gives_it_back(impl):
@@ -85,16 +88,19 @@ def test_entries_handed_back_early_wait_aside_and_expire_once(impl):
         d.set(i, i, ttl=0.5 + i * 0.1)
     d.set("deleted", 0, ttl=1.2)
     d.set("overwritten", 0, ttl=1.3)
-    assert d.expire(0.1) == []  # all came off the wheel two ticks ahead; none expired
-    assert len(d._wheel) == 0 and len(d._soon) == 12
+    assert d.expire(0.1) == []  # pure: all came off the wheel two ticks ahead; none expired
+    if impl.name == "py":
+        assert len(d._wheel) == 0 and len(d._soon) == 12
     del d["deleted"]
     d.set("overwritten", 1, ttl=5)
     d._check()
     for now in (0.2, 0.3, 0.4):  # calls more frequent than ticks: nothing handed back and forth
-        assert d.expire(now) == [] and len(d._soon) == 12
+        assert d.expire(now) == []
+        if impl.name == "py":
+            assert len(d._soon) == 12
     assert [k for k, _ in d.expire(0.75)] == [0, 1, 2]
     assert [k for k, _ in d.expire(2.0)] == list(range(3, 10))
-    assert seen == list(range(10)) and sorted(d, key=str) == ["overwritten"] and d._soon == []
+    assert seen == list(range(10)) and sorted(d, key=str) == ["overwritten"] and d._held() == 1
     d._check()
 
 
@@ -132,7 +138,7 @@ def test_on_expire_is_not_called_for_del_pop_clear_or_overwrite(impl):
     d.popitem()
     d.clear()
     clock.now = 5
-    assert d.expire() == [] and seen == [] and len(d._wheel) == 0
+    assert d.expire() == [] and seen == [] and d._held() == 0 and d.next_expiry() is None
 
 
 def test_on_expire_errors_propagate_after_every_call(impl):
@@ -157,7 +163,7 @@ def test_sets_purge_what_came_due_without_expire(impl):
         clock.now = i * 0.01
         d[i] = i
     # memory follows the live window: about 100 entries live at any time
-    assert len(d._data) <= 103
+    assert d._held() <= 103
     d._check()
 
 
@@ -389,7 +395,8 @@ def test_far_deadlines_and_next_expiry(impl):
     assert d.expire() == [("soon", 2)] and d["year"] == 1
     clock.now += 1
     assert d.expire() == [("year", 1)]
-    assert d._wheel.stats()["visited"] < 5000  # no tick-by-tick walk over a year
+    if impl.name == "py":  # the compiled wheel walks each of its slots at most once a purge
+        assert d._wheel.stats()["visited"] < 5000  # no tick-by-tick walk over a year
 
 
 class Model(RuleBasedStateMachine):
@@ -488,3 +495,96 @@ def test_no_leak_over_many_operations(impl):
     assert_no_leak(churn, 1000 if impl.name == "c" else 150)
     gc.collect()
     assert sys.getrefcount(key) == base_k and sys.getrefcount(value) == base_v
+
+
+class Collide:
+    """A key of a few hashes, compared by name: many keys meet in one probe sequence."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        return self.name % 3
+
+    def __eq__(self, other):
+        return isinstance(other, Collide) and self.name == other.name
+
+    def __repr__(self):
+        return f"C{self.name}"
+
+
+@pytest.mark.parametrize("maxsize", [None, 6])
+def test_both_implementations_agree_over_random_operations(both, maxsize):
+    # sets with ttls across many ticks and far ones, reads, deletes, popitem,
+    # expire at a given time (behind the clock too), clock jumps: the same
+    # contents, order, expired pairs and on_expire calls in both
+    import random
+
+    runs = []
+    for impl in both:
+        clock, told, log = FakeClock(0.0), [], []
+        d = impl.WheelTTLDict(
+            1.0, maxsize=maxsize, clock=clock, tick=0.01, on_expire=lambda k, v: told.append(k)
+        )
+        r = random.Random(46)  # the same operations for both
+        for _ in range(1500):
+            op, k = r.random(), Collide(r.randrange(12))
+            if op < 0.45:
+                ttl = r.choice([None, 0.0, 0.005, 0.3, 2.5, 1e6, math.inf, r.random() * 0.05])
+                d.set(k, r.randrange(100), ttl=ttl)
+            elif op < 0.6:
+                log.append(d.get(k, None))
+            elif op < 0.68:
+                log.append(d.pop(k, None))
+            elif op < 0.72 and d:
+                log.append(d.popitem())
+            elif op < 0.8:
+                log.append(d.expire(clock.now + r.choice([-0.5, 0.0, 0.01, 0.2])))
+            else:
+                clock.now += r.choice([0.001, 0.004, 0.05, 0.5, 3.0])
+            log.append(list(d.items()))
+        d._check()
+        runs.append((log, told, [repr(k) for k in d]))
+    assert runs[0] == runs[1]
+
+
+def test_a_clear_from_a_keys_eq_leaves_a_read_safe(impl):
+    d, _ = make(impl)
+    a, b = Hook("a"), Hook("b")
+    d[a] = 1
+    Hook.hook = d.clear  # the read's look-up sees the table replaced: it starts again
+    assert d.get(b, "none") == "none" and a not in d and len(d) == 0
+    d[b] = 2
+    d._check()
+    Hook.hook = None
+
+
+def test_a_finaliser_run_by_an_overwrite_or_a_purge_may_change_the_mapping(impl):
+    d, clock = make(impl, ttl=1)
+    done = []
+
+    class Value:
+        def __del__(self):
+            d.set(("from __del__", len(done)), 0)  # the change is complete: allowed
+            done.append(1)
+
+    d["k"] = Value()
+    d["k"] = 0  # the old value goes after the change
+    d.set("e", Value(), ttl=0.5)
+    clock.now = 0.75
+    assert [k for k, _ in d.expire()] == ["e"]  # its value is released once expire is complete
+    gc.collect()
+    assert len(done) == 2 and ("from __del__", 0) in d and ("from __del__", 1) in d
+    d._check()
+
+
+def test_an_expired_pair_holding_a_container_stays_with_the_collector(impl):
+    # pairs of atoms may leave the collector's care (as it would untrack them); others may not
+    d, clock = make(impl, ttl=1)
+    d["atoms"] = 1
+    d["list"] = []
+    d[("t",)] = {}
+    clock.now = 2
+    out = d.expire()
+    assert [k for k, _ in out] == ["atoms", "list", ("t",)]
+    assert gc.is_tracked(out[1]) and gc.is_tracked(out[2])
