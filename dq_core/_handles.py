@@ -285,17 +285,25 @@ class Handles:
             if not issubclass(type(handle), int):
                 raise TypeError(f"handle must be an int, not {type(handle).__name__!r}")
             handle = int.__index__(handle)  # type: ignore[arg-type]
-        # No range check needed: a negative handle, or one of 2**128 or
-        # more, is no slot's.
-        slot = handle & (_C_SLOT_MASK if handle < COMPACT_LIMIT else SLOT_MASK)
+        # The slot of a compact handle, and of a wide one below 2**24 (the
+        # literal: no global looked up); anything else goes the slow way.
+        slot = handle & 0xFFFFFF
         handles = self.handles
-        if (
-            slot >= len(handles)
-            or self.links[slot] != LIVE
-            or (handles[slot] != handle and (handle < CID_LIMIT or parts(handles[slot]) != parts(handle)))
-        ):
+        if slot < len(handles) and handles[slot] == handle and self.links[slot] == LIVE:
+            return slot
+        return self._find_wide(handle)
+
+    def _find_wide(self, handle: int) -> int:
+        # A wide handle of a slot from 2**24 on, or the wide form of a
+        # compact handle; no range check needed: a negative handle, or one
+        # of 2**128 or more, is no slot's.
+        if handle < CID_LIMIT:  # compact, or in no form
             return NIL
-        return slot
+        slot = handle & SLOT_MASK
+        handles = self.handles
+        if slot < len(handles) and self.links[slot] == LIVE and parts(handles[slot]) == parts(handle):
+            return slot
+        return NIL
 
     def spent(self) -> int:
         """The epoch to start afresh at once the structure is empty, or NIL.

@@ -81,6 +81,7 @@ def test_constants_describe_the_handle_layout():
     c_bits = _handles.COMPACT_CID_BITS + _handles.COMPACT_GEN_BITS + _handles.COMPACT_SLOT_BITS
     assert COMPACT_LIMIT == 1 << c_bits == 1 << 60 and COMPACT_LIMIT < 1 << (GEN_BITS + SLOT_BITS)
     assert _handles.COMPACT_GEN_BITS <= GEN_BITS and _handles.COMPACT_SLOT_BITS <= SLOT_BITS
+    assert _handles._C_SLOT_MASK == 0xFFFFFF  # the literal in Handles.find
 
 
 def python_next_cap(kind):
