@@ -1,7 +1,7 @@
 """Keyed binary min-heap: the pure-Python twin of the compiled ``dq_core._heapcore``.
 
-Both implementations issue handles alike (``cid << 64 | gen << 32 | slot``,
-``dq_core._handles``), give the same results and raise the same errors; only
+Both implementations issue handles alike (container id, generation and
+slot: ``cid << 44 | gen << 24 | slot`` while they fit, ``dq_core._handles``), give the same results and raise the same errors; only
 speed differs.  This one keeps ``(key, seq, slot)``
 tuples in a :mod:`heapq` list, payloads in a list by slot, and deletes
 lazily: an entry is live while it is the very tuple recorded for its slot.

@@ -6,8 +6,9 @@
 - ``epoch``: the generation given to slots made afresh;
 - ``tags``: every slot's tag, ``cid << 32 | gen``: the id of the container
   that issued its latest occupant's handle and its generation
-  (``GEN_LIMIT``: retired for good).  Version 1 states (before container
-  ids) hold the bare generations: tags of id 0, so their handles stay valid;
+  (``GEN_LIMIT``: retired for good), the container's id above 0.  Version
+  1 states (bare generations, before container ids) are refused: their
+  handles could not be told from another container's;
 - ``free``: the free slots, the next one to reuse last;
 - ``live``: ``(slot, priority, seq, item)`` for every item, in pop order.
 
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence, cast
 
-from ._handles import GEN_LIMIT, MAX_SLOTS, all_claimed, claim, tags_valid
+from ._handles import GEN_LIMIT, MAX_SLOTS, all_claimed, claim, tags_valid, unsupported_version
 
 __all__ = ["STATE_VERSION", "SEQ_LIMIT", "SEQ_SPAN", "Live", "check_state"]
 
 #: Version tag of the state shared by both implementations' pickles.
 STATE_VERSION = 2
-#: The versions loaded: 1 had generations where 2 has tags (of container id 0).
-_LOADS = (1, 2)
+#: The versions loaded: 1, with bare generations where 2 has tags, is refused.
+_LOADS = (2,)
 #: A state's sequence numbers stay below this, far from the compiled counter's 2**64.
 SEQ_LIMIT = 2**63
 #: A heap numbers its live items afresh (0, 1, ... in pop order) when its
@@ -64,7 +65,7 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
         raise _invalid(f"expected 6 fields, got {len(fields)}")
     version, seq, epoch, tags, free, live = fields
     if type(version) is not int or version not in _LOADS:
-        raise ValueError(f"unsupported Heap state version {version!r}")
+        raise ValueError(unsupported_version("Heap", version))
     if not _is_int(seq, 0, SEQ_LIMIT):
         raise _invalid("seq must be an int in [0, 2**63)")
     if not _is_int(epoch, 0, GEN_LIMIT):
@@ -76,9 +77,9 @@ def check_state(state: object) -> tuple[int, int, list[int], list[int], list[Liv
     if len(tags) > MAX_SLOTS:
         raise _invalid("too many slots")
     if not tags_valid(tags, epoch):
-        raise _invalid("every tag must be an int cid << 32 | gen, cid < 2**64, gen in [epoch, GEN_LIMIT]")
-    if version == 1 and any(t >> 32 for t in tags):
-        raise _invalid("every generation must be an int in [epoch, GEN_LIMIT]")
+        raise _invalid(
+            "every tag must be an int cid << 32 | gen, cid in [1, 2**64), gen in [epoch, GEN_LIMIT]"
+        )
     # Every slot below GEN_LIMIT is either free or holds one item; a
     # retired slot is neither.
     owner = bytearray(len(tags))

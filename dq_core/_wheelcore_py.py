@@ -11,7 +11,8 @@ next occupied slot, so idle time costs nothing.
 
 Timers live in a slab of parallel arrays (tick, links, generation), linked
 into per-slot doubly linked lists: schedule and cancel are O(1), and a
-handle ``cid << 64 | gen << 32 | slot`` goes stale once its slot is reused
+handle (container id, generation and slot, ``cid << 44 | gen << 24 | slot``
+while they fit) goes stale once its slot is reused
 and names nothing in another container (``dq_core._handles``).
 
 A deadline ``d`` belongs to tick ``floor(prev(d) / tick) + 1``, where

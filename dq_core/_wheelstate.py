@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._handles import GEN_LIMIT, NIL, all_claimed, check_table, claim, tags_valid
+from ._handles import GEN_LIMIT, NIL, all_claimed, check_table, claim, tags_valid, unsupported_version
 
 __all__ = [
     "MAX_WHEEL_SIZE",
@@ -44,8 +44,8 @@ DUE, FAR, FREE = -1, -2, -3
 DUE_LIST, FAR_LIST, WHEEL_LISTS = 0, 1, 2
 #: The version of the state both implementations pickle to.
 STATE_VERSION = 2
-# 1 had generations where 2 has tags (cid << 32 | gen: dq_core._handles), of container id 0
-_LOADS = (1, 2)
+# 2 has tags (cid << 32 | gen: dq_core._handles); 1, with bare generations, is refused
+_LOADS = (2,)
 #: The counters (visited, cascaded) stay below this: 64-bit in the compiled twin.
 COUNTER_LIMIT = 2**64
 
@@ -65,7 +65,7 @@ def check_state(state: Any) -> tuple[Any, ...]:
     except (TypeError, ValueError):
         raise ValueError("invalid TimingWheel state") from None
     if not (type(version) is int and version in _LOADS):
-        raise ValueError(f"unsupported TimingWheel state version {version!r}")
+        raise ValueError(unsupported_version("TimingWheel", version))
     if not callable(clock):
         raise TypeError(f"clock must be callable, not {type(clock).__name__!r}")
 
@@ -92,7 +92,7 @@ def check_state(state: Any) -> tuple[Any, ...]:
     # does to the caller's lists meanwhile.
     tags, free = list(tags), list(free)
     live = [tuple(e) if type(e) in (tuple, list) else e for e in list(live)]
-    if not tags_valid(tags, epoch) or (version == 1 and any(t >> 32 for t in tags)):
+    if not tags_valid(tags, epoch):
         raise bad("generations")
     slots = list(free)
     for entry in live:

@@ -7,7 +7,7 @@ insertion sequence number, then the slot), as a 4-ary heap: a node's
 children keys share a cache line and the heap is half as high as a binary
 one.  A slot table (generation, container id, payload, and the slot's live
 entry: its key and sequence number) gives every item a stable home, so a
-handle ``cid << 64 | gen << 32 | slot`` finds its item in O(1); a stale
+handle (``cid << 44 | gen << 24 | slot`` while they fit) finds its item in O(1); a stale
 handle is refused because the generation moved on, and another container's
 because its id ``cid`` is not this heap's (``dq_core._handles``).
 
@@ -39,7 +39,8 @@ from libc.string cimport memcpy, memmove
 from _handles cimport (
     MIN_SLOTS, NIL, RESET_MIN_SLOTS, Handles, handle_constants, handles_find, handles_free,
     handles_free_slots, handles_grow, handles_handle, handles_held, handles_links, handles_tags,
-    handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, next_cap,
+    handles_load, handles_new, handles_put, handles_release, handles_spent, handles_take, handles_top,
+    next_cap,
 )
 from _number cimport DQ_DEBUG_BUILD, _real, fast_key
 from _pickling cimport copied, deep_copied, reduced
@@ -49,7 +50,7 @@ import types
 
 from dq_core._convert import keys_of, to_count, to_real
 from dq_core._final import refuse_subclassing
-from dq_core._handles import check_table, new_cid, stale_message, top_cid
+from dq_core._handles import check_table, load_plan, new_cid, stale_message, top_cid
 from dq_core._heapstate import check_state
 
 __all__ = ["Heap", "adopt_methods"]
@@ -947,7 +948,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
         free.reverse()  # the next one to reuse first
         # Built aside: until the swap, a finaliser may still use this heap.
         # A new container: issues its own handles, above every id it copied.
-        handles_load(&t, tags, free, epoch, new_cid(top_cid(tags)))
+        handles_load(&t, tags, free, epoch, new_cid(top_cid(tags)), load_plan(tags))
         e = <SlotEntry*>PyMem_Malloc(t.cap * sizeof(SlotEntry))
         try:
             if e is NULL:
@@ -1058,7 +1059,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
                 held.add(s)
         assert len(held) == self._n
         assert self._m - self._n <= self._n + RESET_MIN_SLOTS, "dead entries are purged"
-        check_table(handles_tags(&self._t), handles_links(&self._t), self._t.free,
+        check_table(handles_tags(&self._t), handles_links(&self._t), handles_top(&self._t),
                     self._t.epoch, held, self._t.cid)
         for s in range(self._t.n):
             assert s in held or self._items[s] is None

@@ -20,7 +20,7 @@ from libc.math cimport INFINITY, floor, nextafter
 from _handles cimport (
     MIN_SLOTS, NIL, Handles, handle_constants, handles_find, handles_free, handles_free_slots,
     handles_tags, handles_grow, handles_handle, handles_links, handles_load, handles_new,
-    handles_put, handles_release, handles_spent, handles_take, next_cap,
+    handles_put, handles_release, handles_spent, handles_take, handles_top, next_cap,
 )
 from _number cimport _real
 from _pickling cimport copied, deep_copied, reduced
@@ -30,7 +30,7 @@ import types
 
 from dq_core._convert import to_count, to_real
 from dq_core._final import refuse_subclassing
-from dq_core._handles import new_cid, top_cid
+from dq_core._handles import load_plan, new_cid, top_cid
 from dq_core._wheelstate import check_raw, check_state  # one validator for both twins
 
 __all__ = ["TimingWheel"]
@@ -287,7 +287,7 @@ cdef class TimingWheel:
         cdef Py_ssize_t i
         cdef Node* nodes
         # a new container: issues its own handles, above every id it copied
-        handles_load(&t, tags, free, epoch, new_cid(top_cid(tags)))
+        handles_load(&t, tags, free, epoch, new_cid(top_cid(tags)), load_plan(tags))
         try:
             items = [None] * t.n
             nodes = <Node*>PyMem_Realloc(self._nodes, t.cap * sizeof(Node))
@@ -883,7 +883,7 @@ cdef class TimingWheel:
         return {
             "tk": [self._nodes[i].tick for i in range(n)], "next": [self._nodes[i].next for i in range(n)],
             "prev": [self._nodes[i].prev for i in range(n)], "tag": handles_tags(&self._t), "cid": self._t.cid,
-            "links": handles_links(&self._t), "items": list(self._items), "free": self._t.free,
+            "links": handles_links(&self._t), "items": list(self._items), "free": handles_top(&self._t),
             "epoch": self._t.epoch, "head": [self._head[i] for i in range(nl)],
             "tail": [self._tail[i] for i in range(nl)], "occ": occ, "far": dict(self._far),
             "cur": self._cur, "bits": self._bits, "len": self._len,

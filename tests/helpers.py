@@ -221,16 +221,23 @@ def bounded(fn: Callable[[], Any], limit: float = 10.0) -> Any:
     return Bounded(limit)(fn)
 
 
-# -- handles: cid << 64 | gen << 32 | slot (dq_core._handles) ---------------------
+# -- handles: compact cid << 44 | gen << 24 | slot, or wide cid << 64 | gen << 32 | slot --
 
-#: A handle's generation and slot, without the id of the container that issued it.
-LOCAL = (1 << 64) - 1
 _STALE_NUMBER = re.compile(r"handle -?\d+")
 
 
-def local_handle(handle: int) -> int:
-    """``handle`` without its container id: what twins fed alike issue alike."""
-    return handle & LOCAL
+def cid_of(handle: int) -> int:
+    """The id of the container that issued ``handle`` (either form)."""
+    from dq_core._handles import parts
+
+    return parts(handle)[0]
+
+
+def local_handle(handle: int) -> tuple[int, int]:
+    """``handle``'s generation and slot, without its container id: what twins fed alike issue alike."""
+    from dq_core._handles import parts
+
+    return parts(handle)[1:]
 
 
 def comparable_tags(tags: list[int], copied: Iterable[int] = ()) -> list[tuple[object, int]]:
@@ -315,7 +322,7 @@ class IdMatch:
         return True
 
     def same_handles(self, a: int, b: int) -> bool:
-        return a & LOCAL == b & LOCAL and self.pair(a >> 64, b >> 64)
+        return local_handle(a) == local_handle(b) and self.pair(cid_of(a), cid_of(b))
 
     def same_tags(self, a: list[int], b: list[int]) -> bool:
         return len(a) == len(b) and all(
@@ -324,7 +331,11 @@ class IdMatch:
 
     def for_second(self, handle: object) -> object:
         """The second twin's handle for the first twin's ``handle`` (anything else as it is)."""
+        from dq_core._handles import handle_of, parts
+
         if type(handle) is not int or handle < 0:
             return handle
-        cid = handle >> 64
-        return (self.fwd.get(cid, cid) << 64) | (handle & LOCAL)
+        cid, gen, slot = parts(handle)
+        if self.fwd.get(cid, cid) == cid:
+            return handle
+        return handle_of(self.fwd[cid], gen, slot)

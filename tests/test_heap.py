@@ -25,7 +25,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from helpers import comparable_error, comparable_state, local_handle
+from dq_core._handles import handle_of
+from helpers import cid_of, comparable_error, comparable_state, local_handle
 
 
 class Incomparable:
@@ -208,14 +209,14 @@ def test_generation_limit_retires_slot(impl):
     # around and repeat a handle.
     h = impl.Heap()
     version, seq, epoch, gens, free, live = h.__getstate__()
-    h.__setstate__((version, seq, epoch, [0xFFFFFFFD], [0], live))
+    h.__setstate__((version, seq, epoch, [1 << 32 | 0xFFFFFFFD], [0], live))
     old = h.push(1, "x")
-    cid = old >> 64  # the id of the container the state was loaded into
-    assert old == (cid << 64) | (0xFFFFFFFE << 32) | 0
+    cid = cid_of(old)  # the id of the container the state was loaded into
+    assert old == (cid << 64) | (0xFFFFFFFE << 32) | 0  # wide: the generation is past compact's
     h.pop()
     h._check()
     new = h.push(1, "y")
-    assert new == cid << 64 | 1  # slot 1, generation 0: slot 0 is gone for good
+    assert new == handle_of(cid, 0, 1)  # slot 1, generation 0: slot 0 is gone for good
     assert old not in h
     h._check()
 
@@ -559,8 +560,9 @@ def assert_no_leak(churn, rounds: int) -> None:
 def test_no_leak_over_states_copies_and_refused_states(impl):
     payload = object()
     h = impl.Heap()
-    st = (1, 2, 0, [0, 0], [], [(1, 1.0, 0, payload), (0, 2.0, 1, payload)])
-    refused = [st[:3] + ([0, 0], [], [(1, "x", 0, payload)]), st[:5] + (None,), st[:3]]
+    tags = [1 << 32, 1 << 32]  # two items of container 1
+    st = (2, 2, 0, tags, [], [(1, 1.0, 0, payload), (0, 2.0, 1, payload)])
+    refused = [st[:3] + (tags, [], [(1, "x", 0, payload)]), st[:5] + (None,), st[:3], (1,) + st[1:]]
     base = sys.getrefcount(payload)
 
     def churn(rounds: int) -> None:

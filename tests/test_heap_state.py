@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-from dq_core._handles import GEN_LIMIT, TAG_LIMIT
-from helpers import comparable_state, local_handle
+from dq_core._handles import GEN_LIMIT, TAG_LIMIT, handle_of
+from helpers import cid_of, comparable_state, local_handle
 
 
 def sample(impl):
@@ -130,27 +130,23 @@ def test_bad_state_on_a_fresh_heap(both):
         assert h.pop_many(2000) == list(range(1000))
 
 
-@pytest.mark.parametrize(
-    "name", ["inf keys", "retired slot", "empty", "max values", "version 1", "far container ids"]
-)
+@pytest.mark.parametrize("name", ["inf keys", "retired slot", "empty", "max values", "far container ids"])
 def test_unusual_but_valid_states_load_alike(both, name):
     cid = 5 << 32  # a container id in a tag
     st = (
         2,
         10,
         3,
-        [cid | 3, 4, cid | 5, GEN_LIMIT],
+        [cid | 3, 7 << 32 | 4, cid | 5, 9 << 32 | GEN_LIMIT],  # items of two containers
         [2],
         [(1, -float("inf"), 7, "a"), (0, float("inf"), 2, "b")],
     )
     if name == "retired slot":
-        st = (2, 5, 0, [cid | GEN_LIMIT, 7], [], [(1, 1.5, 4, "x")])
+        st = (2, 5, 0, [cid | GEN_LIMIT, 9 << 32 | 7], [], [(1, 1.5, 4, "x")])
     elif name == "empty":
         st = (2, 0, 0, [], [], [])
     elif name == "max values":
         st = (2, 2**63 - 1, GEN_LIMIT - 1, [TAG_LIMIT - 2], [], [(0, 0.0, 2**63 - 2, "z")])
-    elif name == "version 1":  # bare generations: tags of container id 0
-        st = (1, 10, 3, [3, 4, 5, GEN_LIMIT], [2], [(1, 1.0, 7, "a"), (0, 2.0, 2, "b")])
     elif name == "far container ids":  # made in another process: ids this one never gave
         st = (2, 10, 0, [2**40 << 32 | 1, 2**39 << 32], [], [(0, 1.0, 7, "a"), (1, 2.0, 2, "b")])
     outcomes = []
@@ -163,12 +159,13 @@ def test_unusual_but_valid_states_load_alike(both, name):
             assert h.__getstate__() == (2, 1) + st[2:5] + ([(0, 0.0, 0, "z")],)
         else:
             assert h.__getstate__() == (2,) + st[1:]
-        for slot, _, _, item in st[5]:  # the handles of the state's items name them
-            handle = st[3][slot] << 32 | slot
-            assert handle in h and h.priority(handle) == dict((e[3], e[1]) for e in st[5])[item]
+        for slot, _, _, item in st[5]:  # the handles of the state's items name them, in both forms
+            tag = st[3][slot]
+            for handle in (handle_of(tag >> 32, tag & GEN_LIMIT, slot), tag << 32 | slot):
+                assert handle in h and h.priority(handle) == dict((e[3], e[1]) for e in st[5])[item]
         new = [h.push(0, "new"), h.push(0, "new2")]
         copied = {t >> 32 for t in st[3]}
-        assert all(n >> 64 not in copied and n not in impl.Heap() for n in new)  # an id of its own
+        assert all(cid_of(n) not in copied and n not in impl.Heap() for n in new)  # an id of its own
         trace = [[local_handle(n) for n in new], len(h), comparable_state(h.__getstate__(), 3, copied)]
         trace.append(h.pop_many(10))
         h._check()
@@ -181,7 +178,7 @@ def test_sequence_numbers_run_out_alike_and_keep_fifo(both, how):
     # The compiled core keeps a sequence number in 33 bits: at SEQ_SPAN both
     # twins number the live items afresh, in pop order, and go on alike.
     span = 2**33
-    st = (2, span - 2, 0, [0, 0, 0], [2], [(1, 1.0, span - 5, "b"), (0, 1.0, span - 3, "c")])
+    st = (2, span - 2, 0, [1 << 32] * 3, [2], [(1, 1.0, span - 5, "b"), (0, 1.0, span - 3, "c")])
     outcomes = []
     for impl in both:
         h = impl.Heap()
@@ -191,13 +188,13 @@ def test_sequence_numbers_run_out_alike_and_keep_fifo(both, how):
         elif how == "push_many":
             h.push_many([1.0, 0.5, 1.0, 1.0], "dxef")
         else:
-            h.update(st[3][0] << 32 | 0, 1.0)  # "c" goes behind its equals (id 0: version 1)
-            h.update(st[3][1] << 32 | 1, 1.0)  # and "b" behind it
+            h.update(handle_of(1, 0, 0), 1.0)  # "c" goes behind its equals (items of container 1)
+            h.update(handle_of(1, 0, 1), 1.0)  # and "b" behind it
             h.push(1.0, "d")
         h._check()
         state = h.__getstate__()
         assert state[1] < 10  # numbered afresh
-        outcomes.append((comparable_state(state, 3, {0}), h.pop_many(10)))
+        outcomes.append((comparable_state(state, 3, {1}), h.pop_many(10)))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][1] == {"push": list("bcdef"), "push_many": list("xbcdef"), "update": list("cbd")}[how]
 

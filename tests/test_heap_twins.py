@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from helpers import assert_same_methods, bare, help_text, twin_ids
+from dq_core._handles import handle_of
+from helpers import assert_same_methods, bare, cid_of, help_text, twin_ids
 
 
 def outcome(call):
@@ -198,7 +199,7 @@ def test_new_without_init_is_an_empty_heap_alike(both):
 
     with twin_ids():  # both heaps get the same container id
         kind, (a, b, state, *rest) = agree(both, lambda impl: lambda: run(impl))
-    cid = a >> 64
-    assert kind == "ok" and cid > 0 and (a, b) == (cid << 64, cid << 64 | 1)
+    cid = cid_of(a)
+    assert kind == "ok" and cid > 0 and (a, b) == (handle_of(cid, 0, 0), handle_of(cid, 0, 1))
     assert state == (2, 2, 0, [cid << 32, cid << 32], [], [(1, 1.0, 1, "b"), (0, 2.0, 0, "a")])
     assert rest == ["b", 1]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import dq_core
 from clocks import FakeClock
-from helpers import LOCAL, comparable_state, traced_growth
+from helpers import comparable_state, local_handle, traced_growth
 
 
 def _filled(m, clock=None):
@@ -63,7 +63,7 @@ def test_pickle_roundtrip_and_across_implementations(both):
             assert [h in other for h in hs] == [h in w for h in hs]
             mine, theirs = other.schedule("new", 3), w.schedule("new", 3)
             # the same slot and generation, each under its own container's id
-            assert mine & LOCAL == theirs & LOCAL and mine not in w and theirs not in other
+            assert local_handle(mine) == local_handle(theirs) and mine not in w and theirs not in other
             assert other.cancel(hs[0]) and w.cancel(hs[0])
             loaded = pickle.loads(pickle.dumps(w))
             loaded._check()

@@ -398,7 +398,7 @@ Py_LOCAL_INLINE(PyObject *) dq_long_from_u128(unsigned long long hi, unsigned lo
         digit d[(128 + PyLong_SHIFT - 1) / PyLong_SHIFT];
         Py_ssize_t n = 0;
 #if PyLong_SHIFT == 30
-        if (hi < (1ULL << 26)) { /* the common handle: three digits, made straight */
+        if (hi < (1ULL << 26)) { /* a wide handle: three digits, made straight */
             d[0] = (digit)(lo & PyLong_MASK);
             d[1] = (digit)((lo >> 30) & PyLong_MASK);
             d[2] = (digit)((lo >> 60) | (hi << 4));
@@ -449,7 +449,13 @@ Py_LOCAL_INLINE(int) dq_long_as_u128(PyObject *v, unsigned long long *hi, unsign
     if (DQ_LONG_NEGATIVE(v)) return 0;
     n = DQ_LONG_NDIGITS(v);
 #if PyLong_SHIFT == 30
-    if (n == 3) { /* the common handle, read straight */
+    if (n == 2) { /* a compact handle, read straight */
+        const digit *d = DQ_LONG_DIGIT(v);
+        *lo = (unsigned long long)d[0] | ((unsigned long long)d[1] << 30);
+        *hi = 0;
+        return 1;
+    }
+    if (n == 3) { /* a wide handle, read straight */
         const digit *d = DQ_LONG_DIGIT(v);
         *lo = (unsigned long long)d[0] | ((unsigned long long)d[1] << 30)
               | ((unsigned long long)d[2] << 60);
