@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 import math
 import operator
 from collections import deque
@@ -48,13 +49,13 @@ __all__ = [
 
 _get_running_loop = asyncio.get_running_loop
 _copy_context = contextvars.copy_context
-_nextafter = math.nextafter
 _INF = math.inf
 
-# Deadline order: a stable sort by deadline of what the wheel hands out (or
-# drains), which is earliest tick first and first-in first-out within a tick,
-# keeps first-in first-out among equal deadlines (equal deadlines share a tick).
-_order = operator.attrgetter("_when")
+# Deadline order, first-in first-out among equal deadlines: by deadline, then
+# by the order of scheduling (the wheel hands out timers scheduled at or
+# before its time ahead of older ones of the same deadline in a later tick).
+_order = operator.attrgetter("_when", "_seq")
+_seqs = itertools.count()
 
 # TimerHandle states
 PENDING = "pending"  # in the wheel, or handed out and waiting its turn in the batch
@@ -85,7 +86,7 @@ class TimerHandle:
     Not thread-safe, like asyncio's: cancel it in the loop's thread (from
     another thread, ``loop.call_soon_threadsafe(handle.cancel)``)."""
 
-    __slots__ = ("_when", "_callback", "_args", "_context", "_timer", "_key", "_state", "__weakref__")
+    __slots__ = ("_when", "_callback", "_args", "_context", "_timer", "_key", "_state", "_seq", "__weakref__")
 
     _when: float
     _callback: Optional[Callable[..., object]]
@@ -94,6 +95,7 @@ class TimerHandle:
     _timer: Any
     _key: int
     _state: str
+    _seq: int
 
     def __init__(self) -> None:
         # refuses arguments, as the compiled twin's (aio.Timer makes handles with __new__)
@@ -151,8 +153,7 @@ def call_later(
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    now = loop.time()
-    return _schedule(self, now + delay, callback, args, context, now)
+    return _schedule(self, loop.time() + delay, callback, args, context)
 
 
 def call_at(
@@ -168,7 +169,7 @@ def call_at(
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return _schedule(self, when, callback, args, context, _INF)
+    return _schedule(self, when, callback, args, context)
 
 
 def schedule(
@@ -181,7 +182,7 @@ def schedule(
     """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
     if type(when) is not float or when != when:
         when = to_real(when, "when")
-    return _schedule(timer, when, callback, args, context, _INF)
+    return _schedule(timer, when, callback, args, context)
 
 
 def _schedule(
@@ -190,10 +191,7 @@ def _schedule(
     callback: Callable[..., object],
     args: tuple[Any, ...],
     context: Optional[contextvars.Context],
-    after: float,
 ) -> TimerHandle:
-    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf:
-    # a ``when`` after it needs no look at the wheel's time
     if timer._closed:
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):
@@ -209,40 +207,54 @@ def _schedule(
     h._args = args
     h._context = context
     h._state = PENDING
-    wheel = timer._wheel  # the pure TimingWheel: its _insert and _time, as its schedule_at would
-    if when > after:
-        h._key = wheel._insert(h, when, False)
-    else:
-        now = wheel._time
-        # Never into the wheel's list of already-due timers: that list goes
-        # out ahead of timers of the next tick whose deadlines passed too.
-        # In that tick, the batch sort by deadline puts it in its place.
-        h._key = wheel._insert(h, when if when > now else _nextafter(now, _INF), False)
+    h._seq = next(_seqs)
+    # the pure TimingWheel's _insert, as its schedule_at would: a ``when`` the
+    # wheel's time has reached goes to its list of due timers, which the next
+    # take_due merges into the batch in deadline order
+    h._key = timer._wheel._insert(h, when, False)
     if when < timer._armed and not timer._firing:
         timer._arm()
     return h
 
 
 def take_due(wheel: Any, now: float, batch: deque[TimerHandle]) -> None:
-    """Advance ``wheel`` to ``now`` and append what comes due to ``batch``, in deadline order."""
-    due: list[TimerHandle] = wheel.advance(now)
+    """Hand out to ``batch``, in deadline order, what the wheel holds for the next two ticks.
+
+    ``batch`` then holds every timer due by ``now`` (those scheduled at or
+    before the wheel's time included: they come out first) and those due
+    within about two ticks, which wait there for their own deadline.
+    """
+    due: list[TimerHandle] = wheel.advance(now + 2.0 * wheel.tick)
     if due:
         if len(due) > 1:
-            due.sort(key=_order)  # the wheel orders by tick; within a tick, by deadline too
-        batch.extend(due)
+            due.sort(key=_order)
+        if batch and _order(due[0]) < _order(batch[-1]):
+            merged = list(batch)
+            merged += due
+            merged.sort(key=_order)
+            batch.clear()
+            batch.extend(merged)
+        else:
+            batch.extend(due)
 
 
-def run_batch(batch: deque[TimerHandle], loop: AbstractEventLoop) -> None:
-    """Run the callbacks of ``batch`` in order, taking each out first; skip the cancelled.
+def run_batch(batch: deque[TimerHandle], loop: AbstractEventLoop, now: float) -> bool:
+    """Run the callbacks of ``batch`` due by ``now``, in order, taking each out first; skip the cancelled.
 
-    An exception goes to ``loop.call_exception_handler``; SystemExit and
-    KeyboardInterrupt propagate, the rest of the batch left in it.
+    Returns whether one ran.  An exception goes to ``loop.call_exception_handler``;
+    SystemExit and KeyboardInterrupt propagate, the rest of the batch left in it.
     """
+    ran = False
     while batch:
-        h = batch.popleft()
+        h = batch[0]
         if h._state is not PENDING:  # cancelled by a callback before it
+            batch.popleft()
             continue
+        if h._when > now:
+            break
+        batch.popleft()
         h._state = DONE
+        ran = True
         try:
             h._context.run(h._callback, *h._args)  # type: ignore[arg-type, misc]
         except (SystemExit, KeyboardInterrupt):
@@ -255,6 +267,7 @@ def run_batch(batch: deque[TimerHandle], loop: AbstractEventLoop) -> None:
                     "handle": h,
                 }
             )
+    return ran
 
 
 def pending(batch: deque[TimerHandle]) -> int:
@@ -282,15 +295,27 @@ def unrun(batch: deque[TimerHandle], drained: list[TimerHandle]) -> list[TimerHa
 
 
 def arm(self: Any) -> None:
-    """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
+    """Arm the loop timer for what comes next, if that is earlier than it is armed for.
+
+    What comes next: the first timer of the batch at its deadline, or one tick
+    before the wheel's next deadline (``take_due`` hands its timers out then); but
+    no sooner than one tick after the last firing that ran a callback, so that a
+    dense schedule costs one loop timer per tick, not one per deadline.
+    """
     loop = self._loop
-    if self._batch:  # an interrupted batch (KeyboardInterrupt): go on at once
-        nxt = loop.time()
-    else:
-        deadline = self._wheel.next_deadline()
-        if deadline is None:
-            return
-        nxt = deadline
+    wheel = self._wheel
+    batch = self._batch
+    nxt = batch[0]._when if batch else _INF
+    deadline = wheel.next_deadline()
+    if deadline is not None:
+        deadline -= wheel.tick  # its tick starts: take_due takes it
+        if deadline < nxt:
+            nxt = deadline
+    elif nxt == _INF:
+        return
+    ran = self._ran + wheel.tick
+    if nxt < ran:
+        nxt = ran
     if nxt >= self._armed:
         return
     handle = self._handle
@@ -302,15 +327,17 @@ def arm(self: Any) -> None:
 
 
 def on_timer(self: Any) -> None:
-    """The loop timer: run what is due, then arm for the next deadline."""
+    """The loop timer: run what is due, then arm for what comes next."""
     self._handle = None
     self._armed = _INF
     loop = self._loop
     batch = self._batch
-    take_due(self._wheel, loop.time(), batch)  # re-reads the clock: never early
+    now = loop.time()  # read again: never early
+    take_due(self._wheel, now, batch)
     self._firing = True
     try:
-        run_batch(batch, loop)
+        if run_batch(batch, loop, now):
+            self._ran = now
     finally:
         self._firing = False
         if not self._closed:

@@ -1,11 +1,15 @@
 """Timer: one thread that runs callbacks from a TimingWheel.
 
-The thread sleeps on a condition until the wheel's ``next_deadline()`` (no
-tick loop: an idle Timer uses no CPU; a far deadline is slept towards in
-waits of at most a day, which ``Condition.wait`` accepts on every platform)
-and is woken early only when a timer due before that is scheduled.  Callbacks run outside the lock, one at a
-time, in deadline order; the lock is taken again between them, so a
-``cancel`` or ``stop`` from any thread takes effect before the next one.
+The thread takes from the wheel what it holds for the next two ticks into
+a batch in deadline order, and sleeps on a condition until the batch's
+first deadline, or until one tick before the wheel's ``next_deadline()``
+(no tick loop: an idle Timer uses no CPU; a far deadline is slept towards
+in waits of at most a day, which ``Condition.wait`` accepts on every
+platform); it is woken early only when a timer due before that is
+scheduled.  So a callback runs at its own deadline, not at the end of its
+wheel tick.  Callbacks run outside the lock, one at a time, in deadline
+order; the lock is taken again between them, so a ``cancel`` or ``stop``
+from any thread takes effect before the next one.
 
 Lifetime follows ``threading.Timer``: while callbacks are pending, the
 shared state (which the thread holds) holds the Timer too, so a Timer
@@ -114,6 +118,7 @@ class _Shared:
         self.thread: Optional[threading.Thread] = None
         self.name = name
         self.wake_at = -math.inf  # when the sleeping thread will wake on its own
+        self.added = False  # a timer was scheduled since the thread last took from the wheel
         self.wakeups = 0
         self.seq = itertools.count()
         self.failed: Optional[BaseException] = None  # what ended the thread, if it failed
@@ -132,12 +137,10 @@ class _Shared:
             if self.stopped:
                 raise RuntimeError("cannot schedule new timers after stop()")
             h._seq = next(self.seq)
-            wheel = self.wheel
-            # Never into the wheel's list of already-due items: that list
-            # goes out ahead of timers in the current tick whose deadlines
-            # have passed too.  In the next tick, the batch sort by deadline
-            # puts it in its place.
-            h._key = wheel.schedule_at(h, max(h._when, math.nextafter(wheel.wheel_time, math.inf)))
+            # a deadline the wheel's time has reached goes to its list of due
+            # items, which the thread merges into the batch in deadline order
+            h._key = self.wheel.schedule_at(h, h._when)
+            self.added = True
             self.keeper = timer  # kept alive until its callbacks ran or were cancelled
             if self.thread is None:
                 self.thread = threading.Thread(target=_run, args=(self,), name=self.name, daemon=True)
@@ -205,35 +208,58 @@ def _run(shared: _Shared) -> None:
         del keeper
 
 
+def _take(wheel: Any, now: float, batch: collections.deque[TimerHandle]) -> None:
+    """Move what the wheel holds for the next two ticks into ``batch``, in deadline order.
+
+    ``batch`` then holds every timer due by ``now`` and those due within
+    about two ticks, which wait there for their own deadline: so each runs
+    at its deadline, not at the end of its tick.
+    """
+    due = wheel.advance(now + 2.0 * wheel.tick)
+    if due:
+        for h in due:
+            h._state = DUE
+        due.sort(key=_order)
+        if batch and _order(due[0]) < _order(batch[-1]):
+            # timers scheduled at or before the wheel's time: into their place
+            due += batch
+            due.sort(key=_order)
+            batch.clear()
+        batch.extend(due)
+
+
 def _loop(shared: _Shared) -> None:
     cond, wheel, batch = shared.cond, shared.wheel, shared.batch
+    tick = wheel.tick
     while True:
         with cond:
             while True:
                 if shared.stopped:
                     return
-                if batch:
+                while batch and batch[0]._state is not DUE:  # cancelled meanwhile
+                    batch.popleft()
+                now = time.monotonic()
+                if shared.added or not batch or batch[0]._when > now:
+                    shared.added = False
+                    _take(wheel, now, batch)
+                    while batch and batch[0]._state is not DUE:
+                        batch.popleft()
+                if batch and batch[0]._when <= now:
                     h = batch.popleft()
-                    if h._state is DUE:
-                        h._state = RUNNING
-                        break
-                    continue
-                due = wheel.advance()
-                if due:
-                    # the wheel orders by tick; within a batch, by deadline too
-                    due.sort(key=_order)
-                    for h in due:
-                        h._state = DUE
-                    batch.extend(due)
-                    continue
-                nxt = wheel.next_deadline()
-                if nxt is None:
+                    h._state = RUNNING
+                    break
+                # the first of the batch at its deadline, or the wheel's next tick at its start
+                nxt = batch[0]._when if batch else math.inf
+                deadline = wheel.next_deadline()
+                if deadline is not None and deadline - tick < nxt:
+                    nxt = deadline - tick
+                if nxt == math.inf:
                     # Nothing pending: the Timer may go.  If nobody else holds
                     # it, its finaliser runs abandon() here, on this thread.
                     shared.keeper = None
                 if shared.stopped:  # abandon() ran meanwhile, on this thread (a finaliser)
                     return
-                if nxt is None:
+                if nxt == math.inf:
                     shared.wake_at = math.inf
                     cond.wait()
                 else:
@@ -253,8 +279,9 @@ class Timer:
 
     ``call_later``/``call_at`` and ``TimerHandle.cancel`` are thread-safe.
     Callbacks run one at a time on the timer's thread, in deadline order,
-    never early and about one ``tick`` late at most (plus the time the
-    callbacks before them take); an exception in one is logged on the
+    never early: at their deadlines (plus the thread's wake-up latency and
+    the time the callbacks before them take), not at the end of their
+    ``tick``; an exception in one is logged on the
     ``dq_core`` logger and the thread goes on.  The thread starts with the
     first timer and sleeps until the next deadline.  ``stop()`` (also on
     leaving a ``with`` block) ends it and returns the timers not run.

@@ -55,7 +55,7 @@ cdef extern from "dq_context_snapshot.h":
     object dq_context_snapshot(int* shared)
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
-from libc.math cimport INFINITY, fmin, nextafter
+from libc.math cimport INFINITY, fmin
 
 import asyncio
 import contextvars
@@ -74,7 +74,10 @@ __all__ = [
 
 cdef object _get_running_loop = asyncio.get_running_loop
 cdef object Context = contextvars.Context
-cdef object _order = operator.attrgetter("_when")
+# deadline order, first-in first-out among equal deadlines (see the pure twin)
+cdef object _order = operator.attrgetter("_when", "_seq")
+cdef object _by_when = operator.attrgetter("_when")
+cdef unsigned long long _seqs = 0
 cdef object _weakref = weakref.ref
 
 def _prove_context_snapshot():
@@ -211,6 +214,7 @@ cdef class TimerHandle:
     __signature__ = inspect.Signature()  # made by aio.Timer only, as the pure twin's
 
     cdef readonly double _when
+    cdef readonly unsigned long long _seq  # the order of scheduling
     cdef object _callback
     cdef tuple _args
     cdef object _context
@@ -280,8 +284,7 @@ def call_later(self, delay, callback, *args, context=None):
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    now = loop.time()
-    return _schedule(self, now + delay, callback, args, context, now)
+    return _schedule(self, <double>loop.time() + <double>delay, callback, args, context)
 
 
 @cython.binding(True)
@@ -292,17 +295,16 @@ def call_at(self, when, callback, *args, context=None):
     loop = _get_running_loop()
     if loop is not self._loop:
         self._bind(loop)
-    return _schedule(self, when, callback, args, context, INFINITY)
+    return _schedule(self, when, callback, args, context)
 
 
 def schedule(timer, when, callback, args, context):
     """Put ``callback(*args)`` on ``timer``'s wheel at ``when``; arm its loop timer if sooner."""
-    return _schedule(timer, when, callback, args, context, INFINITY)
+    return _schedule(timer, when, callback, args, context)
 
 
-cdef TimerHandle _schedule(timer, double when, callback, tuple args, context, double after):
-    # ``after``: a loop.time() read before (the wheel's time is not past it), or +inf:
-    # a ``when`` after it needs no look at the wheel's time
+cdef TimerHandle _schedule(timer, double when, callback, tuple args, context):
+    global _seqs
     if timer._closed:
         raise RuntimeError("cannot schedule new timers after close()")
     if not callable(callback):
@@ -316,20 +318,16 @@ cdef TimerHandle _schedule(timer, double when, callback, tuple args, context, do
     h._shared = shared
     h._timer = timer
     h._when = when
+    h._seq = _seqs
+    _seqs += 1
     h._callback = callback
     h._args = args
     h._context = context
     cdef Pending pend = <Pending?>timer._pending
     wheel = timer._wheel
-    cdef double now
-    if when > after:
-        h._key = wheel.schedule_at(h, when)
-    else:
-        now = wheel.wheel_time
-        # Never into the wheel's list of already-due timers: that list goes
-        # out ahead of timers of the next tick whose deadlines passed too.
-        # In that tick, the batch sort by deadline puts it in its place.
-        h._key = wheel.schedule_at(h, when if when > now else nextafter(now, INFINITY))
+    # a ``when`` the wheel's time has reached goes to its list of due timers,
+    # which the next take_due merges into the batch in deadline order
+    h._key = wheel.schedule_at(h, when)
     try:
         pend._add(h)
     except BaseException:  # MemoryError: the wheel gives it back
@@ -341,26 +339,74 @@ cdef TimerHandle _schedule(timer, double when, callback, tuple args, context, do
 
 
 def take_due(wheel, double now, batch):
-    """Advance ``wheel`` to ``now`` and append what comes due to ``batch``, in deadline order."""
-    due = wheel.advance(now)
+    """Hand out to ``batch``, in deadline order, what the wheel holds for the next two ticks.
+
+    ``batch`` then holds every timer due by ``now`` (those scheduled at or
+    before the wheel's time included: they come out first) and those due
+    within about two ticks, which wait there for their own deadline.
+    """
+    cdef list due = wheel.advance(now + 2.0 * <double>wheel.tick), merged
+    cdef TimerHandle a, b
     if due:
         if len(due) > 1:
-            due.sort(key=_order)  # the wheel orders by tick; within a tick, by deadline too
+            _sort(due)
+        if batch:
+            a = <TimerHandle?>due[0]
+            b = <TimerHandle?>batch[len(batch) - 1]
+            if a._when < b._when or (a._when == b._when and a._seq < b._seq):
+                merged = list(batch)
+                merged += due
+                _sort(merged)
+                batch.clear()
+                batch.extend(merged)
+                return
         batch.extend(due)
+
+
+cdef int _sort(list hs) except -1:
+    # hs.sort(key=_order) without a tuple per handle: by deadline, then the
+    # (rare) runs of equal deadlines by _seq
+    cdef Py_ssize_t i, j
+    cdef TimerHandle h, g
+    hs.sort(key=_by_when)
+    for i in range(1, len(hs)):
+        h = <TimerHandle>hs[i]
+        g = <TimerHandle>hs[i - 1]
+        if g._when == h._when and g._seq > h._seq:
+            j = i
+            while j > 0:
+                g = <TimerHandle>hs[j - 1]
+                if g._when != h._when or g._seq < h._seq:
+                    break
+                hs[j] = g
+                j -= 1
+            hs[j] = h
+    return 0
 
 
 @cython.binding(True)
 def arm(self):
-    """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
-    cdef double nxt, at
+    """Arm the loop timer for what comes next, if that is earlier than it is armed for.
+
+    What comes next: the first timer of the batch at its deadline, or one tick
+    before the wheel's next deadline (``take_due`` hands its timers out then); but
+    no sooner than one tick after the last firing that ran a callback, so that a
+    dense schedule costs one loop timer per tick, not one per deadline.
+    """
+    cdef double nxt, at, tick
     loop = self._loop
-    if self._batch:  # an interrupted batch (KeyboardInterrupt): go on at once
-        nxt = loop.time()
-    else:
-        deadline = self._wheel.next_deadline()
-        if deadline is None:
-            return
-        nxt = deadline
+    wheel = self._wheel
+    batch = self._batch
+    nxt = (<TimerHandle?>batch[0])._when if batch else INFINITY
+    deadline = wheel.next_deadline()
+    tick = wheel.tick
+    if deadline is not None:
+        if <double>deadline - tick < nxt:  # its tick starts: take_due takes it
+            nxt = <double>deadline - tick
+    elif nxt == INFINITY:
+        return
+    if nxt < <double>self._ran + tick:
+        nxt = <double>self._ran + tick
     if nxt >= <double>self._armed:
         return
     handle = self._handle
@@ -431,19 +477,22 @@ cdef class _Armed:
 
 @cython.binding(True)
 def on_timer(self):
-    """The loop timer: run what is due, then arm for the next deadline."""
+    """The loop timer: run what is due, then arm for what comes next."""
     _fire(self)
 
 
 cdef int _fire(self) except -1:
+    cdef double now
     self._handle = None
     self._armed = INFINITY
     loop = self._loop
     batch = self._batch
-    take_due(self._wheel, loop.time(), batch)  # re-reads the clock: never early
+    now = loop.time()  # read again: never early
+    take_due(self._wheel, now, batch)
     self._firing = True
     try:
-        run_batch(batch, loop)
+        if _run_batch(batch, loop, now):
+            self._ran = now
     finally:
         self._firing = False
         if not self._closed:
@@ -451,19 +500,29 @@ cdef int _fire(self) except -1:
     return 0
 
 
-def run_batch(batch, loop):
-    """Run the callbacks of ``batch`` in order, taking each out first; skip the cancelled.
+def run_batch(batch, loop, double now):
+    """Run the callbacks of ``batch`` due by ``now``, in order, taking each out first; skip the cancelled.
 
-    An exception goes to ``loop.call_exception_handler``; SystemExit and
-    KeyboardInterrupt propagate, the rest of the batch left in it.
+    Returns whether one ran.  An exception goes to ``loop.call_exception_handler``;
+    SystemExit and KeyboardInterrupt propagate, the rest of the batch left in it.
     """
+    return _run_batch(batch, loop, now)
+
+
+cdef bint _run_batch(batch, loop, double now) except -1:
     cdef TimerHandle h
+    cdef bint ran = False
     popleft = batch.popleft
     while batch:
-        h = <TimerHandle?>popleft()  # our own reference while it runs
+        h = <TimerHandle?>batch[0]
         if h._state is not PENDING:  # cancelled by a callback before it
+            popleft()
             continue
+        if h._when > now:
+            break
+        popleft()  # (h: our own reference while it runs)
         h._state = DONE
+        ran = True
         _leave(h)
         try:
             _run(h)
@@ -475,6 +534,7 @@ def run_batch(batch, loop):
                 "exception": exc,
                 "handle": h,
             })
+    return ran
 
 
 cdef int _run(TimerHandle h) except -1:

@@ -219,8 +219,10 @@ def test_rearmed_for_the_same_deadline_after_an_early_firing(impl):
         assert [n for n, _ in out] == [0, 1, 2]
         for (n, at), h in zip(out, hs):
             assert h.when() <= at <= h.when() + t.tick
-        # each deadline armed, fired 3 ms early (nothing run), armed again
-        assert loop.call_ats == [0.01, 0.01, 0.02, 0.02, 0.031, 0.031]
+        # armed for the start of each timer's tick (its timers handed out), then for
+        # its deadline; each fired 3 ms early (nothing done), armed again
+        starts_and_deadlines = [0.009, 0.01, 0.019, 0.02, 0.03, 0.0305]
+        assert loop.call_ats == pytest.approx([x for x in starts_and_deadlines for _ in (0, 1)])
 
     run_loop(counting_loop("asyncio", early=0.003, virtual=True), main())
 
@@ -237,6 +239,66 @@ def test_at_most_one_tick_late_on_a_virtual_clock(impl):
         for n, at in out:
             assert hs[n].when() <= at <= hs[n].when() + 0.01 + 1e-9
         assert [hs[n].when() for n, _ in out] == sorted(h.when() for h in hs.values())
+
+    run_loop(VirtualClockLoop(), main())
+
+
+def test_a_timer_runs_at_its_deadline_not_at_its_tick_s_end(impl):
+    # On a virtual clock the loop timer fires exactly when armed: a timer alone
+    # in its tick runs at its own deadline, not at the end of its 10 ms tick.
+    async def main():
+        loop = asyncio.get_running_loop()
+        t = impl.aio.Timer(tick=0.01)
+        out = []
+        cb = recorder(out)
+        hs = [t.call_at(w, cb, i) for i, w in enumerate((0.0123, 0.0457, 0.3001, 7.5))]
+        await asyncio.sleep(8)
+        assert out == [(i, h.when()) for i, h in enumerate(hs)]
+        # twice per timer: the start of its tick (handed out), then its deadline
+        assert len(loop.call_ats) <= 2 * len(hs) + 2  # (+ the cascade of 7.5 s)
+        t._check()
+
+    run_loop(counting_loop("asyncio", virtual=True), main())
+
+
+def test_a_dense_schedule_costs_one_loop_timer_per_tick(impl):
+    # 2000 timers over 0.3 s (tick 1 ms): the loop timer is armed once a tick
+    # or so (not once per deadline), and each timer runs within a tick
+    async def main():
+        loop = asyncio.get_running_loop()
+        t = impl.aio.Timer(tick=0.001)
+        rng = random.Random(3)
+        out = []
+        cb = recorder(out)
+        hs = [t.call_at(0.05 + rng.random() * 0.3, cb, i) for i in range(2000)]
+        await asyncio.sleep(0.4)
+        assert len(out) == 2000
+        for n, at in out:
+            assert hs[n].when() <= at <= hs[n].when() + 0.001 + 1e-9
+        assert len(loop.call_ats) <= 1.1 * 300 + 10
+
+    run_loop(counting_loop("asyncio", virtual=True), main())
+
+
+def test_timers_scheduled_into_the_tick_under_way_keep_deadline_order(impl):
+    # A, B, C share one 10 ms tick, handed out together at its start; A schedules
+    # P (past), R (before C) and Q (B's deadline: after B, first-in first-out)
+    async def main():
+        t = impl.aio.Timer(tick=0.01)
+        out = []
+
+        def a():
+            out.append("A")
+            t.call_at(0.0, out.append, "P")
+            t.call_at(0.0180, out.append, "Q")
+            t.call_at(0.012, out.append, "R")
+
+        t.call_at(0.0105, a)
+        t.call_at(0.0180, out.append, "B")
+        t.call_at(0.0150, out.append, "C")
+        await asyncio.sleep(0.1)
+        assert out == ["A", "P", "R", "C", "B", "Q"]
+        t._check()
 
     run_loop(VirtualClockLoop(), main())
 

@@ -55,6 +55,20 @@ def test_call_at_and_arguments(impl):
     assert time.monotonic() >= when
 
 
+def test_a_callback_runs_at_its_deadline_not_at_its_tick_s_end(impl):
+    # ticks of 60 s: run at the end of its tick, a 20 ms timer would wait up to a
+    # minute; run at its deadline, it is done in well under SOON
+    done = threading.Event()
+    order = []
+    with impl.Timer(tick=60.0) as t:
+        now = time.monotonic()
+        t.call_at(now + 0.03, order.append, "b")
+        t.call_at(now + 0.02, lambda: (order.append("a"), t.call_at(0.0, order.append, "past")))
+        t.call_at(now + 0.04, done.set)
+        assert done.wait(SOON)
+    assert order == ["a", "past", "b"]
+
+
 def test_an_earlier_timer_wakes_the_sleeping_thread(impl):
     done = threading.Event()
     with impl.Timer(tick=0.01) as t:
@@ -319,8 +333,8 @@ def test_a_past_deadline_waits_behind_an_earlier_one_of_the_same_tick(impl):
         while wheel.wheel_time <= first.when and time.monotonic() < limit:
             time.sleep(0.001)  # until the thread has advanced past it (not to its tick)
         assert wheel.wheel_time > first.when
-        # between the two: already past for the wheel, later than "first"
-        t.call_at((first.when + wheel.wheel_time) / 2, ran.append, "second")
+        # between the two: already past (for the wheel too), later than "first"
+        t.call_at((first.when + time.monotonic()) / 2, ran.append, "second")
         t.call_later(0.01, done.set)
         assert done.wait(SOON)
     assert ran == ["first", "second"]
@@ -352,7 +366,7 @@ def _faulty_wheel_class(inner_class):
         def __len__(self):
             return len(self.inner)
 
-        def advance(self):
+        def advance(self, now=None):
             raise MemoryError("injected")
 
     return FaultyWheel

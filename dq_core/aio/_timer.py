@@ -9,11 +9,16 @@ wheel, at the wheel's next deadline.  It is re-armed only when a timer due
 before that arrives, and after firing, for the next deadline.
 
 When the loop timer fires, the clock is read again (a loop may fire a
-``call_at`` up to its clock resolution early) and the wheel hands out what
-is due; those callbacks run there and then, one after the other, in
-deadline order (first-in first-out among equal deadlines).  A timer never
-runs before its deadline and at most one ``tick`` after it (plus the time
-the callbacks before it take, and the loop's own latency).
+``call_at`` up to its clock resolution early) and the wheel hands out the
+timers of every tick begun by then, into a batch in deadline order: those
+due run there and then, one after the other (first-in first-out among
+equal deadlines); the others wait in the batch, and the loop timer is
+armed for the first of them, at its own deadline rather than at the end
+of its tick.  So a timer runs at its deadline (plus the loop's own
+latency), except that the loop timer fires at most once a tick while
+callbacks run: where timers come due faster than that, each runs at most
+one ``tick`` after its deadline (plus the time the callbacks before it
+take).  It never runs before its deadline.
 
 ``timeout(delay)`` / ``timeout_at(when)`` are ``asyncio.timeout`` /
 ``asyncio.timeout_at`` whose loop timer is a timer of the running loop's
@@ -71,8 +76,11 @@ class Timer:
     *args)`` (``when`` on ``loop.time()``) return a ``TimerHandle`` with
     asyncio's ``cancel()``, ``cancelled()`` and ``when()``; the callback runs
     in the loop, in the context current when it was scheduled (or
-    ``context``), never before its deadline and at most one ``tick`` after
-    it, in deadline order (first-in first-out among equal deadlines).  An
+    ``context``), in deadline order (first-in first-out among equal
+    deadlines), never before its deadline and at most one ``tick`` after it:
+    at its deadline (plus the loop's latency) unless callbacks of the Timer
+    ran less than a tick before (the loop timer fires at most once a tick
+    while they do).  An
     exception in a callback goes to ``loop.call_exception_handler`` and
     the others still run.  Schedule and cancel are O(1).
 
@@ -110,6 +118,7 @@ class Timer:
         "_armed",
         "_closed",
         "_firing",
+        "_ran",
         "__weakref__",
     )
 
@@ -127,6 +136,7 @@ class Timer:
         self._armed = _INF  # when it is armed for
         self._closed = False
         self._firing = False  # inside _on_timer: it arms the loop timer when done
+        self._ran = -_INF  # when the last firing that ran a callback began
 
     @property
     def tick(self) -> float:
@@ -171,10 +181,10 @@ class Timer:
             """Run ``callback(*args)`` at ``when`` (on ``loop.time()``), in the loop; return its handle.  O(1)."""
 
         def _arm(self) -> None:
-            """Arm the loop timer for the wheel's next deadline if that is earlier than it is armed for."""
+            """Arm the loop timer for what comes next, if that is earlier than it is armed for."""
 
         def _on_timer(self) -> None:
-            """The loop timer: run what is due, then arm for the next deadline."""
+            """The loop timer: run what is due, then arm for what comes next."""
 
     def close(self) -> list[TimerHandle]:
         """Cancel the loop timer and return the timers not run, in deadline order.  O(n log n).
@@ -219,6 +229,7 @@ class Timer:
         if self._handle is None:
             assert self._armed == _INF
             assert not self._wheel, "timers in the wheel but no loop timer armed"
+            assert not self._core.pending(self._batch), "timers in the batch but no loop timer armed"
         else:
             # (no bound against next_deadline(): for a timer still on an upper level that is
             # the start of its slot there, which a later loop timer may pass: it cascades then)
