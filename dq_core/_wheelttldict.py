@@ -1,7 +1,7 @@
 """WheelTTLDict: a mapping with a TTL per key, expiring on a TimingWheel.
 
 The entries and the hot paths (``[]``, ``get``, ``in``, setting, ``del``,
-``len``, iteration, ``expire``, ``popitem``) live in ``WheelTTLCore``,
+``len``, iteration, ``expire``, ``purge``, ``popitem``) live in ``WheelTTLCore``,
 compiled or pure; this module makes it a MutableMapping and adds what is
 shared by both implementations: the constructor's checks, views, ``pop``,
 copying and pickling.
@@ -65,7 +65,8 @@ class WheelTTLDict(_Base[K, V]):
     consistent; the first exception it raises propagates after all calls
     are made.  Setting a key whose entry has expired is an insert: that
     entry goes to ``on_expire`` then (the new value set), and never to
-    ``expire()``.
+    ``expire()``.  ``expire()`` returns the pairs it removed; ``purge()``
+    removes the same ones and returns only how many.
 
     ``tick`` is the wheel's resolution: it only decides how often the
     wheel hands entries back, never when a read sees them expire.  Not

@@ -6,10 +6,14 @@
     python perf/bench_cache.py --memory          # bytes per entry, each in a fresh process
     python perf/bench_cache.py --tracemalloc     # bytes per entry that tracemalloc sees
     python perf/bench_cache.py --callgrind       # instructions per operation (valgrind)
+    python perf/bench_cache.py --callgrind expire purge   # only those rows
 
 Rows are per operation: a set of a new key with its own ttl, a get that
 hits, an expired entry removed (1e5 due at once, by each cache's own
-``expire()``), a call of a cached function that hits.  Peers:
+``expire()``; dq_core's ``purge()``, which as the peers' ``expire()``
+returns no list: the same unit of work; dq_core's ``expire()``, which
+returns the pairs, in rows of its own), a call of a cached function that
+hits.  Peers:
 cachebox ``VTTLCache`` (a ttl per key), ``TTLCache`` (one ttl) and
 ``@cached``; cachetools ``TLRUCache`` (a ttl per key through its ``ttu``)
 and ``@cached`` (with a lock, as dq_core's is thread-safe, and without);
@@ -107,7 +111,7 @@ def bench_get_hit(loops: int, make: Any, setter: Any) -> float:
     return time.perf_counter() - t0
 
 
-def bench_expire_due(loops: int, label: str, make: Any, setter: Any) -> float:
+def bench_expire_due(loops: int, label: str, make: Any, setter: Any, method: str = "expire") -> float:
     keys = list(range(DUE))
     total = 0.0
     for _ in range(loops):
@@ -129,8 +133,9 @@ def bench_expire_due(loops: int, label: str, make: Any, setter: Any) -> float:
                 put(k, k)
             clock.now = TTL + 1.0
         gc.collect()
+        remove = getattr(cache, method)
         t0 = time.perf_counter()
-        cache.expire()
+        remove()
         total += time.perf_counter() - t0
         assert len(cache) == 0, label
     return total
@@ -248,7 +253,7 @@ def callgrind_target(workload: str, label: str) -> None:
     make, setter = {name: (m, st) for name, m, st in _contenders()}[label]
     real = label.startswith("cachebox")
     clock = FakeTimer()
-    if workload != "expire":
+    if workload not in ("expire", "purge"):
         cache = make(time.monotonic)  # the real clock, as cachebox's: a C call
         put = setter(cache)
     elif real:  # real time only: a short ttl, slept out
@@ -265,11 +270,12 @@ def callgrind_target(workload: str, label: str) -> None:
     if workload == "get":
         get = cache.__getitem__
         _consume(get(k) for k in keys)
-    elif workload == "expire":
+    elif workload in ("expire", "purge"):
         if real:
             time.sleep(1.1)
         clock.now = TTL + 1.0
-        _consume(cache.expire() for _ in (0,))
+        remove = getattr(cache, workload)
+        _consume(remove() for _ in (0,))
         assert len(cache) == 0, label
 
 
@@ -297,10 +303,17 @@ def _instructions(args: list[str]) -> int:
 
 
 def callgrind_table() -> None:
-    """Instructions per operation (set, get hit, expired entry, cached call hit)."""
+    """Instructions per operation (set, get hit, expired entry, cached call hit).
+
+    Workload names after ``--callgrind`` keep only their rows.
+    """
     rows = [(w, label) for w in ("set", "get", "expire") for label, _, _ in _contenders()]
+    rows += [("purge", label) for label, _ in IMPLS]
     rows += [("call_hit", label) for label, _ in _decorated()]
+    only = set(sys.argv[sys.argv.index("--callgrind") + 1 :])
     for workload, label in rows:
+        if only and workload not in only:
+            continue
         n = _instructions([workload, label]) / CG_N
         print(f"{workload:<9} {label:<24} {n:10.0f} instructions per operation", flush=True)
 
@@ -327,9 +340,20 @@ def main() -> None:
     for label, make, setter in _contenders():
         runner.bench_time_func(f"set new key N={N} {label}", bench_set, make, setter, inner_loops=N)
         runner.bench_time_func(f"get hit N={N} {label}", bench_get_hit, make, setter, inner_loops=N)
+        # dq_core's purge() and the peers' expire() return no list: the same work
+        method = "purge" if label.startswith("dq_core") else "expire"
         runner.bench_time_func(
-            f"expire {DUE} due {label}", bench_expire_due, label, make, setter, inner_loops=DUE
+            f"expire {DUE} due {label}", bench_expire_due, label, make, setter, method, inner_loops=DUE
         )
+        if method == "purge":  # and its expire(), which returns the pairs
+            runner.bench_time_func(
+                f"expire() with its list {DUE} due {label}",
+                bench_expire_due,
+                label,
+                make,
+                setter,
+                inner_loops=DUE,
+            )
     for label, fn in _decorated():
         runner.bench_time_func(f"cached call hit {label}", bench_call_hit, fn)
 

@@ -93,6 +93,7 @@ cdef extern from "dq_wheelttl.h":
     int dq_wt_out_reserve(dq_wt_out* o) except -1
     void dq_wt_out_release(dq_wt_out* o, Py_ssize_t start) noexcept
     int dq_wt_purge(dq_wt_table* t, double now, dq_wt_out* out) except -1
+    int dq_wt_sweep(dq_wt_table* t, double now, dq_wt_out* out, int ordered) except -1
 
 cdef object MONOTONIC = time.monotonic
 cdef double INF = INFINITY
@@ -569,6 +570,31 @@ cdef class WheelTTLCore:
         returns.
         """
         cdef double t = self._now() if now is None else _real(now, "now")
+        cdef Py_ssize_t count
+        removed = self._expire_at(t, True, &count)
+        if removed:
+            self._notify(removed)
+        return removed
+
+    def purge(self, now=None):
+        """Remove the expired entries still held and return how many; build nothing.
+
+        ``now`` defaults to ``clock()``.  O(k + s) for k expired entries and
+        s occupied wheel slots passed; O(1) when nothing is due.  As
+        ``expire()``, without the list: each pair still goes to
+        ``on_expire`` (when given), in the same order, before this returns.
+        """
+        cdef double t = self._now() if now is None else _real(now, "now")
+        cdef Py_ssize_t count
+        removed = self._expire_at(t, self._on_expire is not None, &count)
+        if removed:
+            self._notify(removed)
+        return count
+
+    cdef list _expire_at(self, double t, bint pairs, Py_ssize_t* count):
+        # Removes the entries due at t and sets *count to how many; returns
+        # their pairs, earliest first, when ``pairs``, else None: then no
+        # tuple and no list is made, the references are only dropped.
         cdef dq_wt_out out
         cdef list removed = None
         out.items = NULL
@@ -576,15 +602,15 @@ cdef class WheelTTLCore:
         self._enter()
         try:
             self._purge_at = t + self._tick
-            dq_wt_purge(&self._tab.t, t, &out)
+            dq_wt_sweep(&self._tab.t, t, &out, pairs)
         finally:
             self._busy = False
+            count[0] = out.n
             try:
-                removed = _pairs(&out)
+                if pairs:
+                    removed = _pairs(&out)
             finally:
-                dq_wt_out_release(&out, 0)
-        if removed:
-            self._notify(removed)
+                dq_wt_out_release(&out, 0)  # after the change: finalisers find it complete
         return removed
 
     def next_expiry(self):

@@ -81,6 +81,78 @@ def test_expire_returns_exactly_the_expired_entries(impl):
     d._check()
 
 
+def _twins(impl, told, tell=True):
+    # two mappings given the same sets: one to expire(), one to purge() (told if ``tell``)
+    import random
+
+    pair = []
+    for log, on in zip(told, (True, tell)):
+        clock = FakeClock(0.0)
+        d = impl.WheelTTLDict(
+            5, clock=clock, tick=0.01, on_expire=(lambda k, v, log=log: log.append((k, v))) if on else None
+        )
+        r = random.Random(44)
+        for i in range(300):
+            d.set(i % 250, i, ttl=r.choice([0.0, 0.004, 0.05, 0.3, 2.5, math.inf, r.random()]))
+        pair.append((d, clock))
+    return pair
+
+
+@pytest.mark.parametrize("with_on_expire", [False, True])
+def test_purge_removes_what_expire_would_and_counts_it(impl, with_on_expire):
+    told = ([], [])
+    (e, eclock), (p, pclock) = _twins(impl, told, with_on_expire)
+    for now in (-1.0, 0.0, 0.003, 0.004, 0.2, 0.2, 0.31, 0.9, 1.0, 3.0, 1e9):
+        eclock.now = pclock.now = now
+        live = {k for k, _, deadline in e._entries() if deadline > now}  # without a purge
+        removed = e.expire(now)
+        n = p.purge(now)
+        assert type(n) is int and n == len(removed)
+        assert p._entries() == e._entries()  # the same entries left, in the same order
+        assert all(k not in live for k, _ in removed)  # never a live one
+        e._check()
+        p._check()
+    assert p.purge() == 0 and {deadline for _, _, deadline in p._entries()} == {math.inf}
+    assert told[0] and told[1] == (told[0] if with_on_expire else [])
+
+
+def test_purge_tells_on_expire_each_pair_in_expires_order(impl):
+    told = ([], [])
+    (e, eclock), (p, pclock) = _twins(impl, told)
+    eclock.now = pclock.now = 0.5
+    assert p.purge() == len(e.expire()) > 10
+    assert told[1] == told[0] and told[0] == e.expire(0.0) + told[0]  # nothing left due
+
+
+def test_purge_with_nothing_due_and_its_errors_are_expires(impl):
+    d, clock = make(impl, ttl=1)
+    assert d.purge() == 0 and d.purge(now=0.5) == 0
+    d["a"] = 1
+    for bad, exc in (("x", TypeError), (float("nan"), ValueError), (1j, TypeError)):
+        with pytest.raises(exc) as expected:
+            d.expire(bad)
+        with pytest.raises(exc) as got:
+            d.purge(now=bad)
+        assert str(got.value) == str(expected.value)
+    clock.now = "soon"
+    with pytest.raises(TypeError, match=r"clock\(\)"):
+        d.purge()
+    clock.now = 2.0
+    assert "a" in d._entries()[0] and d.purge() == 1 and d._held() == 0
+
+
+def test_purge_refuses_reentry_as_expire_does(impl):
+    d, _ = make(impl, ttl=1)
+    a, b = Hook("a"), Hook("b")
+    d[a] = 1
+    for method in (d.expire, d.purge):
+        Hook.hook = method  # inside a set's look-up: a change under way
+        with pytest.raises(RuntimeError, match="WheelTTLDict was re-entered while it was being changed"):
+            d[b] = 2
+        d._check()
+    Hook.hook = None
+
+
 def test_entries_handed_back_early_wait_aside_and_expire_once(impl):
     seen = []
     d, clock = make(impl, ttl=1, tick=1.0, on_expire=lambda k, v: seen.append(k))
@@ -141,7 +213,8 @@ def test_on_expire_is_not_called_for_del_pop_clear_or_overwrite(impl):
     assert d.expire() == [] and seen == [] and d._held() == 0 and d.next_expiry() is None
 
 
-def test_on_expire_errors_propagate_after_every_call(impl):
+@pytest.mark.parametrize("method", ["expire", "purge"])
+def test_on_expire_errors_propagate_after_every_call(impl, method):
     seen = []
 
     def cb(k, v):
@@ -152,8 +225,8 @@ def test_on_expire_errors_propagate_after_every_call(impl):
     d["a"] = d["b"] = 1
     clock.now = 2
     with pytest.raises(ValueError, match="a"):
-        d.expire()
-    assert seen == ["a", "b"] and len(d) == 0
+        getattr(d, method)()
+    assert seen == ["a", "b"] and d._held() == 0
     d._check()
 
 
@@ -575,6 +648,12 @@ def test_a_finaliser_run_by_an_overwrite_or_a_purge_may_change_the_mapping(impl)
     assert [k for k, _ in d.expire()] == ["e"]  # its value is released once expire is complete
     gc.collect()
     assert len(done) == 2 and ("from __del__", 0) in d and ("from __del__", 1) in d
+    d._check()
+    for k in range(3):  # purge, building no pairs, releases them after its change too
+        d.set(k, Value(), ttl=0.1)
+    clock.now = 0.9
+    assert d.purge() == 3 and len(done) == 5
+    assert [k for k, _, _ in d._entries()][-3:] == [("from __del__", i) for i in range(2, 5)]
     d._check()
 
 

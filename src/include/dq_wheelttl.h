@@ -359,10 +359,11 @@ static inline void dq_wt_out_release(dq_wt_out *o, Py_ssize_t from) {
 
 /* Moves the entries due at now to out, slot by slot from the cursor to
    now's tick (every slot at most once); the cursor then stands at now's
-   tick (never lower).  Sorted by deadline, stably: those of one deadline
-   in the order they went on the wheel.  -1 with MemoryError set if
-   out cannot grow (what was moved stays moved, the rest held). */
-static inline int dq_wt_purge(dq_wt_table *t, double now, dq_wt_out *out) {
+   tick (never lower).  Sorted by deadline, stably, when ordered: those
+   of one deadline in the order they went on the wheel (else in no order:
+   a purge that only drops them).  -1 with MemoryError set if out cannot
+   grow (what was moved stays moved, the rest held). */
+static inline int dq_wt_sweep(dq_wt_table *t, double now, dq_wt_out *out, int ordered) {
     Py_ssize_t from = out->n;
     int64_t c = t->cursor, end, mask = (int64_t)t->nslots - 1;
     double q = floor(now / t->tick);
@@ -390,15 +391,21 @@ static inline int dq_wt_purge(dq_wt_table *t, double now, dq_wt_out *out) {
                 out->n++;
             }
         }
-        for (hi = out->n - 1; lo < hi; lo++, hi--) { /* a slot lists its newest first */
+        for (hi = ordered ? out->n - 1 : lo; lo < hi;
+             lo++, hi--) { /* a slot lists its newest first */
             dq_wt_gone g = out->items[lo];
             out->items[lo] = out->items[hi];
             out->items[hi] = g;
         }
     }
     if (r == 0) t->cursor = end;
-    dq_wt_out_sort(out, from);
+    if (ordered) dq_wt_out_sort(out, from);
     return r;
+}
+
+/* dq_wt_sweep, ordered. */
+static inline int dq_wt_purge(dq_wt_table *t, double now, dq_wt_out *out) {
+    return dq_wt_sweep(t, now, out, 1);
 }
 
 #endif /* DQ_WHEELTTL_H */
