@@ -3,8 +3,10 @@
 KIND is ``sync`` (RedisDelayQueue) or ``async`` (AsyncRedisDelayQueue).  It
 prints one JSON document per line on stdout:
 
-- ``drain BATCH``: claim with ``get_many(BATCH, timeout)``, ack, until
-  nothing is left; then ``{"ids": [...], "attempts": [...], "acked": n}``.
+- ``drain BATCH``: print ``{"ready": true}``, wait for a line on stdin
+  (the test's go, once every consumer is up and the jobs are in), then
+  claim with ``get_many(BATCH, timeout)``, ack, until nothing is left;
+  then ``{"ids": [...], "attempts": [...], "acked": n}``.
 - ``hold N LEASE``: claim N jobs with a lease of LEASE seconds, print
   ``{"held": [...], "server_time": t}``, then sleep (the test kills it).
 - ``wait TIMEOUT``: print ``{"ready": true}``, then one blocking ``get`` and
@@ -47,6 +49,8 @@ async def main(port: int, name: str, kind: str, mode: str, args: list[str]) -> N
         return await out if kind == "async" else out
 
     if mode == "drain":
+        say(ready=True)
+        sys.stdin.readline()
         ids: list[str] = []
         attempts: list[int] = []
         acked = 0

@@ -96,6 +96,7 @@ def consumers(
     procs = [
         subprocess.Popen(
             [sys.executable, CONSUMER, str(server.port), name, kind, *map(str, args)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=str(Path(__file__).parent),
@@ -109,7 +110,8 @@ def consumers(
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
             proc.wait(30)
-            assert proc.stdout is not None
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.close()
             proc.stdout.close()
 
 
@@ -486,8 +488,15 @@ def test_four_consumer_processes_each_job_delivered_once(kind, redis_server):
 
     async def scenario():
         async with opened(kind, redis_server) as q:
-            ids = await q.put_many([b"%d" % i for i in range(n)], [(i % 5) * 0.05 for i in range(n)])
             with consumers(redis_server, q.name, kind, "drain", 50, count=4) as procs:
+                # every consumer up before the jobs go in, so that a slow start
+                # cannot leave one process the whole batch
+                assert [read_doc(p) for p in procs] == [{"ready": True}] * 4
+                ids = await q.put_many([b"%d" % i for i in range(n)], [(i % 5) * 0.05 for i in range(n)])
+                for p in procs:
+                    assert p.stdin is not None
+                    p.stdin.write("go\n")
+                    p.stdin.flush()
                 docs = [read_doc(p) for p in procs]
                 assert [p.wait(30) for p in procs] == [0] * 4
             got = [i for d in docs for i in d["ids"]]
