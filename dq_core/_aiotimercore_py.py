@@ -17,13 +17,14 @@ import asyncio
 import contextvars
 import itertools
 import math
-import operator
 from collections import deque
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Optional
 
 from ._aiowaiting import MAX_ARM
 from ._convert import to_real
+from ._timerbatch import order as _order
+from ._timerbatch import take_due as _take_due
 
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
@@ -51,10 +52,6 @@ _get_running_loop = asyncio.get_running_loop
 _copy_context = contextvars.copy_context
 _INF = math.inf
 
-# Deadline order, first-in first-out among equal deadlines: by deadline, then
-# by the order of scheduling (the wheel hands out timers scheduled at or
-# before its time ahead of older ones of the same deadline in a later tick).
-_order = operator.attrgetter("_when", "_seq")
 _seqs = itertools.count()
 
 # TimerHandle states
@@ -224,18 +221,7 @@ def take_due(wheel: Any, now: float, batch: deque[TimerHandle]) -> None:
     before the wheel's time included: they come out first) and those due
     within about two ticks, which wait there for their own deadline.
     """
-    due: list[TimerHandle] = wheel.advance(now + 2.0 * wheel.tick)
-    if due:
-        if len(due) > 1:
-            due.sort(key=_order)
-        if batch and _order(due[0]) < _order(batch[-1]):
-            merged = list(batch)
-            merged += due
-            merged.sort(key=_order)
-            batch.clear()
-            batch.extend(merged)
-        else:
-            batch.extend(due)
+    _take_due(wheel, now, batch)
 
 
 def run_batch(batch: deque[TimerHandle], loop: AbstractEventLoop, now: float) -> bool:

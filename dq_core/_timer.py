@@ -24,13 +24,14 @@ import collections
 import itertools
 import logging
 import math
-import operator
 import threading
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
 
 from ._convert import to_real
+from ._timerbatch import order as _order
+from ._timerbatch import take_due
 from ._waiting import MAX_WAIT  # the longest single wait of the thread
 
 if TYPE_CHECKING:
@@ -44,8 +45,6 @@ __all__ = ["Timer", "TimerHandle"]
 
 _log = logging.getLogger("dq_core")
 _counter = itertools.count()
-# deadline order, first-in first-out among equal deadlines
-_order = operator.attrgetter("_when", "_seq")
 
 # TimerHandle states
 PENDING = "pending"  # in the wheel
@@ -208,26 +207,6 @@ def _run(shared: _Shared) -> None:
         del keeper
 
 
-def _take(wheel: Any, now: float, batch: collections.deque[TimerHandle]) -> None:
-    """Move what the wheel holds for the next two ticks into ``batch``, in deadline order.
-
-    ``batch`` then holds every timer due by ``now`` and those due within
-    about two ticks, which wait there for their own deadline: so each runs
-    at its deadline, not at the end of its tick.
-    """
-    due = wheel.advance(now + 2.0 * wheel.tick)
-    if due:
-        for h in due:
-            h._state = DUE
-        due.sort(key=_order)
-        if batch and _order(due[0]) < _order(batch[-1]):
-            # timers scheduled at or before the wheel's time: into their place
-            due += batch
-            due.sort(key=_order)
-            batch.clear()
-        batch.extend(due)
-
-
 def _loop(shared: _Shared) -> None:
     cond, wheel, batch = shared.cond, shared.wheel, shared.batch
     tick = wheel.tick
@@ -241,7 +220,8 @@ def _loop(shared: _Shared) -> None:
                 now = time.monotonic()
                 if shared.added or not batch or batch[0]._when > now:
                     shared.added = False
-                    _take(wheel, now, batch)
+                    for h in take_due(wheel, now, batch):
+                        h._state = DUE
                     while batch and batch[0]._state is not DUE:
                         batch.popleft()
                 if batch and batch[0]._when <= now:

@@ -61,6 +61,7 @@ LEAVES = frozenset(
         "dq_core._queuerepr",
         "dq_core._ringstate",
         "dq_core._signature",
+        "dq_core._timerbatch",
         "dq_core._tokenbucket",
         "dq_core._ttldictstate",
         "dq_core._validate",
