@@ -25,21 +25,47 @@ def test_every_script_is_read_from_a_lua_file():
     assert set(files) == {"prelude.lua"} | {f"{op}.lua" for op in _scripts.OPS}
     helper = re.compile(r"^local function (\w+)\(", re.M)
     helpers = helper.findall(files["prelude.lua"])
+    marked = re.findall(r"^local function (\w+)\(.*  -- lazy$", files["prelude.lua"], re.M)
+    made = (
+        "local lazy_made, lazy, ",
+        "-- the helpers off the common paths",
+        "function lazy()",
+        "  if lazy_made then return end",
+        "  lazy_made = true",
+    )
     for op, source in _scripts.SOURCES.items():
         body = files[f"{op}.lua"]
+        if op not in _scripts.COMMON:  # off the common paths: the lazy helpers made at once
+            body = "lazy()\n" + body
         assert source.endswith(body)
-        kept = helper.findall(source[: -len(body)])
+        prelude = source[: -len(body)]
+        # the lazy helpers kept are made by lazy() (declared first, in the
+        # prelude's order), the others where the prelude makes them
+        lazy = re.findall(r"^function (\w+)\(.*  -- lazy$", prelude, re.M)
+        assert lazy and set(lazy) <= set(marked)
+        assert re.search(rf"^local lazy_made, lazy, {', '.join(lazy)}  -- ", prelude, re.M)
+        kept = helper.findall(prelude)
+        assert not set(kept) & set(marked)
         assert kept == [h for h in helpers if h in kept]  # the prelude's, in its order
-        # the prelude's lines, in order, less the helpers left out: none of
-        # which the script names (outside comments)
-        lines = iter(files["prelude.lua"].splitlines())
-        assert all(line in lines for line in source[: -len(body)].splitlines()[1:])
+        kept += lazy
+        # the prelude's lines, less the helpers left out (none of which the
+        # script names outside comments), in its order: those lazy() makes, and the others
+        lines = prelude.splitlines()[1:]
+        start, end = lines.index("function lazy()"), lines.index("end  -- lazy()")
+        inner = [re.sub(r"^function ", "local function ", line) for line in lines[start + 3 : end]]
+        outer = [line for line in lines[:start] + lines[end + 1 :] if not line.startswith(made)]
+        for part in (inner, outer):
+            mine = iter(files["prelude.lua"].splitlines())
+            assert all(line in mine for line in part)
         code = re.sub(r"--[^\n]*", "", source)
         for name in set(helpers) - set(kept):
             assert not re.search(rf"\b{name}\b", code), (op, name)
     # a put leaves the claims' helpers out, a claim keeps them
     assert "local function take_due(" not in _scripts.SOURCES["put"]
     assert "local function take_due(" in _scripts.SOURCES["claim"]
+    # a claim makes the helpers of recurring jobs and retries only at need
+    assert "\nfunction next_fire(" in _scripts.SOURCES["claim"]
+    assert "\nfunction retry(" in _scripts.SOURCES["claim"]
 
 
 def test_the_sdist_and_the_wheel_built_from_it_carry_every_lua_file(tmp_path):

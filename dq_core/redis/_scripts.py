@@ -6,7 +6,10 @@ Each script is the prelude (``lua/prelude.lua``: keys, policy, helpers,
 A script keeps only the prelude's helpers it calls (``local function``
 blocks named, however indirectly, by its body or the prelude's statements):
 Lua makes a closure of each helper at every call, which cost more than the
-work of a small call (callgrind on redis-server 7.0).
+work of a small call (callgrind on redis-server 7.0).  The helpers off the
+common paths (marked ``-- lazy``) are made by one function, ``lazy()``, at
+their first need: a claim then makes 15 closures fewer (about 1,000 server
+instructions each).
 """
 
 from __future__ import annotations
@@ -102,21 +105,65 @@ def _shaken(prelude: str, body: str) -> str:
     return "".join(text for name, text in units if not name or name in keep)
 
 
+#: A helper whose ``local function`` line ends so is off the common paths:
+#: made only at its first need (see _deferred)
+_LAZY = "  -- lazy"
+
+
+def _deferred(text: str) -> str:
+    """``text`` (a shaken prelude) with its lazy helpers made by one function,
+    ``lazy()``, which the code calls before it first needs one of them: a
+    claim then makes 15 closures fewer.  They are declared where the first of
+    them was (``local lazy, ...``: the helpers after it see the names) and made
+    where the last was (everything they call is made by then)."""
+    units = _units(text)
+    lazy = [i for i, (name, body) in enumerate(units) if name and body.split("\n", 1)[0].endswith(_LAZY)]
+    if not lazy:
+        return text
+    names = ", ".join(units[i][0] for i in lazy)
+    out = []
+    for i, (name, body) in enumerate(units):
+        if i == lazy[0]:
+            out.append(f"local lazy_made, lazy, {names}  -- made by lazy()\n")
+        if i in lazy:
+            if i == lazy[-1]:
+                made = "".join(units[j][1].replace("local function ", "function ", 1) for j in lazy)
+                out.append(
+                    "-- the helpers off the common paths, made at their first need\n"
+                    "function lazy()\n  if lazy_made then return end\n  lazy_made = true\n"
+                    + made
+                    + "end  -- lazy()\n"
+                )
+            continue
+        out.append(body)
+    return "".join(out)
+
+
+#: The scripts of the common paths (one job at a time): they call lazy()
+#: themselves, where they need a lazy helper; the others at their start.
+COMMON = frozenset({"put", "claim", "ack"})
 #: The scripts that do not reclaim ended leases first: nothing a put does
 #: depends on them (claims, acks and the others still reclaim).
 NO_RECLAIM = frozenset({"put"})
 _RECLAIM = "\nreclaim(now)\n"
+#: The scripts that look for their replay record themselves (put: see put.lua).
+NO_PRIOR = frozenset({"put"})
+_PRIOR = "\nif nonce ~= '' then prior = redis.call('GET', rkey) end\n"
 
 
 def _sources() -> Dict[str, str]:
     files = lua_files()
     head = f"local CHUNK, REPLAY_MS, CHUNK_S, REPLAY_PX = {CHUNK}, {REPLAY_MS}, '{CHUNK}', '{REPLAY_MS}'\n"
     prelude = files["prelude.lua"]
-    assert prelude.count(_RECLAIM) == 1
+    assert prelude.count(_RECLAIM) == 1 and prelude.count(_PRIOR) == 1
     out = {}
     for op in OPS:
         text = prelude.replace(_RECLAIM, "\n") if op in NO_RECLAIM else prelude
-        out[op] = head + _shaken(text, files[f"{op}.lua"]) + files[f"{op}.lua"]
+        text = text.replace(_PRIOR, "\n") if op in NO_PRIOR else text
+        body = files[f"{op}.lua"]
+        if op not in COMMON:  # off the common paths: the lazy helpers at once
+            body = "lazy()\n" + body
+        out[op] = head + _deferred(_shaken(text, body)) + body
     return out
 
 
