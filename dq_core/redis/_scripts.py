@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from importlib import resources
-from typing import Dict, List, Set, Tuple
+from typing import Dict, FrozenSet, List, Set, Tuple
 
 #: The queue's keys, in the order the scripts name them (KEYS[1..12]).
 KEY_NAMES = ("q", "state", "pay", "lease", "dead", "seq", "meta", "idle", "qp", "rdy", "pri", "rec")
@@ -110,14 +110,38 @@ def _shaken(prelude: str, body: str) -> str:
 _LAZY = "  -- lazy"
 
 
-def _deferred(text: str) -> str:
+#: More helpers made by lazy(), in one script: a put of new ids that wakes no
+#: one (a backlog) makes none of these.
+LAZY_IN = {
+    "put": frozenset(
+        {
+            "hmget",
+            "forget",
+            "ready_at",
+            "wake_up",
+            "pick",
+            "set_watch",
+            "watcher_told",
+            "tell",
+            "wake_if_head",
+        }
+    ),
+}
+
+
+def _deferred(text: str, also: FrozenSet[str] = frozenset()) -> str:
     """``text`` (a shaken prelude) with its lazy helpers made by one function,
     ``lazy()``, which the code calls before it first needs one of them: a
     claim then makes 15 closures fewer.  They are declared where the first of
     them was (``local lazy, ...``: the helpers after it see the names) and made
-    where the last was (everything they call is made by then)."""
+    where the last was (everything they call is made by then).  ``also``: the
+    script's own lazy helpers (LAZY_IN)."""
     units = _units(text)
-    lazy = [i for i, (name, body) in enumerate(units) if name and body.split("\n", 1)[0].endswith(_LAZY)]
+    lazy = [
+        i
+        for i, (name, body) in enumerate(units)
+        if name and (name in also or body.split("\n", 1)[0].endswith(_LAZY))
+    ]
     if not lazy:
         return text
     names = ", ".join(units[i][0] for i in lazy)
@@ -163,7 +187,7 @@ def _sources() -> Dict[str, str]:
         body = files[f"{op}.lua"]
         if op not in COMMON:  # off the common paths: the lazy helpers at once
             body = "lazy()\n" + body
-        out[op] = head + _deferred(_shaken(text, body)) + body
+        out[op] = head + _deferred(_shaken(text, body), LAZY_IN.get(op, frozenset())) + body
     return out
 
 

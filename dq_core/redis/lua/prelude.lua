@@ -176,8 +176,13 @@ local function ready_at(d)
   return d
 end
 
+-- q's earliest score as a claim's take_due read it (false: q empty), kept
+-- until q changes again (nil: not known)
+local q_first = nil
+
 -- the earliest score of the sorted set z, or nil
 local function first_score(z)
+  if z == q and q_first ~= nil then return q_first or nil end
   local h = redis.call('ZRANGE', z, '0', '0', 'WITHSCORES')
   if h[2] then return tonumber(h[2]) end
   return nil
@@ -284,6 +289,7 @@ end
 -- schedule id at d with a attempts: in q, or in qp if it has a priority
 local function schedule(id, d, a)  -- lazy
   local s = redis.call('INCR', seq)
+  q_first = nil
   if priority_of(id) ~= '0' then
     local m = member(d, '') .. member(s, id)
     redis.call('ZADD', qp, d, m)
@@ -298,6 +304,7 @@ end
 -- a scheduled job's state v ('S' or 'P') leaves its sorted set
 local function unschedule(v)  -- lazy
   local kind, _, m = split(v)
+  q_first = nil
   if kind == 'S' then
     redis.call('ZREM', q, m)
   else
@@ -328,9 +335,18 @@ local function take_due(n)
   if rate then n = math.min(n, math.floor(tokens)) end
   local function from_q(k)
     if k <= 0 then return end
-    local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, k)
-    local ms = {}
+    local due, ms, few = nil, {}, k <= 8 and not prio
+    if few then  -- the first k + 1 by deadline: the due ones taken, the next is q's head after
+      due = redis.call('ZRANGE', q, '0', us(k), 'WITHSCORES')
+      q_first = false
+    else
+      due = redis.call('ZRANGEBYSCORE', q, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', us(k))
+    end
     for i = 1, #due, 2 do
+      if few and (#ms == k or tonumber(due[i + 1]) > now) then
+        q_first = tonumber(due[i + 1])
+        break
+      end
       ms[#ms + 1] = due[i]
       out[#out + 1] = string.sub(due[i], 17) ; out[#out + 1] = due[i + 1]
     end
@@ -363,7 +379,7 @@ end
 
 -- how many scheduled jobs are due now
 local function due_count()
-  local n = redis.call('ZCOUNT', q, '-inf', now)
+  local n = redis.call('ZCOUNT', q, '-inf', now_s)
   if prio then n = n + redis.call('ZCARD', rdy) + redis.call('ZCOUNT', qp, '-inf', now) end
   return n
 end

@@ -16,6 +16,7 @@ else
   prior = redis.call('GET', rkey)
 end
 if prior then return tonumber(prior) end
+if not new then lazy() end  -- (a put of new ids makes its helpers where it needs them)
 
 local p = ARGV[5]
 if p ~= '0' and not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
@@ -37,7 +38,7 @@ for i = from, to, step do
     if p ~= '0' then m = member(d, '') .. m end
     k = k + 1
     if not new then seen[id] = true ; ids[k] = id end
-    zargs[2 * k - 1] = d ; zargs[2 * k] = m
+    zargs[2 * k - 1] = us(d) ; zargs[2 * k] = m  -- a string: see us()
     sargs[2 * k - 1] = id ; sargs[2 * k] = (p ~= '0' and 'P0:' or 'S0:') .. m
     pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[7 + 3 * i]
   end
@@ -99,7 +100,10 @@ if #zargs > 0 then
   end
 end
 if new then
-  if wake then tell(best, n) end
+  if wake then
+    lazy()
+    tell(best, n)
+  end
   return n  -- recorded above
 end
 if best ~= nil then wake_if_head(best, head, #zargs / 2) end
