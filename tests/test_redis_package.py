@@ -26,36 +26,32 @@ def test_every_script_is_read_from_a_lua_file():
     helper = re.compile(r"^local function (\w+)\(", re.M)
     helpers = helper.findall(files["prelude.lua"])
     marked = re.findall(r"^local function (\w+)\(.*  -- lazy$", files["prelude.lua"], re.M)
-    made = (
-        "local lazy_made, lazy, ",
-        "-- the helpers off the common paths",
-        "function lazy()",
-        "  if lazy_made then return end",
-        "  lazy_made = true",
-    )
     for op, source in _scripts.SOURCES.items():
         body = files[f"{op}.lua"]
-        if op not in _scripts.COMMON:  # off the common paths: the lazy helpers made at once
-            body = "lazy()\n" + body
         assert source.endswith(body)
         prelude = source[: -len(body)]
-        # the lazy helpers kept are made by lazy() (declared first, in the
-        # prelude's order), the others where the prelude makes them
+        # the lazy helpers kept are made in one block, if the call may need
+        # them (declared first, in the prelude's order); the others where the
+        # prelude makes them
         lazy = re.findall(r"^function (\w+)\(", prelude, re.M)
-        lazy.remove("lazy")
-        mine = _scripts.LAZY_IN.get(op, frozenset())
-        assert lazy and set(lazy) <= set(marked) | mine and mine <= set(lazy)
-        assert re.search(rf"^local lazy_made, lazy, {', '.join(lazy)}  -- ", prelude, re.M)
+        eager = _scripts.EAGER.get(op, frozenset())
+        assert lazy and set(lazy) <= set(marked) - eager
+        declared = f"local {', '.join(lazy)}  -- made below"
+        assert re.search(rf"^{declared}", prelude, re.M)
         kept = helper.findall(prelude)
-        assert not set(kept) & (set(marked) | mine)
+        assert not set(kept) & (set(marked) - eager)
         assert kept == [h for h in helpers if h in kept]  # the prelude's, in its order
         kept += lazy
         # the prelude's lines, less the helpers left out (none of which the
-        # script names outside comments), in its order: those lazy() makes, and the others
+        # script names outside comments), in its order: the block's, and the others
         lines = prelude.splitlines()[1:]
-        start, end = lines.index("function lazy()"), lines.index("end  -- lazy()")
-        inner = [re.sub(r"^function ", "local function ", line) for line in lines[start + 3 : end]]
+        start = lines.index(f"if {_scripts.NEED.get(op, 'true')} then")
+        end = lines.index("end  -- lazy helpers")
+        inner = [re.sub(r"^function ", "local function ", line) for line in lines[start + 1 : end]]
+        made = (declared, "-- the helpers off the common paths")
         outer = [line for line in lines[:start] + lines[end + 1 :] if not line.startswith(made)]
+        if op in _scripts.NO_RECLAIM:
+            outer = [line for line in outer if line != "local ended = {}"]
         for part in (inner, outer):
             mine = iter(files["prelude.lua"].splitlines())
             assert all(line in mine for line in part)
@@ -65,7 +61,7 @@ def test_every_script_is_read_from_a_lua_file():
     # a put leaves the claims' helpers out, a claim keeps them
     assert "local function take_due(" not in _scripts.SOURCES["put"]
     assert "local function take_due(" in _scripts.SOURCES["claim"]
-    # a claim makes the helpers of recurring jobs and retries only at need
+    # a claim makes the helpers of recurring jobs and retries only if it may need them
     assert "\nfunction next_fire(" in _scripts.SOURCES["claim"]
     assert "\nfunction retry(" in _scripts.SOURCES["claim"]
 

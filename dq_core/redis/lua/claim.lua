@@ -115,7 +115,6 @@ for i = 1, k do
   local id = ids[i]
   local a = attempts(olds[i]) + 1
   if not pays[i] then  -- a lost payload is an error, never an empty one
-    lazy()
     bury(id, a - 1, tonumber(due[2 * i]), now, 'payload missing')
   else
     j = j + 1
@@ -132,10 +131,7 @@ if j > 0 then
   each('HSET', state, sargs, 2)
   each('ZADD', lease, largs, 2)
 end
-if recur then
-  lazy()
-  recur_next(ids)
-end  -- before settle: the next instances are waited for
+if recur then recur_next(ids) end  -- before settle: the next instances are waited for
 out[2], out[3] = settle(j)
 remember((acks and 'A' .. acks .. '|' or '') .. now_s .. ':' .. us(out[2]) .. ':' .. until_s .. ':'
          .. table.concat(ds, ','))

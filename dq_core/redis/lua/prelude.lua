@@ -2,8 +2,8 @@
 -- the helpers, the time, and the reclaim of ended leases (a put's leaves it out: NO_RECLAIM).  The loader
 -- (_scripts.py) puts the constants CHUNK and REPLAY_MS before it and one
 -- script's body after it.  A helper whose first line ends '-- lazy' is off
--- the common paths: the loader has lazy() make it, and the code calls lazy()
--- before it first needs one (a put, a claim, an ack: only where they do).
+-- the common paths: the loader has it made only when the call may need it
+-- (_scripts.NEED: a put, a claim, an ack; the other scripts always).
 --
 -- KEYS[1]: the queue's prefix, 'dq:{<name>}:', and every key the script
 -- touches is the prefix and a name (q, state, pay, lease, dead, seq, meta,
@@ -120,6 +120,10 @@ local function us(x)
   return string.format('%d', x)
 end
 local now_s = us(now)
+
+-- the leases that ended: the reclaim's (read here: whether there are any
+-- decides which helpers a claim or an ack makes; a put reads none)
+local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', CHUNK_S)
 
 -- sorted-set member: equal scores sort by member, hence FIFO by sequence
 -- ('%016d' formats as '%016.0f' does below 2**53, in half the time)
@@ -363,7 +367,6 @@ local function take_due(n)
       end
       if #ms > 0 then each('ZREM', rdy, ms, 1) end
     end
-    lazy()
     promote()
     from_rdy('-inf', '(0', n)
     from_q(n - #out / 2)
@@ -415,7 +418,7 @@ end
 local function bury(id, a, d, now, why)  -- lazy
   redis.call('ZADD', dead, now, id)
   redis.call('HSET', state, id, 'D' .. a .. ':' .. us(d) .. ':' .. why)
-  trim_count()
+  if dmax > 0 then trim_count() end  -- (made only then, in a claim)
 end
 
 -- a job that failed a attempts (nack, lease ended) is due again at d, or dead
@@ -548,8 +551,6 @@ end
 
 -- leases that ended are due again (at their end), attempts already counted
 local function reclaim(now)
-  local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', CHUNK_S)
-  if #ended > 0 then lazy() end
   for i = 1, #ended, 2 do
     local id = ended[i]
     redis.call('ZREM', lease, id)
@@ -586,7 +587,4 @@ local function holds(id, s)
 end
 
 reclaim(now)
-if dttl > 0 or dmax > 0 then
-  lazy()
-  trim_dead(now)
-end
+if dttl > 0 or dmax > 0 then trim_dead(now) end

@@ -16,7 +16,6 @@ else
   prior = redis.call('GET', rkey)
 end
 if prior then return tonumber(prior) end
-if not new then lazy() end  -- (a put of new ids makes its helpers where it needs them)
 
 local p = ARGV[5]
 if p ~= '0' and not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
@@ -56,7 +55,6 @@ if keep then  -- ids already held stay as they are
   end
   zargs, sargs, pargs, old = z, s, p, {}
 elseif not new then  -- ids already held leave their old state: a new put starts from 0 attempts
-  lazy()
   local gone, leased, died = {}, {}, {}
   for i = 1, k do
     if old[i] then
@@ -100,10 +98,7 @@ if #zargs > 0 then
   end
 end
 if new then
-  if wake then
-    lazy()
-    tell(best, n)
-  end
+  if wake then tell(best, n) end
   return n  -- recorded above
 end
 if best ~= nil then wake_if_head(best, head, #zargs / 2) end
