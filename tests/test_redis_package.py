@@ -25,21 +25,45 @@ def test_every_script_is_read_from_a_lua_file():
     assert set(files) == {"prelude.lua"} | {f"{op}.lua" for op in _scripts.OPS}
     helper = re.compile(r"^local function (\w+)\(", re.M)
     helpers = helper.findall(files["prelude.lua"])
+    marked = re.findall(r"^local function (\w+)\(.*  -- lazy$", files["prelude.lua"], re.M)
     for op, source in _scripts.SOURCES.items():
         body = files[f"{op}.lua"]
         assert source.endswith(body)
-        kept = helper.findall(source[: -len(body)])
+        prelude = source[: -len(body)]
+        # the lazy helpers kept are made in one block, if the call may need
+        # them (declared first, in the prelude's order); the others where the
+        # prelude makes them
+        lazy = re.findall(r"^function (\w+)\(", prelude, re.M)
+        eager = _scripts.EAGER.get(op, frozenset())
+        assert lazy and set(lazy) <= set(marked) - eager
+        declared = f"local {', '.join(lazy)}  -- made below"
+        assert re.search(rf"^{declared}", prelude, re.M)
+        kept = helper.findall(prelude)
+        assert not set(kept) & (set(marked) - eager)
         assert kept == [h for h in helpers if h in kept]  # the prelude's, in its order
-        # the prelude's lines, in order, less the helpers left out: none of
-        # which the script names (outside comments)
-        lines = iter(files["prelude.lua"].splitlines())
-        assert all(line in lines for line in source[: -len(body)].splitlines()[1:])
+        kept += lazy
+        # the prelude's lines, less the helpers left out (none of which the
+        # script names outside comments), in its order: the block's, and the others
+        lines = prelude.splitlines()[1:]
+        start = lines.index(f"if {_scripts.NEED.get(op, 'true')} then")
+        end = lines.index("end  -- lazy helpers")
+        inner = [re.sub(r"^function ", "local function ", line) for line in lines[start + 1 : end]]
+        made = (declared, "-- the helpers off the common paths")
+        outer = [line for line in lines[:start] + lines[end + 1 :] if not line.startswith(made)]
+        if op in _scripts.NO_RECLAIM:
+            outer = [line for line in outer if line != "local ended = {}"]
+        for part in (inner, outer):
+            mine = iter(files["prelude.lua"].splitlines())
+            assert all(line in mine for line in part)
         code = re.sub(r"--[^\n]*", "", source)
         for name in set(helpers) - set(kept):
             assert not re.search(rf"\b{name}\b", code), (op, name)
     # a put leaves the claims' helpers out, a claim keeps them
     assert "local function take_due(" not in _scripts.SOURCES["put"]
     assert "local function take_due(" in _scripts.SOURCES["claim"]
+    # a claim makes the helpers of recurring jobs and retries only if it may need them
+    assert "\nfunction next_fire(" in _scripts.SOURCES["claim"]
+    assert "\nfunction retry(" in _scripts.SOURCES["claim"]
 
 
 def test_the_sdist_and_the_wheel_built_from_it_carry_every_lua_file(tmp_path):

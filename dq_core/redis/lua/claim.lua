@@ -11,37 +11,37 @@
 -- worker's ack sent with its next get: one call for both); the reply then
 -- ends with the acks' string of '1' and '0', and the call's record starts
 -- with 'A<that string>|' (a replay answers the acks as they were answered).
-local function reply_again(rec)
-  -- the record: 'now:next:end of the leases:deadline,deadline,...' (the jobs'
-  -- deadlines in reply order); the jobs are those still holding this call's
-  -- leases, their payloads read again.  Only a claim that leased jobs has a
-  -- record, and its caller was neither watcher nor idle after it (role '');
-  -- one that found none is run again: its registry writes are idempotent
-  local now_, wake, until_, ds = string.match(rec, '^([^:]*):([^:]*):([^:]*):(.*)$')
-  local out, mine, tail = {tonumber(now_), tonumber(wake), ''}, {}, ':' .. nonce .. '.'
-  local held = redis.call('ZRANGEBYSCORE', lease, until_, until_)
-  local states = hmget(state, held)
-  for i = 1, #held do
-    local v = states[i]
-    local p = v and string.find(v, tail, 1, true)
-    if p and string.sub(v, 1, 1) == 'L' and string.sub(v, p + #tail) ~= '' then
-      mine[tonumber(string.sub(v, p + #tail))] = {held[i], tonumber(string.sub(v, 2, p - 1)), v}
-    end
-  end
-  local j = 0
-  for d in string.gmatch(ds, '[^,]+') do
-    j = j + 1
-    local m = mine[j]
-    if m then
-      local o = #out
-      out[o + 1] = m[1] ; out[o + 2] = redis.call('HGET', pay, m[1]) or false
-      out[o + 3] = d ; out[o + 4] = m[2] ; out[o + 5] = m[3]
-    end
-  end
-  return out
-end
 local acks = nil
 if prior then
+  local function reply_again(rec)
+    -- the record: 'now:next:end of the leases:deadline,deadline,...' (the jobs'
+    -- deadlines in reply order); the jobs are those still holding this call's
+    -- leases, their payloads read again.  Only a claim that leased jobs has a
+    -- record, and its caller was neither watcher nor idle after it (role '');
+    -- one that found none is run again: its registry writes are idempotent
+    local now_, wake, until_, ds = string.match(rec, '^([^:]*):([^:]*):([^:]*):(.*)$')
+    local out, mine, tail = {tonumber(now_), tonumber(wake), ''}, {}, ':' .. nonce .. '.'
+    local held = redis.call('ZRANGEBYSCORE', lease, until_, until_)
+    local states = hmget(state, held)
+    for i = 1, #held do
+      local v = states[i]
+      local p = v and string.find(v, tail, 1, true)
+      if p and string.sub(v, 1, 1) == 'L' and string.sub(v, p + #tail) ~= '' then
+        mine[tonumber(string.sub(v, p + #tail))] = {held[i], tonumber(string.sub(v, 2, p - 1)), v}
+      end
+    end
+    local j = 0
+    for d in string.gmatch(ds, '[^,]+') do
+      j = j + 1
+      local m = mine[j]
+      if m then
+        local o = #out
+        out[o + 1] = m[1] ; out[o + 2] = redis.call('HGET', pay, m[1]) or false
+        out[o + 3] = d ; out[o + 4] = m[2] ; out[o + 5] = m[3]
+      end
+    end
+    return out
+  end
   local bits, rest = string.match(prior, '^A([01]*)|(.*)$')
   if not bits then return reply_again(prior) end
   if rest ~= '' then
@@ -55,9 +55,8 @@ elseif #ARGV > 6 then
 end
 
 local me, flags = ARGV[5], ARGV[6]
-local function has(flag)
-  return string.find(flags, flag, 1, true) ~= nil
-end
+local waits, owed, blind = string.find(flags, 'w', 1, true), string.find(flags, 'o', 1, true),
+  string.find(flags, 'b', 1, true)
 
 -- after a claim of k jobs: where the caller goes (watcher, idle or neither),
 -- who is told of what is due next, and the look announced; returns the
@@ -68,12 +67,12 @@ local function settle(k)
     -- the first write: on a full server (noeviction) it lets the ones below
     -- through, which keep the registry of a bounded number of listeners
     redis.call('ZREM', idle, me)
-    if k == 0 and has('w') and nxt >= 0 and (not watch or watch == me or has('b')) then
+    if k == 0 and waits and nxt >= 0 and (not watch or watch == me or blind) then
       set_watch(me, nxt)
       role = 'w'
     else
       if watch == me then set_watch(nil, nil) end  -- busy, or nothing to watch
-      if k == 0 and has('w') then
+      if k == 0 and waits then
         redis.call('ZADD', idle, now_s, me)
         role = 'i'
       end
@@ -86,7 +85,7 @@ local function settle(k)
   elseif k > 0 then  -- jobs left due: idle listeners take them (the caller looks again)
     tell(nxt, due_count(), true)
   end
-  if me ~= '' and (has('o') or watch ~= before) then
+  if me ~= '' and (owed or watch ~= before) then
     -- no '*': due now, tell() named who looks; due later with no watcher,
     -- it told every listener already
     redis.call('PUBLISH', chan, wake_up('L', nxt, watch or ''))

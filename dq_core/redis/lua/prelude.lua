@@ -1,7 +1,9 @@
 -- The start of every script: its keys and arguments, the queue's policy,
 -- the helpers, the time, and the reclaim of ended leases (a put's leaves it out: NO_RECLAIM).  The loader
 -- (_scripts.py) puts the constants CHUNK and REPLAY_MS before it and one
--- script's body after it.
+-- script's body after it.  A helper whose first line ends '-- lazy' is off
+-- the common paths: the loader has it made only when the call may need it
+-- (_scripts.NEED: a put, a claim, an ack; the other scripts always).
 --
 -- KEYS[1]: the queue's prefix, 'dq:{<name>}:', and every key the script
 -- touches is the prefix and a name (q, state, pay, lease, dead, seq, meta,
@@ -105,11 +107,11 @@ local function remember(r)
   return r
 end
 
-local function now_us()
+local now
+do
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local now = now_us()
 
 -- integer microseconds as a string, every digit kept ('..' would write %.14g).
 -- A number given to redis.call is written with %.17g, ten times the cost of
@@ -119,6 +121,10 @@ local function us(x)
 end
 local now_s = us(now)
 
+-- the leases that ended: the reclaim's (read here: whether there are any
+-- decides which helpers a claim or an ack makes; a put reads none)
+local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', CHUNK_S)
+
 -- sorted-set member: equal scores sort by member, hence FIFO by sequence
 -- ('%016d' formats as '%016.0f' does below 2**53, in half the time)
 local function member(s, id)
@@ -126,7 +132,7 @@ local function member(s, id)
 end
 
 -- a state string: its kind ('S', 'L', 'D'), attempts, and the rest
-local function split(v)
+local function split(v)  -- lazy
   local p = string.find(v, ':', 2, true)
   return string.sub(v, 1, 1), tonumber(string.sub(v, 2, p - 1)), string.sub(v, p + 1)
 end
@@ -174,8 +180,13 @@ local function ready_at(d)
   return d
 end
 
+-- q's earliest score as a claim's take_due read it (false: q empty), kept
+-- until q changes again (nil: not known)
+local q_first = nil
+
 -- the earliest score of the sorted set z, or nil
 local function first_score(z)
+  if z == q and q_first ~= nil then return q_first or nil end
   local h = redis.call('ZRANGE', z, '0', '0', 'WITHSCORES')
   if h[2] then return tonumber(h[2]) end
   return nil
@@ -274,14 +285,15 @@ local function wake_if_head(d, head, n)
 end
 
 -- the priority of id ('0' for none)
-local function priority_of(id)
+local function priority_of(id)  -- lazy
   if not prio then return '0' end
   return redis.call('HGET', pri, id) or '0'
 end
 
 -- schedule id at d with a attempts: in q, or in qp if it has a priority
-local function schedule(id, d, a)
+local function schedule(id, d, a)  -- lazy
   local s = redis.call('INCR', seq)
+  q_first = nil
   if priority_of(id) ~= '0' then
     local m = member(d, '') .. member(s, id)
     redis.call('ZADD', qp, d, m)
@@ -294,8 +306,9 @@ local function schedule(id, d, a)
 end
 
 -- a scheduled job's state v ('S' or 'P') leaves its sorted set
-local function unschedule(v)
+local function unschedule(v)  -- lazy
   local kind, _, m = split(v)
+  q_first = nil
   if kind == 'S' then
     redis.call('ZREM', q, m)
   else
@@ -305,7 +318,7 @@ local function unschedule(v)
 end
 
 -- prioritised jobs due now move from qp to rdy, scored by their priority
-local function promote()
+local function promote()  -- lazy
   while true do
     local ms = redis.call('ZRANGEBYSCORE', qp, '-inf', now, 'LIMIT', 0, CHUNK)
     if #ms == 0 then return end
@@ -324,46 +337,52 @@ end
 local function take_due(n)
   local out = {}
   if rate then n = math.min(n, math.floor(tokens)) end
-  local function spent()  -- a token for each job taken
-    local k = #out / 2
-    if rate and k > 0 then
-      tokens = tokens - k
-      redis.call('HSET', meta, 'rtok', string.format('%.17g', tokens) .. ':' .. us(now))
-    end
-    return out
-  end
   local function from_q(k)
     if k <= 0 then return end
-    local due = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'WITHSCORES', 'LIMIT', 0, k)
-    local ms = {}
+    local due, ms, few = nil, {}, k <= 8 and not prio
+    if few then  -- the first k + 1 by deadline: the due ones taken, the next is q's head after
+      due = redis.call('ZRANGE', q, '0', us(k), 'WITHSCORES')
+      q_first = false
+    else
+      due = redis.call('ZRANGEBYSCORE', q, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', us(k))
+    end
     for i = 1, #due, 2 do
+      if few and (#ms == k or tonumber(due[i + 1]) > now) then
+        q_first = tonumber(due[i + 1])
+        break
+      end
       ms[#ms + 1] = due[i]
       out[#out + 1] = string.sub(due[i], 17) ; out[#out + 1] = due[i + 1]
     end
     if #ms > 0 then each('ZREM', q, ms, 1) end
   end
-  local function from_rdy(lo, hi, k)
-    if k <= 0 then return end
-    local ms = redis.call('ZRANGEBYSCORE', rdy, lo, hi, 'LIMIT', 0, k)
-    for i = 1, #ms do
-      out[#out + 1] = string.sub(ms[i], 33) ; out[#out + 1] = us(tonumber(string.sub(ms[i], 1, 16)))
-    end
-    if #ms > 0 then each('ZREM', rdy, ms, 1) end
-  end
   if not prio then
     from_q(n)
-    return spent()
+  else  -- (from_rdy made only here: a closure costs the server as much as a small command)
+    local function from_rdy(lo, hi, k)
+      if k <= 0 then return end
+      local ms = redis.call('ZRANGEBYSCORE', rdy, lo, hi, 'LIMIT', 0, k)
+      for i = 1, #ms do
+        out[#out + 1] = string.sub(ms[i], 33) ; out[#out + 1] = us(tonumber(string.sub(ms[i], 1, 16)))
+      end
+      if #ms > 0 then each('ZREM', rdy, ms, 1) end
+    end
+    promote()
+    from_rdy('-inf', '(0', n)
+    from_q(n - #out / 2)
+    from_rdy('(0', '+inf', n - #out / 2)
   end
-  promote()
-  from_rdy('-inf', '(0', n)
-  from_q(n - #out / 2)
-  from_rdy('(0', '+inf', n - #out / 2)
-  return spent()
+  local k = #out / 2
+  if rate and k > 0 then  -- a token for each job taken
+    tokens = tokens - k
+    redis.call('HSET', meta, 'rtok', string.format('%.17g', tokens) .. ':' .. us(now))
+  end
+  return out
 end
 
 -- how many scheduled jobs are due now
 local function due_count()
-  local n = redis.call('ZCOUNT', q, '-inf', now)
+  local n = redis.call('ZCOUNT', q, '-inf', now_s)
   if prio then n = n + redis.call('ZCARD', rdy) + redis.call('ZCOUNT', qp, '-inf', now) end
   return n
 end
@@ -380,7 +399,7 @@ local function forget(ids, zset)
 end
 
 -- dead jobs past the queue's retention in number go for good, oldest first
-local function trim_count()
+local function trim_count()  -- lazy
   if dmax > 0 then
     local over = redis.call('ZCARD', dead) - dmax
     if over > 0 then forget(redis.call('ZRANGE', dead, 0, math.min(over, CHUNK) - 1)) end
@@ -388,7 +407,7 @@ local function trim_count()
 end
 
 -- dead jobs past the queue's retention (age, count) go for good
-local function trim_dead(now)
+local function trim_dead(now)  -- lazy
   if dttl > 0 then
     forget(redis.call('ZRANGEBYSCORE', dead, '-inf', now - dttl, 'LIMIT', 0, CHUNK))
   end
@@ -396,14 +415,14 @@ local function trim_dead(now)
 end
 
 -- a job goes dead (past dead_max, the oldest death goes for good at once)
-local function bury(id, a, d, now, why)
+local function bury(id, a, d, now, why)  -- lazy
   redis.call('ZADD', dead, now, id)
   redis.call('HSET', state, id, 'D' .. a .. ':' .. us(d) .. ':' .. why)
-  trim_count()
+  if dmax > 0 then trim_count() end  -- (made only then, in a claim)
 end
 
 -- a job that failed a attempts (nack, lease ended) is due again at d, or dead
-local function retry(id, d, a, now, why)
+local function retry(id, d, a, now, why)  -- lazy
   if maxa > 0 and a >= maxa then
     bury(id, a, d, now, why .. ' after ' .. a .. ' attempts (max_attempts ' .. maxa .. ')')
     return false
@@ -415,7 +434,7 @@ end
 -- the queue's policy in meta's field ('retry': 'base,factor,max_delay,jitter';
 -- 'rate': 'rate,burst'; nil: none), stored by the first caller that states one
 -- (given ~= ''); a caller stating another gets, second, the error to reply
-local function stated(field, given)
+local function stated(field, given)  -- lazy
   local s = redis.call('HGET', meta, field) or nil
   if given ~= '' then
     if s and s ~= given then return nil, 'DQPOLICY ' .. field .. ' ' .. s .. ' ' .. given end
@@ -425,7 +444,7 @@ local function stated(field, given)
 end
 
 -- the proleptic Gregorian date (year, month, day) of a day counted from 1970-01-01
-local function civil(days)
+local function civil(days)  -- lazy
   local z = days + 719468
   local era = math.floor(z / 146097)
   local doe = z - era * 146097
@@ -442,7 +461,7 @@ end
 -- n us from anchor; 'c<min>;<hour>;<dom>;<month>;<dow>;<flags>' the lists of a
 -- cron expression (UTC; flags: day of month '*', day of week '*'), as
 -- dq_core/redis/_cron.py computes it; nil if none within four years
-local function next_fire(rule, t)
+local function next_fire(rule, t)  -- lazy
   if string.sub(rule, 1, 1) == 'e' then
     local n, a = string.match(rule, '^e(%d+):(%d+)$')
     n, a = tonumber(n), tonumber(a)
@@ -482,7 +501,7 @@ local function next_fire(rule, t)
 end
 
 -- a new job (attempts 0) with payload data, due at d, priority p ('0': none)
-local function add_job(id, data, d, p)
+local function add_job(id, data, d, p)  -- lazy
   if p ~= '0' then
     if not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
     redis.call('HSET', pri, id, p)
@@ -492,7 +511,7 @@ local function add_job(id, data, d, p)
 end
 
 -- a scheduled job (not leased, not dead) goes for good; whether there was one
-local function drop_scheduled(id)
+local function drop_scheduled(id)  -- lazy
   local v = redis.call('HGET', state, id)
   local kind = v and string.sub(v, 1, 1)
   if kind ~= 'S' and kind ~= 'P' then return false end
@@ -504,7 +523,7 @@ local function drop_scheduled(id)
 end
 
 -- the recurring job base's next instance: its first firing after now; returns its id and deadline
-local function recur_from(base, rule, p, data)
+local function recur_from(base, rule, p, data)  -- lazy
   local d = next_fire(rule, now)
   if not d then redis.call('HDEL', rec, base) ; return nil, nil end  -- never again
   local inst = base .. '@' .. us(d)
@@ -514,12 +533,12 @@ local function recur_from(base, rule, p, data)
 end
 
 -- the parts of a recurring job's record: rule, priority, instance, payload
-local function recurring(spec)
+local function recurring(spec)  -- lazy
   return string.match(spec, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
 end
 
 -- claimed jobs that are recurring instances schedule their next (missed firings collapse)
-local function recur_next(ids)
+local function recur_next(ids)  -- lazy
   for _, id in ipairs(ids) do
     local base = string.match(id, '^(.*)@%d+$')
     local spec = base and redis.call('HGET', rec, base)
@@ -532,7 +551,6 @@ end
 
 -- leases that ended are due again (at their end), attempts already counted
 local function reclaim(now)
-  local ended = redis.call('ZRANGEBYSCORE', lease, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', CHUNK_S)
   for i = 1, #ended, 2 do
     local id = ended[i]
     redis.call('ZREM', lease, id)
@@ -569,4 +587,4 @@ local function holds(id, s)
 end
 
 reclaim(now)
-trim_dead(now)
+if dttl > 0 or dmax > 0 then trim_dead(now) end

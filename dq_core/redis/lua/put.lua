@@ -1,15 +1,27 @@
-if prior then return tonumber(prior) end
-
 -- ARGV[3]: '1' if times are absolute; ARGV[4]: 'keep' to skip ids already
 -- held, 'replace' to replace them, 'new' for ids that no job holds (drawn at
 -- random by the client: nothing to look up); ARGV[5]: the jobs' priority
 -- ('0': none, they go to q; else to qp); then (id, payload, microseconds) triples
 local absolute, keep, new = ARGV[3] == '1', ARGV[4] == 'keep', ARGV[4] == 'new'
+local n = (#ARGV - 5) / 3
+-- the replay record (the prelude looks for none: NO_PRIOR).  A put of new ids
+-- answers n, known before it runs: one command looks for the record and writes
+-- it (SET NX GET), where a GET and a SET did.  A full server refuses that
+-- write: then only a replay's record is looked for, and the put's first write
+-- below is refused as it was
+if new then
+  prior = redis.pcall('SET', rkey, us(n), 'PX', REPLAY_PX, 'NX', 'GET')
+  if type(prior) == 'table' then prior = redis.call('GET', rkey) end
+else
+  prior = redis.call('GET', rkey)
+end
+if prior then return tonumber(prior) end
+
 local p = ARGV[5]
 if p ~= '0' and not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
-local n = (#ARGV - 5) / 3
 local first = redis.call('INCRBY', seq, n) - n + 1  -- fresh numbers, none reused
-local head = head_score()
+local head = nil  -- the earliest deadline before the put ('new': read only if needed, below)
+if not new then head = head_score() end
 local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
 local k, best = 0, nil
 -- of repeated ids the last one wins (replace) or the first (keep)
@@ -25,7 +37,7 @@ for i = from, to, step do
     if p ~= '0' then m = member(d, '') .. m end
     k = k + 1
     if not new then seen[id] = true ; ids[k] = id end
-    zargs[2 * k - 1] = d ; zargs[2 * k] = m
+    zargs[2 * k - 1] = us(d) ; zargs[2 * k] = m  -- a string: see us()
     sargs[2 * k - 1] = id ; sargs[2 * k] = (p ~= '0' and 'P0:' or 'S0:') .. m
     pargs[2 * k - 1] = id ; pargs[2 * k] = ARGV[7 + 3 * i]
   end
@@ -65,6 +77,16 @@ if keep then  -- the earliest of those put
     if best == nil or d < best then best = d end
   end
 end
+-- new ids: wake_if_head's test, made before the writes with the cheapest
+-- reads first (an idle listener: the head is not read)
+local wake = false
+if new and best ~= nil then
+  wake = best > now or redis.call('EXISTS', idle) == 1
+  if not wake then
+    head = head_score()
+    wake = head == nil or head > now
+  end
+end
 if #zargs > 0 then
   each('ZADD', p ~= '0' and qp or q, zargs, 2)
   each('HSET', state, sargs, 2)
@@ -74,6 +96,10 @@ if #zargs > 0 then
     for i = 1, #sargs, 2 do r[i] = sargs[i] ; r[i + 1] = p end
     each('HSET', pri, r, 2)
   end
+end
+if new then
+  if wake then tell(best, n) end
+  return n  -- recorded above
 end
 if best ~= nil then wake_if_head(best, head, #zargs / 2) end
 return remember(#zargs / 2)
