@@ -517,11 +517,12 @@ class Heap(Generic[T]):
             self._busy = False
         del old  # the replaced payloads' finalisers run only now
 
-    def _check(self, /) -> None:
-        """Assert every invariant of the heap and its slot table."""
+    def _check(self, /) -> int:
+        """Assert every invariant of the heap and its slot table; return its entries (live and dead)."""
         self._enter()
         try:
             self._check_tables()
+            return len(self._heap)
         finally:
             self._busy = False
 

@@ -15,7 +15,9 @@ No position map: nothing is written outside the heap arrays while entries
 move.  An entry is live while its sequence number is its slot's; ``remove``
 kills the entry where it stands (O(1)) and ``update`` adds a new entry and
 kills the old, as the pure twin does.  Dead entries leave from the top, and
-all at once when they outnumber the live ones; the top entry is always live.
+all at once when they outnumber the live ones, or when they make a third of
+a full buffer, which is then not grown (``_make_room``); the top entry is
+always live.
 
 A sorted run: while every push comes in pop order (a deadline no earlier
 than the last one pushed: the usual constant delay or timeout), the entries
@@ -472,10 +474,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             self._renumber()
             pos = self._off + self._m
         if pos >= self._hcap:
-            if self._off - self._root >= self._m:  # at least half of it popped: paid for
-                self._move_down()
-            else:
-                self._alloc_heap(2 * self._hcap)
+            self._make_room()
             pos = self._off + self._m
         slot = self._take_slot(item)
         self._e[pos].key = key
@@ -497,10 +496,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
             self._unsort()
         pos = self._off + self._m
         if pos >= self._hcap:
-            if self._off - self._root >= self._m:
-                self._move_down()
-            else:
-                self._alloc_heap(2 * self._hcap)
+            self._make_room()
             pos = self._off + self._m
         self._e[pos].key = key
         self._e[pos].ss = (self._seq << SLOT_SHIFT) | <u64>slot
@@ -510,6 +506,23 @@ Initialize self.  See help(type(self)) for accurate signature."""
         self._m += 1
         if not self._sorted:
             self._sift_up(pos - self._off, 0)
+        return 0
+
+    @cython.final
+    cdef int _make_room(self) except -1:
+        # Room for one more entry in a full buffer.  It grows only when
+        # neither the popped entries before _off (half of it) nor the dead
+        # ones (a third of it: update, remove) can make room.  A purge costs
+        # O(m) and frees m/3 entries or more (O(1) amortised), and keeps the
+        # updates of a large heap in the buffer its pushes made, where
+        # growing it let the dead entries double the memory that update and
+        # remove walk, and copied it (issue 48, perf/bench_handles.py).
+        if self._off - self._root >= self._m:  # at least half of it popped
+            self._move_down()
+        elif 3 * (self._m - self._n) >= self._m:
+            self._purge()
+        else:
+            self._alloc_heap(2 * self._hcap)
         return 0
 
     @cython.final
@@ -1020,10 +1033,11 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.critical_section
     def _check(self):
-        """Assert every invariant of the heap and its slot table."""
+        """Assert every invariant of the heap and its slot table; return its entries (live and dead)."""
         self._enter()
         try:
             self._check_tables()
+            return self._m
         finally:
             self._busy = False
 

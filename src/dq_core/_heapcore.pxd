@@ -82,6 +82,8 @@ cdef class Heap:
     @cython.final
     cdef int _append_entry(self, double key, long long slot) except -1
     @cython.final
+    cdef int _make_room(self) except -1
+    @cython.final
     cdef int _reserve(self, Py_ssize_t extra) except -1
     @cython.final
     cdef void _drop_top(self) noexcept
