@@ -27,7 +27,7 @@ cdef extern from "dq_argerrors.h":
     pass
 cimport cython
 from cpython.object cimport (
-    Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject, inquiry, traverseproc,
+    PyObject, PyObject_Hash, PyTypeObject,
 )
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -104,7 +104,6 @@ cdef extern from "dq_wheelttl.h":
         dq_wt_gone* items
         Py_ssize_t n, cap
     int32_t DQ_WT_EMPTY, DQ_WT_OFF
-    size_t dq_tt_next(size_t i, size_t* perturb, size_t mask) noexcept
     int64_t dq_wt_tick_of(dq_wt_table* t, double deadline) noexcept
     void dq_wt_use(dq_wt_table* t, int32_t pos) noexcept
     void dq_wt_lunlink(dq_wt_table* t, int32_t pos) noexcept
@@ -122,6 +121,16 @@ cdef extern from "dq_wheelttl.h":
     void dq_wt_out_release(dq_wt_out* o, Py_ssize_t start) noexcept
     int dq_wt_purge(dq_wt_table* t, double now, dq_wt_out* out) except -1
     int dq_wt_sweep(dq_wt_table* t, double now, dq_wt_out* out, int ordered) except -1
+
+cdef extern from *:
+    """
+    #include "dq_tables.h"
+    #define DQ_WT_IX(t, i) ((t)->ix[i])
+    DQ_TABLE_FIND(dq_wt_find, dq_wt_table, int32_t, DQ_WT_IX, DQ_WT_EMPTY)
+    DQ_TABLE_GC(dq_wt_table, dq_wt_table, dq_wt_traverse, dq_wt_clear)
+    """
+    int32_t dq_wt_find(dq_wt_table* t, object key, Py_hash_t h, size_t* islot) except -2
+    void dq_wt_table_gc_hook(PyTypeObject* tp, Py_ssize_t offset) noexcept
 
 cdef object MONOTONIC = time.monotonic
 cdef double INF = INFINITY
@@ -143,22 +152,13 @@ cdef class _Table:
         dq_wt_clear(&self.t)
 
 
-cdef traverseproc _table_traverse_fields = (<PyTypeObject*>_Table).tp_traverse
-cdef inquiry _table_clear_fields = (<PyTypeObject*>_Table).tp_clear
+cdef Py_ssize_t _table_offset():
+    # where a _Table holds its table
+    cdef _Table tab = _new_table(0.01, 0.0)
+    return <char*>&tab.t - <char*><PyObject*>tab
 
 
-cdef int _table_traverse(PyObject* o, void* visit, void* arg) noexcept:
-    cdef int e = dq_wt_traverse(&(<_Table>o).t, visit, arg)
-    return e if e else (<int (*)(PyObject*, void*, void*) noexcept>_table_traverse_fields)(o, visit, arg)
-
-
-cdef int _table_clear(PyObject* o) noexcept:
-    dq_wt_clear(&(<_Table>o).t)
-    return (<int (*)(PyObject*) noexcept>_table_clear_fields)(o)
-
-
-(<PyTypeObject*>_Table).tp_traverse = <traverseproc>_table_traverse
-(<PyTypeObject*>_Table).tp_clear = <inquiry>_table_clear
+dq_wt_table_gc_hook(<PyTypeObject*>_Table, _table_offset())  # its traverse and clear reach the entries
 
 
 cdef _Table _new_table(double tick, double start):
@@ -171,41 +171,11 @@ cdef _Table _new_table(double tick, double start):
     return tab
 
 
-cdef int32_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
+cdef inline int32_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
     # The slab slot of key's entry in tab (its index slot in *islot), or -1.
     # A stored key of the same hash is compared with key by its __eq__: if
-    # that changed tab, the search starts again.
-    cdef dq_wt_table* t = &tab.t
-    cdef size_t mask, perturb, i
-    cdef int32_t pos
-    cdef uint64_t version
-    cdef int eq
-    cdef object stored
-    while True:
-        if t.isize == 0:
-            return -1
-        version = t.version
-        mask = <size_t>t.isize - 1
-        perturb = <size_t>h
-        i = <size_t>h & mask
-        while True:
-            pos = t.ix[i]
-            if pos == DQ_WT_EMPTY:
-                return -1
-            if pos >= 0:
-                if t.ents[pos].key == <PyObject*>key:
-                    islot[0] = i
-                    return pos
-                if t.ents[pos].hash == h:
-                    stored = <object>t.ents[pos].key
-                    eq = PyObject_RichCompareBool(stored, key, Py_EQ)
-                    stored = None  # may run a finaliser: before the check
-                    if t.version != version:
-                        break  # tab changed: again
-                    if eq:
-                        islot[0] = i
-                        return pos
-            i = dq_tt_next(i, &perturb, mask)
+    # that changed tab, the search starts again (dq_tables.h).
+    return dq_wt_find(&tab.t, key, h, islot)
 
 
 cdef object _absent(object key, PyObject* default):
