@@ -98,12 +98,18 @@ def bench_set(loops: int, make: Any, setter: Any) -> float:
     return total
 
 
-def bench_get_hit(loops: int, make: Any, setter: Any) -> float:
+def _filled(make: Any, setter: Any) -> tuple[Any, list[int]]:
+    """A cache holding the N keys (on the real clock), and the keys."""
     keys = list(range(N))
     cache = make(time.monotonic)
     put = setter(cache)
     for k in keys:
         put(k, k)
+    return cache, keys
+
+
+def bench_get_hit(loops: int, make: Any, setter: Any) -> float:
+    cache, keys = _filled(make, setter)
     get = cache.__getitem__
     t0 = time.perf_counter()
     for _ in range(loops):
@@ -113,11 +119,7 @@ def bench_get_hit(loops: int, make: Any, setter: Any) -> float:
 
 
 def bench_subscript_hit(loops: int, make: Any, setter: Any) -> float:
-    keys = list(range(N))
-    cache = make(time.monotonic)
-    put = setter(cache)
-    for k in keys:
-        put(k, k)
+    cache, keys = _filled(make, setter)
     t0 = time.perf_counter()
     for _ in range(loops):
         for k in keys:
