@@ -158,9 +158,14 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
     )
     adopt = heap.adopt_methods  # a face extending a compiled core: its methods, its own
     priority_queue = adopt(_public(_priorityqueue.PriorityQueue, queue.QueueCore))
-    wheel_ttl_dict = adopt(
-        _public(
-            _wheelttldict.WheelTTLDict, wheelttl.WheelTTLCore, MutableMapping, _TimingWheel=wheel.TimingWheel
+    wheel_ttl_dict = wheelttl.own_getitem(
+        adopt(
+            _public(
+                _wheelttldict.WheelTTLDict,
+                wheelttl.WheelTTLCore,
+                MutableMapping,
+                _TimingWheel=wheel.TimingWheel,
+            )
         )
     )
     public = Classes(

@@ -29,13 +29,33 @@ from ._ttldictstate import on_expire_of, tell_each
 #: The interpreter shortcuts its compiled twin may take (name -> on): pure Python takes none.
 SHORTCUTS: Mapping[str, bool] = types.MappingProxyType({})
 
-__all__ = ["WheelTTLCore"]
+__all__ = ["WheelTTLCore", "own_getitem"]
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 _INF = math.inf
 _KEY, _VALUE, _DEADLINE, _HANDLE = range(4)  # the fields of an entry
+
+
+C = TypeVar("C", bound=type)
+
+
+def own_getitem(cls: C) -> C:
+    """Give ``cls`` (a class extending WheelTTLCore) a ``__getitem__`` method of its own; return it.
+
+    The inherited one is the slot's wrapper, whose bound call
+    (``f = d.__getitem__; f(key)``) builds an argument tuple each time; its
+    own is a one-argument C method on the same C function, called without
+    one.  The class's ``mp_subscript`` slot (``d[key]``) stays the C
+    function: the method goes into the class's dict, not through
+    ``setattr``, which would make the slot look the method up.  A class
+    that defines its own ``__getitem__`` is left alone; the pure twin's is a
+    Python function, which needs nothing.
+    """
+    if not isinstance(cls, type) or not issubclass(cls, WheelTTLCore):
+        raise TypeError(f"cls must be a class extending WheelTTLCore, not {cls!r}")
+    return cls
 
 
 def _deadline_of(e: list[Any]) -> float:

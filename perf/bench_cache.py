@@ -9,7 +9,8 @@
     python perf/bench_cache.py --callgrind expire purge   # only those rows
 
 Rows are per operation: a set of a new key with its own ttl, a get that
-hits, an expired entry removed (1e5 due at once, by each cache's own
+hits (a bound ``__getitem__`` called, and ``cache[key]`` in the
+``subscript`` rows), an expired entry removed (1e5 due at once, by each cache's own
 ``expire()``; dq_core's ``purge()``, which as the peers' ``expire()``
 returns no list: the same unit of work; dq_core's ``expire()``, which
 returns the pairs, in rows of its own), a call of a cached function that
@@ -97,17 +98,32 @@ def bench_set(loops: int, make: Any, setter: Any) -> float:
     return total
 
 
-def bench_get_hit(loops: int, make: Any, setter: Any) -> float:
+def _filled(make: Any, setter: Any) -> tuple[Any, list[int]]:
+    """A cache holding the N keys (on the real clock), and the keys."""
     keys = list(range(N))
     cache = make(time.monotonic)
     put = setter(cache)
     for k in keys:
         put(k, k)
+    return cache, keys
+
+
+def bench_get_hit(loops: int, make: Any, setter: Any) -> float:
+    cache, keys = _filled(make, setter)
     get = cache.__getitem__
     t0 = time.perf_counter()
     for _ in range(loops):
         for k in keys:
             get(k)
+    return time.perf_counter() - t0
+
+
+def bench_subscript_hit(loops: int, make: Any, setter: Any) -> float:
+    cache, keys = _filled(make, setter)
+    t0 = time.perf_counter()
+    for _ in range(loops):
+        for k in keys:
+            cache[k]
     return time.perf_counter() - t0
 
 
@@ -270,6 +286,8 @@ def callgrind_target(workload: str, label: str) -> None:
     if workload == "get":
         get = cache.__getitem__
         _consume(get(k) for k in keys)
+    elif workload == "subscript":  # cache[k], the slot itself
+        _consume(cache[k] for k in keys)
     elif workload in ("expire", "purge"):
         if real:
             time.sleep(1.1)
@@ -307,7 +325,7 @@ def callgrind_table() -> None:
 
     Workload names after ``--callgrind`` keep only their rows.
     """
-    rows = [(w, label) for w in ("set", "get", "expire") for label, _, _ in _contenders()]
+    rows = [(w, label) for w in ("set", "get", "subscript", "expire") for label, _, _ in _contenders()]
     rows += [("purge", label) for label, _ in IMPLS]
     rows += [("call_hit", label) for label, _ in _decorated()]
     only = set(sys.argv[sys.argv.index("--callgrind") + 1 :])
@@ -340,6 +358,9 @@ def main() -> None:
     for label, make, setter in _contenders():
         runner.bench_time_func(f"set new key N={N} {label}", bench_set, make, setter, inner_loops=N)
         runner.bench_time_func(f"get hit N={N} {label}", bench_get_hit, make, setter, inner_loops=N)
+        runner.bench_time_func(
+            f"subscript hit N={N} {label}", bench_subscript_hit, make, setter, inner_loops=N
+        )
         # dq_core's purge() and the peers' expire() return no list: the same work
         method = "purge" if label.startswith("dq_core") else "expire"
         runner.bench_time_func(

@@ -30,7 +30,7 @@ cdef extern from "dq_argerrors.h":
     pass
 cimport cython
 from cpython.object cimport (
-    Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject, inquiry, traverseproc,
+    PyObject, PyObject_Hash, PyTypeObject,
 )
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pythread cimport PyThread_get_thread_ident
@@ -76,7 +76,6 @@ cdef extern from "dq_ttltable.h":
         Py_ssize_t n
     Py_ssize_t DQ_TT_EMPTY, DQ_TT_DUMMY
     Py_ssize_t dq_tt_ix(dq_ttl_table* t, size_t i) noexcept
-    size_t dq_tt_next(size_t i, size_t* perturb, size_t mask) noexcept
     size_t dq_tt_slot_of(dq_ttl_table* t, Py_hash_t h, Py_ssize_t pos) noexcept
     void dq_tt_lru_init(dq_ttl_table* t) noexcept
     void dq_tt_lru_use(dq_ttl_table* t, Py_ssize_t pos) noexcept
@@ -103,6 +102,15 @@ cdef int STATE_VERSION = _ttldictstate.STATE_VERSION
 cdef int LRU_STATE_VERSION = _ttldictstate.LRU_STATE_VERSION
 cdef Py_ssize_t SWEEP = _ttldictstate.SWEEP
 cdef Py_ssize_t BATCH = _ttldictstate.BATCH
+cdef extern from *:
+    """
+    #include "dq_tables.h"
+    DQ_TABLE_FIND(dq_tt_find, dq_ttl_table, Py_ssize_t, dq_tt_ix, DQ_TT_EMPTY)
+    DQ_TABLE_GC(dq_tt_table, dq_ttl_table, dq_tt_traverse, dq_tt_clear)
+    """
+    Py_ssize_t dq_tt_find(dq_ttl_table* t, object key, Py_hash_t h, size_t* islot) except -2
+    void dq_tt_table_gc_hook(PyTypeObject* tp, Py_ssize_t offset) noexcept
+
 cdef object MONOTONIC = time.monotonic
 cdef object _ABSENT = object()  # what _live returns for a key absent or expired
 
@@ -122,22 +130,13 @@ cdef class _Table:
         dq_tt_clear(&self.t)
 
 
-cdef traverseproc _table_traverse_fields = (<PyTypeObject*>_Table).tp_traverse
-cdef inquiry _table_clear_fields = (<PyTypeObject*>_Table).tp_clear
+cdef Py_ssize_t _table_offset():
+    # where a _Table holds its table
+    cdef _Table tab = _new_table(False)
+    return <char*>&tab.t - <char*><PyObject*>tab
 
 
-cdef int _table_traverse(PyObject* o, void* visit, void* arg) noexcept:
-    cdef int e = dq_tt_traverse(&(<_Table>o).t, visit, arg)
-    return e if e else (<int (*)(PyObject*, void*, void*) noexcept>_table_traverse_fields)(o, visit, arg)
-
-
-cdef int _table_clear(PyObject* o) noexcept:
-    dq_tt_clear(&(<_Table>o).t)
-    return (<int (*)(PyObject*) noexcept>_table_clear_fields)(o)
-
-
-(<PyTypeObject*>_Table).tp_traverse = <traverseproc>_table_traverse
-(<PyTypeObject*>_Table).tp_clear = <inquiry>_table_clear
+dq_tt_table_gc_hook(<PyTypeObject*>_Table, _table_offset())  # its traverse and clear reach the entries
 
 
 cdef _Table _new_table(bint lru):
@@ -148,41 +147,11 @@ cdef _Table _new_table(bint lru):
     return tab
 
 
-cdef Py_ssize_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
+cdef inline Py_ssize_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
     # The ring slot of key's entry in tab (and its index slot in *islot), or
     # -1.  A stored key of the same hash is compared with key by its
-    # __eq__: if that changed tab, the search starts again.
-    cdef dq_ttl_table* t = &tab.t
-    cdef size_t mask, perturb, i
-    cdef Py_ssize_t pos
-    cdef uint64_t version
-    cdef int eq
-    cdef object stored
-    while True:
-        if t.cap == 0:
-            return -1
-        version = t.version
-        mask = <size_t>t.isize - 1
-        perturb = <size_t>h
-        i = <size_t>h & mask
-        while True:
-            pos = dq_tt_ix(t, i)
-            if pos == DQ_TT_EMPTY:
-                return -1
-            if pos >= 0:
-                if t.ents[pos].key == <PyObject*>key:
-                    islot[0] = i
-                    return pos
-                if t.ents[pos].hash == h:
-                    stored = <object>t.ents[pos].key
-                    eq = PyObject_RichCompareBool(stored, key, Py_EQ)
-                    stored = None  # may run a finaliser: before the check
-                    if t.version != version:
-                        break  # tab changed: again
-                    if eq:
-                        islot[0] = i
-                        return pos
-            i = dq_tt_next(i, &perturb, mask)
+    # __eq__: if that changed tab, the search starts again (dq_tables.h).
+    return dq_tt_find(&tab.t, key, h, islot)
 
 
 @cython.auto_pickle(False)

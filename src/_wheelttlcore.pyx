@@ -27,7 +27,7 @@ cdef extern from "dq_argerrors.h":
     pass
 cimport cython
 from cpython.object cimport (
-    Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject, inquiry, traverseproc,
+    PyObject, PyObject_Hash, PyTypeObject,
 )
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -35,6 +35,7 @@ from libc.math cimport INFINITY, floor
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from _clock cimport clock_reading
+from _shortcuts cimport dq_monotonic
 from _number cimport _real
 
 import time
@@ -43,7 +44,7 @@ import types
 from dq_core._ringstate import reentered, ttl_of
 from dq_core._ttldictstate import on_expire_of, tell_each
 
-__all__ = ["WheelTTLCore"]
+__all__ = ["WheelTTLCore", "own_getitem"]
 
 #: The interpreter shortcuts (src/include/dq_shortcuts.h) this core takes: none of its own.
 SHORTCUTS = types.MappingProxyType({})
@@ -51,6 +52,33 @@ SHORTCUTS = types.MappingProxyType({})
 cdef extern from "Python.h":
     bint PyObject_IS_GC(object o)
     void PyObject_GC_UnTrack(object o)
+    ctypedef struct PyMethodDef
+    object PyDescr_NewMethod(PyTypeObject* cls, PyMethodDef* meth)
+    void PyType_Modified(PyTypeObject* cls)
+
+cdef extern from *:
+    """
+    /* WheelTTLCore's mp_subscript also as a METH_O method, as dict's
+       __getitem__ is (METH_COEXIST): ``d.__getitem__`` bound and called
+       (``map(d.__getitem__, keys)``) passes its key without the argument
+       tuple that the slot wrapper's call builds.  ``d[key]`` still takes
+       the slot. */
+    static binaryfunc dq_wt_subscript = NULL;
+    static PyObject *dq_wt_getitem(PyObject *self, PyObject *key) {
+        return dq_wt_subscript(self, key);
+    }
+    static PyMethodDef dq_wt_getitem_def = {
+        "__getitem__", (PyCFunction)dq_wt_getitem, METH_O | METH_COEXIST,
+        "__getitem__($self, key, /)\\n--\\n\\nReturn self[key]."};
+    static void dq_wt_subscript_of(PyTypeObject *core) {
+        dq_wt_subscript = core->tp_as_mapping->mp_subscript;
+    }
+    #define dq_wt_dict_of(cls) ((cls)->tp_dict)
+    #define DQ_WT_GETITEM_DEF (&dq_wt_getitem_def)
+    """
+    PyMethodDef* DQ_WT_GETITEM_DEF
+    void dq_wt_subscript_of(PyTypeObject* core) noexcept
+    PyObject* dq_wt_dict_of(PyTypeObject* cls) noexcept
 
 cdef extern from "dq_wheelttl.h":
     ctypedef struct dq_wt_entry:
@@ -76,7 +104,6 @@ cdef extern from "dq_wheelttl.h":
         dq_wt_gone* items
         Py_ssize_t n, cap
     int32_t DQ_WT_EMPTY, DQ_WT_OFF
-    size_t dq_tt_next(size_t i, size_t* perturb, size_t mask) noexcept
     int64_t dq_wt_tick_of(dq_wt_table* t, double deadline) noexcept
     void dq_wt_use(dq_wt_table* t, int32_t pos) noexcept
     void dq_wt_lunlink(dq_wt_table* t, int32_t pos) noexcept
@@ -95,9 +122,19 @@ cdef extern from "dq_wheelttl.h":
     int dq_wt_purge(dq_wt_table* t, double now, dq_wt_out* out) except -1
     int dq_wt_sweep(dq_wt_table* t, double now, dq_wt_out* out, int ordered) except -1
 
+cdef extern from *:
+    """
+    #include "dq_tables.h"
+    #define DQ_WT_IX(t, i) ((t)->ix[i])
+    DQ_TABLE_FIND(dq_wt_find, dq_wt_table, int32_t, DQ_WT_IX, DQ_WT_EMPTY)
+    DQ_TABLE_GC(dq_wt_table, dq_wt_table, dq_wt_traverse, dq_wt_clear)
+    """
+    int32_t dq_wt_find(dq_wt_table* t, object key, Py_hash_t h, size_t* islot) except -2
+    void dq_wt_table_gc_hook(PyTypeObject* tp, Py_ssize_t offset) noexcept
+
 cdef object MONOTONIC = time.monotonic
 cdef double INF = INFINITY
-cdef object _MISSING = object()  # what a read returns for a key absent or expired
+cdef object _MISSING = object()  # the default __contains__ reads with: absent or expired
 
 
 @cython.final
@@ -115,22 +152,13 @@ cdef class _Table:
         dq_wt_clear(&self.t)
 
 
-cdef traverseproc _table_traverse_fields = (<PyTypeObject*>_Table).tp_traverse
-cdef inquiry _table_clear_fields = (<PyTypeObject*>_Table).tp_clear
+cdef Py_ssize_t _table_offset():
+    # where a _Table holds its table
+    cdef _Table tab = _new_table(0.01, 0.0)
+    return <char*>&tab.t - <char*><PyObject*>tab
 
 
-cdef int _table_traverse(PyObject* o, void* visit, void* arg) noexcept:
-    cdef int e = dq_wt_traverse(&(<_Table>o).t, visit, arg)
-    return e if e else (<int (*)(PyObject*, void*, void*) noexcept>_table_traverse_fields)(o, visit, arg)
-
-
-cdef int _table_clear(PyObject* o) noexcept:
-    dq_wt_clear(&(<_Table>o).t)
-    return (<int (*)(PyObject*) noexcept>_table_clear_fields)(o)
-
-
-(<PyTypeObject*>_Table).tp_traverse = <traverseproc>_table_traverse
-(<PyTypeObject*>_Table).tp_clear = <inquiry>_table_clear
+dq_wt_table_gc_hook(<PyTypeObject*>_Table, _table_offset())  # its traverse and clear reach the entries
 
 
 cdef _Table _new_table(double tick, double start):
@@ -143,41 +171,18 @@ cdef _Table _new_table(double tick, double start):
     return tab
 
 
-cdef int32_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
+cdef inline int32_t _find(_Table tab, object key, Py_hash_t h, size_t* islot) except -2:
     # The slab slot of key's entry in tab (its index slot in *islot), or -1.
     # A stored key of the same hash is compared with key by its __eq__: if
-    # that changed tab, the search starts again.
-    cdef dq_wt_table* t = &tab.t
-    cdef size_t mask, perturb, i
-    cdef int32_t pos
-    cdef uint64_t version
-    cdef int eq
-    cdef object stored
-    while True:
-        if t.isize == 0:
-            return -1
-        version = t.version
-        mask = <size_t>t.isize - 1
-        perturb = <size_t>h
-        i = <size_t>h & mask
-        while True:
-            pos = t.ix[i]
-            if pos == DQ_WT_EMPTY:
-                return -1
-            if pos >= 0:
-                if t.ents[pos].key == <PyObject*>key:
-                    islot[0] = i
-                    return pos
-                if t.ents[pos].hash == h:
-                    stored = <object>t.ents[pos].key
-                    eq = PyObject_RichCompareBool(stored, key, Py_EQ)
-                    stored = None  # may run a finaliser: before the check
-                    if t.version != version:
-                        break  # tab changed: again
-                    if eq:
-                        islot[0] = i
-                        return pos
-            i = dq_tt_next(i, &perturb, mask)
+    # that changed tab, the search starts again (dq_tables.h).
+    return dq_wt_find(&tab.t, key, h, islot)
+
+
+cdef object _absent(object key, PyObject* default):
+    # what a read of an absent or expired key returns: default, or KeyError if NULL
+    if default == NULL:
+        raise KeyError(key)
+    return <object>default
 
 
 cdef list _pairs(dq_wt_out* out):
@@ -274,24 +279,29 @@ cdef class WheelTTLCore:
         clock = self._clock  # held: the call may replace it
         return clock_reading(clock, MONOTONIC)
 
-    cdef inline object _read(self, object key, bint use, object default):
-        # key's value if it is held and live, else default; ``use``: a hit
-        # makes it the most recently used (if the clock left it where it was)
+    cdef inline object _read(self, object key, bint use, PyObject* default):
+        # key's value if it is held and live, else default (borrowed; NULL:
+        # raise KeyError); ``use``: a hit makes it the most recently used (if
+        # the clock left it where it was)
         cdef Py_hash_t h = PyObject_Hash(key)
         cdef dq_wt_table* t = &self._tab.t  # read after the hash's user code
+        cdef dq_wt_entry* e
         cdef int32_t pos
-        cdef double d
+        cdef double now
         if t.isize:  # the key itself in its first index slot, on time.monotonic: no user code
             pos = t.ix[<size_t>h & <size_t>(t.isize - 1)]
-            if pos >= 0 and t.ents[pos].key == <PyObject*>key:
-                d = t.ents[pos].deadline
-                if d == INF or (self._clock is MONOTONIC and d > clock_reading(MONOTONIC, MONOTONIC)):
+            if pos >= 0:
+                e = &t.ents[pos]
+                if e.key == <PyObject*>key and (
+                    e.deadline == INF
+                    or (self._clock is MONOTONIC and dq_monotonic(&now) == 0 and e.deadline > now)
+                ):
                     if use and self._max >= 0:
                         dq_wt_use(t, pos)
-                    return <object>t.ents[pos].value
+                    return <object>e.value
         return self._read_held(key, h, use, default)
 
-    cdef object _read_held(self, object key, Py_hash_t h, bint use, object default):
+    cdef object _read_held(self, object key, Py_hash_t h, bint use, PyObject* default):
         # _read where user code may run: the table and the value held, the table re-checked
         cdef _Table tab = self._tab
         cdef dq_wt_table* t = &tab.t
@@ -300,13 +310,13 @@ cdef class WheelTTLCore:
         cdef double d
         cdef uint64_t version
         if pos < 0:
-            return default
+            return _absent(key, default)
         value = <object>t.ents[pos].value
         d = t.ents[pos].deadline
         if d != INF:
             version = t.version
             if d <= self._now():
-                return default
+                return _absent(key, default)
             if t.version != version:
                 return value
         if use and self._max >= 0:
@@ -314,21 +324,18 @@ cdef class WheelTTLCore:
         return value
 
     def __getitem__(self, key):
-        value = self._read(key, True, _MISSING)
-        if value is _MISSING:
-            raise KeyError(key)
-        return value
+        return self._read(key, True, NULL)
 
     def get(self, key, default=None):
         """The value of ``key`` if it is live, else ``default`` (a hit refreshes it).  O(1)."""
-        return self._read(key, True, default)
+        return self._read(key, True, <PyObject*>default)
 
     def _peek(self, key, default):
         """The value of ``key`` if it is live, else ``default``; recency unchanged."""
-        return self._read(key, False, default)
+        return self._read(key, False, <PyObject*>default)
 
     def __contains__(self, key):
-        return self._read(key, False, _MISSING) is not _MISSING
+        return self._read(key, False, <PyObject*>_MISSING) is not _MISSING
 
     def deadline(self, key):
         """When ``key`` expires on the clock (``math.inf``: never); KeyError if absent.  O(1)."""
@@ -679,3 +686,27 @@ cdef class WheelTTLCore:
             pos = t.ents[pos].lnext
         assert on_wheel == 0
 
+
+
+dq_wt_subscript_of(<PyTypeObject*>WheelTTLCore)
+
+
+def own_getitem(cls):
+    """Give ``cls`` (a class extending WheelTTLCore) a ``__getitem__`` method of its own; return it.
+
+    The inherited one is the slot's wrapper, whose bound call
+    (``f = d.__getitem__; f(key)``) builds an argument tuple each time; its
+    own is a one-argument C method on the same C function, called without
+    one.  The class's ``mp_subscript`` slot (``d[key]``) stays the C
+    function: the method goes into the class's dict, not through
+    ``setattr``, which would make the slot look the method up.  A class
+    that defines its own ``__getitem__`` is left alone; the pure twin's is a
+    Python function, which needs nothing.
+    """
+    if not isinstance(cls, type) or not issubclass(cls, WheelTTLCore):
+        raise TypeError(f"cls must be a class extending WheelTTLCore, not {cls!r}")
+    if getattr(cls, "__getitem__") is not WheelTTLCore.__dict__["__getitem__"]:
+        return cls  # its own __getitem__, or one given already
+    (<object>dq_wt_dict_of(<PyTypeObject*>cls))["__getitem__"] = PyDescr_NewMethod(<PyTypeObject*>cls, DQ_WT_GETITEM_DEF)
+    PyType_Modified(<PyTypeObject*>cls)
+    return cls

@@ -51,6 +51,40 @@ def test_each_key_lives_its_own_ttl(impl):
     assert dict(d) == {"forever": 4}
 
 
+def test_a_bound_getitem_reads_as_the_subscript_does(impl):
+    # time.monotonic: the compiled read's fast path; d.__getitem__ is the
+    # compiled class's own one-argument method (own_getitem), d[key] its slot
+    d = impl.WheelTTLDict(60.0)
+    d["k"] = "v"
+    d.set("gone", 1, ttl=0)
+    d.set("forever", 2, ttl=math.inf)
+    get = d.__getitem__
+    assert get("k") == d["k"] == "v" and get("forever") == d["forever"] == 2
+    for key in ("gone", "absent"):
+        with pytest.raises(KeyError):
+            get(key)
+        with pytest.raises(KeyError):
+            d[key]
+    assert d.get("gone", "x") == "x" and "gone" not in d and d.get("k") == "v"
+    assert impl.WheelTTLDict.__getitem__.__doc__ == "Return self[key]."
+    if impl.name == "c":  # a method of its own, called without an argument tuple
+        assert type(vars(impl.WheelTTLDict)["__getitem__"]) is type(dict.__getitem__)
+
+    class Own(impl.WheelTTLDict):  # its own __getitem__ is left alone, by subclassing or own_getitem
+        def __getitem__(self, key):
+            return ("own", super().__getitem__(key))
+
+    class Plain(impl.WheelTTLDict):
+        pass
+
+    assert impl.wheelttlcore.own_getitem(Own) is Own and impl.wheelttlcore.own_getitem(Plain) is Plain
+    o, p = Own(60.0), Plain(60.0)
+    o["k"] = p["k"] = 1
+    assert o["k"] == o.__getitem__("k") == ("own", 1) and p["k"] == p.__getitem__("k") == 1
+    with pytest.raises(TypeError, match="cls must be a class extending WheelTTLCore"):
+        impl.wheelttlcore.own_getitem(dict)
+
+
 def test_no_default_ttl_means_no_expiry(impl):
     d = impl.WheelTTLDict(clock=FakeClock(0.0))
     d["k"] = "v"
