@@ -178,7 +178,7 @@ def assemble(modules: dict[str, ModuleType]) -> Classes:
         TTLDict=adopt(_public(_ttldict.TTLDict, ttldict.TTLDictCore, MutableMapping)),
         PriorityExecutor=_public(_priorityexecutor.PriorityExecutor, _PriorityQueue=priority_queue),
         WheelTTLDict=wheel_ttl_dict,
-        cached=_cached.make_cached(wheel_ttl_dict),
+        cached=_cached.make_cached(wheel_ttl_dict, atomic_reads=wheelttl.__name__ == "dq_core._wheelttlcore"),
     )
     _as_compiled(public)
     return public

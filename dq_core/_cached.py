@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 from typing import (
     TYPE_CHECKING,
@@ -40,6 +41,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 _MISSING: Any = object()
 _KWD_MARK = (object(),)  # between positional and keyword arguments in a key
 _FAST_TYPES = frozenset({int, str})
+
+
+def _gil_enabled() -> bool:
+    is_enabled = getattr(sys, "_is_gil_enabled", None)  # 3.13+
+    return True if is_enabled is None else bool(is_enabled())
 
 
 class CacheInfo(NamedTuple):
@@ -118,8 +124,14 @@ def _wake(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
-def make_cached(default_mapping: type) -> Callable[..., Any]:
-    """The ``cached`` decorator whose caches are ``default_mapping`` (a WheelTTLDict class)."""
+def make_cached(default_mapping: type, atomic_reads: bool = False) -> Callable[..., Any]:
+    """The ``cached`` decorator whose caches are ``default_mapping`` (a WheelTTLDict class).
+
+    ``atomic_reads``: the mapping is the compiled one, whose ``get`` of an
+    int or str key runs no Python code while the mapping is changed (the
+    clock is read in C; what it releases, it releases after the change):
+    with the GIL, a hit on such a key in a cache made here needs no lock.
+    """
 
     def cached(
         ttl: Any = None,
@@ -148,7 +160,9 @@ def make_cached(default_mapping: type) -> Callable[..., Any]:
         def decorate(func: F) -> F:
             if not callable(func):
                 raise TypeError(f"cached decorates a callable, not {type(func).__name__!r}")
-            wrapped: F = _wrap(func, store, limit, typed, key, {"ttl": ttl, "maxsize": limit, "typed": typed})
+            unlocked = atomic_reads and cache is None and _gil_enabled()
+            parameters = {"ttl": ttl, "maxsize": limit, "typed": typed}
+            wrapped: F = _wrap(func, store, limit, typed, key, parameters, unlocked)
             return wrapped
 
         return decorate
@@ -203,7 +217,11 @@ def _wrap(
     typed: bool,
     key_func: Optional[Callable[..., Hashable]],
     parameters: dict[str, Any],
+    unlocked: bool = False,
 ) -> Any:
+    # unlocked: a hit on an int or str key reads the mapping without the
+    # lock (see make_cached) and counts itself as functools' unbounded
+    # cache does, with the GIL's word for it
     lock = threading.Lock()
     flights: dict[Any, _Flight] = {}
     counts = [0, 0, 0]  # hits, misses, generation (cache_clear: an older flight keeps nothing)
@@ -211,6 +229,7 @@ def _wrap(
     lookup = store.get
 
     fast_types = _FAST_TYPES if not typed and key_func is None else frozenset()
+    unlocked_types = fast_types if unlocked else frozenset()
 
     def make_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if key_func is not None:
@@ -262,6 +281,11 @@ def _wrap(
         async def awrapper(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and len(args) == 1 and type(args[0]) in fast_types:
                 k = args[0]  # the key of one int or str argument: itself (as functools)
+                if type(k) in unlocked_types:
+                    value = lookup(k, _MISSING)
+                    if value is not _MISSING:
+                        counts[0] += 1
+                        return value
             else:
                 k = make_key(args, kwargs)
             while True:
@@ -319,6 +343,12 @@ def _wrap(
         def swrapper(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and len(args) == 1 and type(args[0]) in fast_types:
                 k = args[0]  # the key of one int or str argument: itself (as functools)
+                if type(k) in unlocked_types:
+                    value = lookup(k, _MISSING)
+                    if value is not _MISSING:
+                        counts[0] += 1
+                        return value
+                    return compute(k, args, kwargs)
             else:
                 k = make_key(args, kwargs)
             with lock:  # the hit, without a further call

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import doctest
+import sys
 import threading
 import time
 
@@ -344,3 +345,62 @@ def test_cache_clear_during_a_call_keeps_its_result_out(impl):
     leave.set()
     t.join(WAIT)
     assert f.cache_info().currsize == 0
+
+
+class _Parting:
+    """A result whose finaliser lets other threads run (an eviction frees it mid-traffic)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __del__(self):
+        time.sleep(0)
+
+
+def test_hits_race_evictions_and_expiry_without_harm(impl):
+    # hits of int and str keys may read the compiled mapping without the
+    # wrapper's lock: threads hitting, missing, evicting (finalisers that
+    # switch threads) and expiring must still get each key's own result and
+    # count every call once
+    clock = FakeClock()
+    calls = []
+
+    @impl.cached(cache=impl.WheelTTLDict(ttl=0.5, maxsize=8, clock=clock))
+    def boxed(x):
+        calls.append(x)
+        return _Parting(x)
+
+    @impl.cached(ttl=0.002, maxsize=8)  # the real clock: hits find expired entries too
+    def parted(x):
+        calls.append(x)
+        return _Parting(x)
+
+    errors = []
+    rounds, keys = 300, [*range(12), *map(str, range(12))]
+
+    def work(seed):
+        try:
+            for i in range(rounds):
+                k = keys[(seed * 7 + i * 5) % len(keys)]
+                for f in (parted, boxed):
+                    assert f(k).n == k
+                if i % 50 == seed:
+                    clock.now += 0.3
+        except BaseException as e:  # pragma: no cover - shown by the assert below
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two steps they can
+    try:
+        threads = [threading.Thread(target=work, args=(s,), daemon=True) for s in range(6)]
+        for t in threads:
+            t.start()
+        joined = _joined(threads)
+    finally:
+        sys.setswitchinterval(interval)
+    assert joined
+    assert errors == []
+    info_p, info_b = parted.cache_info(), boxed.cache_info()
+    assert info_p.currsize <= 8 and info_b.currsize <= 8
+    assert info_p.misses + info_b.misses == len(calls)
+    assert info_p.hits + info_p.misses + info_b.hits + info_b.misses == 6 * rounds * 2
