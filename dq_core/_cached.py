@@ -229,7 +229,6 @@ def _wrap(
     lookup = store.get
 
     fast_types = _FAST_TYPES if not typed and key_func is None else frozenset()
-    unlocked_types = fast_types if unlocked else frozenset()
 
     def make_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if key_func is not None:
@@ -281,7 +280,7 @@ def _wrap(
         async def awrapper(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and len(args) == 1 and type(args[0]) in fast_types:
                 k = args[0]  # the key of one int or str argument: itself (as functools)
-                if type(k) in unlocked_types:
+                if unlocked:
                     value = lookup(k, _MISSING)
                     if value is not _MISSING:
                         counts[0] += 1
@@ -343,7 +342,7 @@ def _wrap(
         def swrapper(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and len(args) == 1 and type(args[0]) in fast_types:
                 k = args[0]  # the key of one int or str argument: itself (as functools)
-                if type(k) in unlocked_types:
+                if unlocked:
                     value = lookup(k, _MISSING)
                     if value is not _MISSING:
                         counts[0] += 1
