@@ -561,7 +561,8 @@ Initialize self.  See help(type(self)) for accurate signature."""
 
     @cython.final
     cdef int _purge(self) except -1:
-        # every dead entry out at once, once they outnumber the live ones
+        # every dead entry out at once: once they outnumber the live ones
+        # (_after_kill), or make a third of a full buffer (_make_room)
         cdef Py_ssize_t i, off = self._off, j = self._root
         for i in range(off, off + self._m):
             if self._live_at(i):
