@@ -427,9 +427,13 @@ Initialize self.  See help(type(self)) for accurate signature."""
         # the entry at array index pos is its slot's live entry: the slot is
         # held and its live entry has the entry's seq (a released slot's seq
         # is left as it was: a pop writes nothing more than it must)
-        cdef u64 s = self._e[pos].ss
-        cdef Py_ssize_t slot = s & SLOT_FIELD
-        return handles_held(&self._t, slot) and self._slive[slot].seq == s >> SLOT_SHIFT
+        return self._live_entry(self._e[pos])
+
+    @cython.final
+    cdef inline Py_ssize_t _live_entry(self, Entry x) noexcept:
+        # _live_at's test of an entry, 1 or 0, without a branch
+        cdef Py_ssize_t slot = x.ss & SLOT_FIELD
+        return (handles_held(&self._t, slot)) & (self._slive[slot].seq == x.ss >> SLOT_SHIFT)
 
     @cython.final
     cdef int _renumber(self) except -1:
@@ -563,11 +567,15 @@ Initialize self.  See help(type(self)) for accurate signature."""
     cdef int _purge(self) except -1:
         # every dead entry out at once: once they outnumber the live ones
         # (_after_kill), or make a third of a full buffer (_make_room)
+        # Branch-free: which entries are dead follows no pattern a branch
+        # predictor could learn (half of them mispredicted), so every entry
+        # is copied and j moves past the live ones only.
         cdef Py_ssize_t i, off = self._off, j = self._root
+        cdef Entry x
         for i in range(off, off + self._m):
-            if self._live_at(i):
-                self._e[j] = self._e[i]
-                j += 1
+            x = self._e[i]
+            self._e[j] = x
+            j += self._live_entry(x)
         self._off = self._root
         self._m = j - self._root
         if not self._sorted:

@@ -74,6 +74,8 @@ cdef class Heap:
     @cython.final
     cdef inline bint _live_at(self, Py_ssize_t pos) noexcept
     @cython.final
+    cdef inline Py_ssize_t _live_entry(self, Entry x) noexcept
+    @cython.final
     cdef int _renumber(self) except -1
     @cython.final
     cdef list _live_in_order(self)
