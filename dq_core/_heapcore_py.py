@@ -366,13 +366,7 @@ class Heap(Generic[T]):
         Acts as remove + push: the item goes behind equal priorities.
         Raises ``KeyError`` if the handle is stale or another container's.
         """
-        tp = type(priority)  # to_real's common cases first, as in push
-        if tp is float and priority == priority:
-            key = priority
-        elif tp is int and _NEG_LIM <= priority <= MAX_EXACT_INT:
-            key = float(priority)
-        else:
-            key = to_real(priority, "priority")
+        key = to_real(priority, "priority")
         if self._busy:  # _enter, inlined: update is hot
             raise RuntimeError(_REENTERED)
         self._busy = True
