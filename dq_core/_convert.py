@@ -23,6 +23,8 @@ def to_real(value: object, name: str) -> float:
     refused, and so is a value ``float()`` cannot make (``Decimal('sNaN')``).
     """
     tp = type(value)
+    if tp is float and value == value:  # the common case first
+        return value  # type: ignore[return-value]
     if hasattr(tp, "__index__"):
         try:
             i = operator.index(value)  # type: ignore[arg-type]

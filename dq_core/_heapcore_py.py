@@ -346,12 +346,17 @@ class Heap(Generic[T]):
 
         Raises ``IndexError`` when the heap is empty.
         """
-        self._enter()
+        if self._busy:  # _enter, inlined: the delay queues peek on every call
+            raise RuntimeError(_REENTERED)
+        self._busy = True
         try:
-            if len(self._heap) == self._dead:
+            heap = self._heap
+            if len(heap) == self._dead:
                 raise IndexError("peek at an empty heap")
-            key, _, slot = self._top()  # drops dead entries above the top
-            return key, self._items[slot]
+            top = heap[0]
+            if self._entries[top[2]] is not top:
+                top = self._top()  # drops dead entries above the top
+            return top[0], self._items[top[2]]
         finally:
             self._busy = False
 
@@ -362,9 +367,13 @@ class Heap(Generic[T]):
         Raises ``KeyError`` if the handle is stale or another container's.
         """
         key = to_real(priority, "priority")
-        self._enter()
+        if self._busy:  # _enter, inlined: update is hot
+            raise RuntimeError(_REENTERED)
+        self._busy = True
         try:
-            slot = self._slot_of(handle)
+            slot = self._t.find(handle)
+            if slot == NIL:
+                raise KeyError(stale_message(handle, "heap"))
             seq = self._seq
             if seq == SEQ_SPAN:
                 seq = self._renumber()
@@ -383,13 +392,26 @@ class Heap(Generic[T]):
 
         Raises ``KeyError`` if the handle is stale or another container's.
         """
-        self._enter()
+        if self._busy:  # _enter, inlined: remove is hot
+            raise RuntimeError(_REENTERED)
+        self._busy = True
         try:
-            item = self._kill(self._slot_of(handle))
-            heap = self._heap
-            if len(heap) == self._dead:
+            t = self._t
+            slot = t.find(handle)
+            if slot == NIL:
+                raise KeyError(stale_message(handle, "heap"))
+            # _kill and Handles.release, inlined
+            items = self._items
+            item = items[slot]
+            items[slot] = None
+            self._entries[slot] = None
+            t.links[slot] = t.free
+            t.free = slot
+            dead = self._dead = self._dead + 1
+            n = len(self._heap)
+            if n == dead:
                 self._on_empty()
-            elif self._dead > len(heap) // 2 + RESET_MIN_SLOTS:
+            elif dead > n // 2 + RESET_MIN_SLOTS:
                 self._purge()
         finally:
             self._busy = False

@@ -391,16 +391,25 @@ class TimingWheel(Generic[T]):
     def cancel(self, /, handle: int) -> bool:
         """Remove the item behind ``handle``; False if it already left or never was.  O(1)."""
         item = None  # the cancelled item: its __del__ runs after we are done
-        self._enter()
+        if self._busy:  # _enter, inlined: cancel is hot
+            raise RuntimeError(REENTERED)
+        self._busy = True
         try:
-            slot = self._t.find(handle)
+            t = self._t
+            slot = t.find(handle)
             if slot == NIL:
                 return False
-            item = self._items[slot]  # noqa: F841
+            items = self._items
+            item = items[slot]  # noqa: F841
             self._unlink(slot)
-            if self._tk[slot] == FAR:
+            tk = self._tk
+            if tk[slot] == FAR:
                 del self._far[slot]
-            self._free_slot(slot)
+            # _free_slot and Handles.release, inlined
+            tk[slot] = FREE
+            items[slot] = None
+            t.links[slot] = t.free
+            t.free = slot
             self._len -= 1
             if not self._len:
                 self._on_empty()
