@@ -433,7 +433,7 @@ Initialize self.  See help(type(self)) for accurate signature."""
     cdef inline Py_ssize_t _live_entry(self, Entry x) noexcept:
         # _live_at's test of an entry, 1 or 0, without a branch
         cdef Py_ssize_t slot = x.ss & SLOT_FIELD
-        return (handles_held(&self._t, slot)) & (self._slive[slot].seq == x.ss >> SLOT_SHIFT)
+        return handles_held(&self._t, slot) & (self._slive[slot].seq == x.ss >> SLOT_SHIFT)
 
     @cython.final
     cdef int _renumber(self) except -1:

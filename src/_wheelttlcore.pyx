@@ -34,8 +34,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.math cimport INFINITY, floor
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from _clock cimport clock_reading
-from _shortcuts cimport dq_monotonic
+from _clock cimport clock_reading, dq_monotonic
 from _number cimport _real
 
 import time
@@ -292,6 +291,8 @@ cdef class WheelTTLCore:
             pos = t.ix[<size_t>h & <size_t>(t.isize - 1)]
             if pos >= 0:
                 e = &t.ents[pos]
+                # dq_monotonic returns 0 or raises: its `== 0` only puts the
+                # clock's reading before the comparison that uses it
                 if e.key == <PyObject*>key and (
                     e.deadline == INF
                     or (self._clock is MONOTONIC and dq_monotonic(&now) == 0 and e.deadline > now)
