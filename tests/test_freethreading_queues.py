@@ -191,10 +191,15 @@ def test_delay_queue_many_producers_consumers_cancels_and_reschedules(impl):
             dq._now()
 
     def produce_then_stop():
-        start_together(*[producer(t) for t in range(THREADS)])
-        while len(dq):  # the consumers drain what is left
-            time.sleep(0.001)
-        stop.set()
+        # stop is set however this ends: a producer's error (or a queue that
+        # never drains) fails the test with its own message, never hangs it
+        try:
+            start_together(*[producer(t) for t in range(THREADS)])
+            end = time.monotonic() + 30
+            while len(dq) and time.monotonic() < end:  # the consumers drain what is left
+                time.sleep(0.001)
+        finally:
+            stop.set()
 
     start_together(produce_then_stop, reader, *[consumer(t) for t in range(THREADS)])
     got = Counter(x for part in taken for x in part)
