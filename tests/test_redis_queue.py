@@ -419,6 +419,30 @@ def test_a_nack_wakes_a_waiting_get(kind, redis_server):
     run(scenario())
 
 
+@pytest.mark.parametrize("job_id", [None, "b"], ids=["new-id", "own-id"])
+def test_a_put_behind_a_due_job_wakes_an_idle_waiter(kind, redis_server, job_id):
+    # Two gets wait, idle.  A put of a job due now tells one of them (it
+    # leaves the idle set); a second put, while the first job is still due and
+    # unclaimed, must tell the other one too: the head was due already, so only
+    # the idle waiter makes it a wake-up (both put paths: ids drawn at random,
+    # and ids of the caller's, which read the head first)
+    async def scenario():
+        async with opened(kind, redis_server) as q1, opened(kind, redis_server, q1.name) as q2:
+            client = redis_server.client()
+            idle = q1.queue.keys[7]
+            await subscribed(q1.queue)
+            await subscribed(q2.queue)
+            assert client.zcard(idle) == 2
+            other = RedisDelayQueue(q1.name, redis_server.client())
+            other.put(b"a")
+            assert client.zcard(idle) == 1  # one waiter told
+            other.put(b"b", job_id=job_id)
+            assert client.zcard(idle) == 0  # and the other
+            other.close()
+
+    run(scenario())
+
+
 def test_dead_max_trims_at_each_death(kind, redis_server):
     async def scenario():
         async with opened(kind, redis_server, max_attempts=1, dead_max=2) as q:

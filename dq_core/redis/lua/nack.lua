@@ -23,5 +23,5 @@ if not wait then
   end
 end
 local d, head = now + wait, head_score()
-if retry(id, d, a, now, 'nacked') then wake_if_head(d, head) end
+if retry(id, d, a, now, 'nacked') and wakes(d, head) then tell(d, 1) end
 return remember(1)

@@ -274,14 +274,18 @@ local function tell(d, n, quiet)
   end
 end
 
--- n jobs (default 1) were made due at d by a put, nack, reschedule or
--- requeue (head: the earliest deadline before): tell the listeners when they
--- are due later, before the watcher would look, or due now while no job was
--- due before or a listener is idle
-local function wake_if_head(d, head, n)
-  if d > now or head == nil or head > now or redis.call('EXISTS', idle) == 1 then
-    tell(d, n or 1)
-  end
+-- jobs were made due at d by a put, nack, reschedule or requeue: must the
+-- listeners be told (tell)?  Yes when they are due later, before the watcher
+-- would look, or due now while no job was due before (head: the earliest
+-- deadline before; lazy: not read yet, and read only if needed) or a listener
+-- is idle.  The cheapest reads first; before the writes if head is lazy
+local function wakes(d, head, lazy)
+  if d > now then return true end
+  if not lazy and (head == nil or head > now) then return true end
+  if redis.call('EXISTS', idle) == 1 then return true end
+  if not lazy then return false end
+  head = head_score()
+  return head == nil or head > now
 end
 
 -- the priority of id ('0' for none)

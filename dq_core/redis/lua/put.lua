@@ -77,16 +77,9 @@ if keep then  -- the earliest of those put
     if best == nil or d < best then best = d end
   end
 end
--- new ids: wake_if_head's test, made before the writes with the cheapest
--- reads first (an idle listener: the head is not read)
-local wake = false
-if new and best ~= nil then
-  wake = best > now or redis.call('EXISTS', idle) == 1
-  if not wake then
-    head = head_score()
-    wake = head == nil or head > now
-  end
-end
+-- new ids: whether to wake, asked before the writes (the head is read only
+-- if needed)
+local wake = new and best ~= nil and wakes(best, nil, true)
 if #zargs > 0 then
   each('ZADD', p ~= '0' and qp or q, zargs, 2)
   each('HSET', state, sargs, 2)
@@ -101,5 +94,5 @@ if new then
   if wake then tell(best, n) end
   return n  -- recorded above
 end
-if best ~= nil then wake_if_head(best, head, #zargs / 2) end
+if best ~= nil and wakes(best, head) then tell(best, #zargs / 2) end
 return remember(#zargs / 2)

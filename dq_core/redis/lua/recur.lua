@@ -14,5 +14,5 @@ end
 if string.sub(rule, 1, 1) == 'e' then rule = rule .. ':' .. us(now) end
 local head = head_score()
 local _, d = recur_from(id, rule, ARGV[5], ARGV[6])
-if d then wake_if_head(d, head) end
+if d and wakes(d, head) then tell(d, 1) end
 return remember(d or -1)

@@ -5,5 +5,5 @@ local id = ARGV[3]
 if redis.call('ZREM', dead, id) == 0 then return remember(0) end
 local d, head = now + tonumber(ARGV[4]), head_score()
 schedule(id, d, 0)
-wake_if_head(d, head)
+if wakes(d, head) then tell(d, 1) end
 return remember(1)

@@ -9,5 +9,5 @@ if kind ~= 'S' and kind ~= 'P' then return remember(0) end
 unschedule(v)
 local d, head = now + tonumber(ARGV[4]), head_score()
 schedule(id, d, a)
-wake_if_head(d, head)
+if wakes(d, head) then tell(d, 1) end
 return remember(1)
