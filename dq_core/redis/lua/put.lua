@@ -20,7 +20,7 @@ if prior then return tonumber(prior) end
 local p = ARGV[5]
 if p ~= '0' and not prio then redis.call('HSET', meta, 'pri', '1') ; prio = true end
 local first = redis.call('INCRBY', seq, n) - n + 1  -- fresh numbers, none reused
-local head = nil  -- the earliest deadline before the put ('new': read only if needed, below)
+local head = nil  -- the earliest deadline before the put (not read for 'new': wakes reads it if needed)
 if not new then head = head_score() end
 local seen, ids, zargs, sargs, pargs = {}, {}, {}, {}, {}
 local k, best = 0, nil
